@@ -1,0 +1,1 @@
+"""Platform layer: controls and checks per OS, behind one interface (see base.py)."""
