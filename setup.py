@@ -2,16 +2,67 @@
 
 - libkruntime._kruntime: the Python extension over libkruntime (timing).
 - analysis._pelt: R-exact PELT changepoints (long-double running sums).
+- libkruntime/libkruntime.so: plain shared library for other languages' FFIs.
+- iteration_runners/c/iterations_runner: the C iteration runner (libkruntime linked in).
+
+The last two are not Python extensions, so build_ext is extended to link
+them next to the extension: in the source tree for `--inplace` (and editable
+installs), in build_lib for wheels, so both end up with them.
 """
 
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+HERE = Path(__file__).resolve().parent
+LIBKRUNTIME_SOURCES = ["libkruntime/libkruntime.c", "libkruntime/sources.c"]
+C_FLAGS = ["-O2", "-Wall", "-Wextra", "-std=gnu11"]
+
+# Native artefacts: (output path relative to the package root, sources, extra cc args).
+NATIVE_ARTEFACTS = [
+    ("libkruntime/libkruntime.so", LIBKRUNTIME_SOURCES, ["-shared", "-fPIC"]),
+    (
+        "iteration_runners/c/iterations_runner",
+        ["iteration_runners/c/iterations_runner.c", *LIBKRUNTIME_SOURCES],
+        ["-Ilibkruntime"] + (["-ldl"] if sys.platform.startswith("linux") else []),
+    ),
+]
+
+
+class build_ext_with_native(build_ext):
+    """build_ext, plus libkruntime.so and the C runner linked with the system compiler."""
+
+    def run(self):
+        super().run()
+        out_root = HERE if self.inplace else Path(self.build_lib)
+        cc = shlex.split(os.environ.get("CC", "cc"))
+        for rel_out, sources, extra in NATIVE_ARTEFACTS:
+            out = out_root / rel_out
+            out.parent.mkdir(parents=True, exist_ok=True)
+            cmd = [*cc, *C_FLAGS, "-o", str(out), *sources, *extra]
+            self.announce(" ".join(cmd), level=2)
+            subprocess.run(cmd, cwd=HERE, check=True)
+
+    def get_outputs(self):
+        outputs = super().get_outputs()
+        if not self.inplace:
+            outputs += [str(Path(self.build_lib) / rel) for rel, _, _ in NATIVE_ARTEFACTS]
+        return outputs
+
 
 setup(
+    cmdclass={"build_ext": build_ext_with_native},
     ext_modules=[
         Extension(
             "libkruntime._kruntime",
-            sources=["libkruntime/libkruntime.c", "libkruntime/_kruntime.c"],
+            sources=[*LIBKRUNTIME_SOURCES, "libkruntime/_kruntime.c"],
             include_dirs=["libkruntime"],
+            depends=["libkruntime/libkruntime.h", "libkruntime/sources.h"],
             extra_compile_args=["-O2", "-Wall"],
         ),
         Extension(

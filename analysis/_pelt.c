@@ -1,4 +1,669 @@
-/* Placeholder so the tree builds while this module is being written; replaced by the real module. */
+/*
+ * analysis._pelt: changepoints exactly as R's
+ *   changepoint::cpt.meanvar(x, method="PELT", penalty="Manual", pen.value=pen)
+ * returns them (Normal test statistic, minseglen 2, changepoint 2.2.2),
+ * plus R's param.est means and variances for the segments found.
+ *
+ * Bit-exactness depends on reproducing R's arithmetic, not just its algorithm:
+ *  - running sums of x and x*x are accumulated in long double (x87 80-bit on
+ *    x86-64) and every partial sum is stored rounded to double, as R's cumsum;
+ *  - the segment cost is evaluated in plain double with the C library's log,
+ *    flooring a non-positive variance at 1e-11;
+ *  - candidate costs are compared left to right, the first minimum wins, and
+ *    pruning keeps tau when cost(tau) <= F(t) + pen;
+ *  - means use R's two-pass long-double mean(); variances use R's var()
+ *    (long-double sum of squared deviations from the double mean) scaled by
+ *    (len-1)/len in double.
+ * The arithmetic is written out in the same order as R's sources so the
+ * compiler cannot reassociate it (no -ffast-math; SSE2 doubles on x86-64).
+ */
+#define PY_SSIZE_T_CLEAN
 #include <Python.h>
-static struct PyModuleDef mod = {PyModuleDef_HEAD_INIT, "analysis._pelt", NULL, -1, NULL};
-PyMODINIT_FUNC PyInit__pelt(void) { return PyModule_Create(&mod); }
+#include <math.h>
+#include <stdlib.h>
+#include <stdint.h>
+#include <string.h>
+
+/* log(2*pi) from libm at run time (R evaluates it through the same libm). */
+static double log_two_pi;
+
+static inline double
+meanvar_cost(double sx, double sx2, Py_ssize_t len)
+{
+    double n = (double)len;
+    double sigsq = (sx2 - ((sx * sx) / n)) / n;
+    if (sigsq <= 0)
+        sigsq = 0.00000000001;
+    return n * (log_two_pi + log(sigsq) + 1);
+}
+
+/* R's mean() for doubles: long-double sum, divide, one correction pass. */
+static double
+r_mean(const double *x, Py_ssize_t n)
+{
+    long double s = 0.0L;
+    for (Py_ssize_t i = 0; i < n; i++)
+        s += x[i];
+    s /= n;
+    if (isfinite((double)s)) {
+        long double t = 0.0L;
+        for (Py_ssize_t i = 0; i < n; i++)
+            t += (x[i] - s);
+        s += t / n;
+    }
+    return (double)s;
+}
+
+/* R's var() for one complete vector (stats/src/cov.c). */
+static double
+r_var(const double *x, Py_ssize_t n)
+{
+    long double tmp, sum = 0.0L;
+    for (Py_ssize_t k = 0; k < n; k++)
+        sum += x[k];
+    tmp = sum / n;
+    if (isfinite((double)tmp)) {
+        sum = 0.0L;
+        for (Py_ssize_t k = 0; k < n; k++)
+            sum += (x[k] - tmp);
+        tmp = tmp + sum / n;
+    }
+    double xm = (double)tmp;
+    long double xxm = xm;
+    sum = 0.0L;
+    for (Py_ssize_t k = 0; k < n; k++)
+        sum += (x[k] - xxm) * (x[k] - xxm);
+    return (double)(sum / (long double)(n - 1));
+}
+
+/* Exact candidate value, R's arithmetic: (F[tau] + cost) + pen. */
+static inline double
+exact_value(double f_tau, double sx, double sx2, Py_ssize_t len, double pen)
+{
+    double v = f_tau + meanvar_cost(sx, sx2, len);
+    return v + pen;
+}
+
+/*
+ * Speed: R evaluates a libm log for every (t, tau) pair, and with the large
+ * penalty PELT prunes almost nothing, so that is ~n^2/2 logs. We only need a
+ * candidate's exact value when it might be the minimum or when it lies near
+ * the pruning threshold; every other decision can be taken from an
+ * approximate value with a rigorous error bound.
+ *
+ * approx_* compute, per candidate, an interval [lo, hi] that surely contains
+ * R's double result:
+ *  - a = sx2 - (sx*sx)/len is computed with R's exact operations (the one
+ *    division kept), so cancellation and the 1e-11 floor decision are R's
+ *    own, not approximated;
+ *  - sigsq = a * (1/len) with an approximate reciprocal (relative error
+ *    < 1e-13), and log(sigsq) from the exponent plus a degree-8 polynomial
+ *    (absolute error < 6e-8): log error bounded by LOG_ERR = 1e-6;
+ *  - the remaining roundings (a few ulps of |F| + |cost| + pen) are bounded
+ *    by REL_ERR = 1e-12 times a per-step bound on those magnitudes.
+ * Inputs are restricted (in the Python wrapper) to finite |x| < 1e100, so
+ * sigsq is a normal double whenever it is not floored.
+ * The kernels return min(hi), an upper bound of the exact minimum.
+ */
+#define LN2 0.6931471805599453
+#define SQRT2 1.4142135623730951
+#define LOG_ERR 1e-6
+#define REL_ERR 1e-12
+#define FLOOR 0.00000000001
+
+static double
+approx_scalar(Py_ssize_t i0, Py_ssize_t nchk, double t, const double *ctau, const double *cs1,
+              const double *cs2, const double *cf, double s1t, double s2t, double pen,
+              double slack, double *lo, double *hi, double upper)
+{
+    for (Py_ssize_t i = i0; i < nchk; i++) {
+        double len = t - ctau[i];
+        double sx = s1t - cs1[i];
+        double sx2 = s2t - cs2[i];
+        double a = sx2 - ((sx * sx) / len);
+        double sig = a <= 0 ? FLOOR : a * (1.0 / len);
+        union { double d; uint64_t u; } b, mm, ee;
+        b.d = sig;
+        mm.u = (b.u & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL;
+        ee.u = ((b.u >> 52) & 0x7ffULL) | 0x4330000000000000ULL;
+        double e = ee.d - (4503599627370496.0 + 1023.0);
+        double m = mm.d;
+        if (m > SQRT2) {
+            m *= 0.5;
+            e += 1.0;
+        }
+        double z = m - 1.0;
+        double p = -0.10134056769143245;
+        p = p * z + 0.16234189806463326;
+        p = p * z - 0.1724701330165398;
+        p = p * z + 0.19898565047375585;
+        p = p * z - 0.2497007168513536;
+        p = p * z + 0.3333511414037213;
+        p = p * z - 0.5000036309272906;
+        p = p * z + 0.9999999425426703;
+        double lg = e * LN2 + z * p;
+        double v = (cf[i] + len * (log_two_pi + lg + 1.0)) + pen;
+        double margin = len * LOG_ERR + slack;
+        lo[i] = v - margin;
+        hi[i] = v + margin;
+        if (hi[i] < upper)
+            upper = hi[i];
+    }
+    return upper;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define HAVE_AVX2_PATH 1
+/* The same computation four candidates at a time. */
+__attribute__((target("avx2,fma"))) static double
+approx_avx2(Py_ssize_t nchk, double t, const double *ctau, const double *cs1, const double *cs2,
+            const double *cf, double s1t, double s2t, double pen, double slack, double *lo,
+            double *hi)
+{
+    const __m256d vt = _mm256_set1_pd(t), vs1 = _mm256_set1_pd(s1t), vs2 = _mm256_set1_pd(s2t);
+    const __m256d vpen = _mm256_set1_pd(pen), vfloor = _mm256_set1_pd(FLOOR);
+    const __m256d zero = _mm256_setzero_pd(), one = _mm256_set1_pd(1.0), two = _mm256_set1_pd(2.0);
+    const __m256d half = _mm256_set1_pd(0.5), sqrt2 = _mm256_set1_pd(SQRT2);
+    const __m256d ln2 = _mm256_set1_pd(LN2), l2p1 = _mm256_set1_pd(log_two_pi + 1.0);
+    const __m256d magic = _mm256_set1_pd(4503599627370496.0 + 1023.0);
+    const __m256d logerr = _mm256_set1_pd(LOG_ERR), vslack = _mm256_set1_pd(slack);
+    const __m256i mant = _mm256_set1_epi64x(0x000fffffffffffffLL);
+    const __m256i onebits = _mm256_set1_epi64x(0x3ff0000000000000LL);
+    const __m256i expmask = _mm256_set1_epi64x(0x7ffLL);
+    const __m256i magicbits = _mm256_set1_epi64x(0x4330000000000000LL);
+    __m256d vmin = _mm256_set1_pd(INFINITY);
+    Py_ssize_t i = 0;
+    for (; i + 4 <= nchk; i += 4) {
+        __m256d len = _mm256_sub_pd(vt, _mm256_loadu_pd(ctau + i));
+        __m256d sx = _mm256_sub_pd(vs1, _mm256_loadu_pd(cs1 + i));
+        __m256d sx2 = _mm256_sub_pd(vs2, _mm256_loadu_pd(cs2 + i));
+        __m256d a = _mm256_sub_pd(sx2, _mm256_div_pd(_mm256_mul_pd(sx, sx), len));
+        /* 1/len from the single-precision estimate and two Newton steps. */
+        __m256d il = _mm256_cvtps_pd(_mm_rcp_ps(_mm256_cvtpd_ps(len)));
+        il = _mm256_mul_pd(il, _mm256_fnmadd_pd(len, il, two));
+        il = _mm256_mul_pd(il, _mm256_fnmadd_pd(len, il, two));
+        __m256d sig = _mm256_blendv_pd(_mm256_mul_pd(a, il), vfloor, _mm256_cmp_pd(a, zero, _CMP_LE_OQ));
+        __m256i bits = _mm256_castpd_si256(sig);
+        __m256d m = _mm256_castsi256_pd(_mm256_or_si256(_mm256_and_si256(bits, mant), onebits));
+        __m256i eb = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi64(bits, 52), expmask), magicbits);
+        __m256d e = _mm256_sub_pd(_mm256_castsi256_pd(eb), magic);
+        __m256d big = _mm256_cmp_pd(m, sqrt2, _CMP_GT_OQ);
+        m = _mm256_blendv_pd(m, _mm256_mul_pd(m, half), big);
+        e = _mm256_add_pd(e, _mm256_and_pd(big, one));
+        __m256d z = _mm256_sub_pd(m, one);
+        __m256d p = _mm256_set1_pd(-0.10134056769143245);
+        p = _mm256_fmadd_pd(p, z, _mm256_set1_pd(0.16234189806463326));
+        p = _mm256_fmadd_pd(p, z, _mm256_set1_pd(-0.1724701330165398));
+        p = _mm256_fmadd_pd(p, z, _mm256_set1_pd(0.19898565047375585));
+        p = _mm256_fmadd_pd(p, z, _mm256_set1_pd(-0.2497007168513536));
+        p = _mm256_fmadd_pd(p, z, _mm256_set1_pd(0.3333511414037213));
+        p = _mm256_fmadd_pd(p, z, _mm256_set1_pd(-0.5000036309272906));
+        p = _mm256_fmadd_pd(p, z, _mm256_set1_pd(0.9999999425426703));
+        __m256d lg = _mm256_fmadd_pd(e, ln2, _mm256_mul_pd(z, p));
+        __m256d v = _mm256_add_pd(_mm256_fmadd_pd(len, _mm256_add_pd(l2p1, lg), _mm256_loadu_pd(cf + i)), vpen);
+        __m256d margin = _mm256_fmadd_pd(len, logerr, vslack);
+        __m256d h = _mm256_add_pd(v, margin);
+        _mm256_storeu_pd(lo + i, _mm256_sub_pd(v, margin));
+        _mm256_storeu_pd(hi + i, h);
+        vmin = _mm256_min_pd(vmin, h);
+    }
+    double tmp[4];
+    _mm256_storeu_pd(tmp, vmin);
+    double upper = tmp[0];
+    for (int k = 1; k < 4; k++)
+        if (tmp[k] < upper)
+            upper = tmp[k];
+    return approx_scalar(i, nchk, t, ctau, cs1, cs2, cf, s1t, s2t, pen, slack, lo, hi, upper);
+}
+
+/* Next index i >= from with lo[i] <= upper (nchk when none). */
+__attribute__((target("avx2"))) static Py_ssize_t
+scan_le_avx2(const double *lo, Py_ssize_t from, Py_ssize_t nchk, double upper)
+{
+    const __m256d u = _mm256_set1_pd(upper);
+    Py_ssize_t i = from;
+    for (; i + 4 <= nchk; i += 4) {
+        int mask = _mm256_movemask_pd(_mm256_cmp_pd(_mm256_loadu_pd(lo + i), u, _CMP_LE_OQ));
+        if (mask)
+            return i + __builtin_ctz(mask);
+    }
+    for (; i < nchk; i++)
+        if (lo[i] <= upper)
+            return i;
+    return nchk;
+}
+
+/* Next index i >= from with !(hi[i] < bound) (nchk when none). */
+__attribute__((target("avx2"))) static Py_ssize_t
+scan_not_lt_avx2(const double *hi, Py_ssize_t from, Py_ssize_t nchk, double bound)
+{
+    const __m256d b = _mm256_set1_pd(bound);
+    Py_ssize_t i = from;
+    for (; i + 4 <= nchk; i += 4) {
+        int mask = _mm256_movemask_pd(_mm256_cmp_pd(_mm256_loadu_pd(hi + i), b, _CMP_NLT_UQ));
+        if (mask)
+            return i + __builtin_ctz(mask);
+    }
+    for (; i < nchk; i++)
+        if (!(hi[i] < bound))
+            return i;
+    return nchk;
+}
+#endif
+
+static int use_avx2;
+
+static Py_ssize_t
+scan_le(const double *lo, Py_ssize_t from, Py_ssize_t nchk, double upper)
+{
+#ifdef HAVE_AVX2_PATH
+    if (use_avx2)
+        return scan_le_avx2(lo, from, nchk, upper);
+#endif
+    for (Py_ssize_t i = from; i < nchk; i++)
+        if (lo[i] <= upper)
+            return i;
+    return nchk;
+}
+
+static Py_ssize_t
+scan_not_lt(const double *hi, Py_ssize_t from, Py_ssize_t nchk, double bound)
+{
+#ifdef HAVE_AVX2_PATH
+    if (use_avx2)
+        return scan_not_lt_avx2(hi, from, nchk, bound);
+#endif
+    for (Py_ssize_t i = from; i < nchk; i++)
+        if (!(hi[i] < bound))
+            return i;
+    return nchk;
+}
+
+/*
+ * PELT over n points. On success writes the 1-based segment ends (ascending,
+ * including n) to cpts and returns their count; returns -1 on allocation
+ * failure.
+ */
+static Py_ssize_t
+pelt_meanvar(const double *x, Py_ssize_t n, double pen, Py_ssize_t m, Py_ssize_t *cpts)
+{
+    Py_ssize_t result = -1;
+    size_t sz = (size_t)(n + 1) * sizeof(double);
+    double *s1 = malloc(sz), *s2 = malloc(sz), *like = calloc(n + 1, sizeof(double));
+    double *ctau = malloc(sz), *cs1 = malloc(sz), *cs2 = malloc(sz), *cf = malloc(sz);
+    double *lo = malloc(sz), *hi = malloc(sz), *ex = malloc(sz);
+    Py_ssize_t *exi = malloc((n + 2) * sizeof(Py_ssize_t));
+    Py_ssize_t *last = calloc(n + 1, sizeof(Py_ssize_t));
+    Py_ssize_t *check = malloc((n + 1) * sizeof(Py_ssize_t));
+    if (!s1 || !s2 || !like || !ctau || !cs1 || !cs2 || !cf || !lo || !hi || !ex || !exi ||
+        !last || !check)
+        goto done;
+
+    /* c(0, cumsum(x)) and c(0, cumsum(x^2)): long-double running sums,
+     * each partial stored as a double. */
+    long double acc1 = 0.0L, acc2 = 0.0L;
+    s1[0] = 0.0;
+    s2[0] = 0.0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        double sq = x[i] * x[i];
+        acc1 += x[i];
+        acc2 += sq;
+        s1[i + 1] = (double)acc1;
+        s2[i + 1] = (double)acc2;
+    }
+
+    like[0] = -pen;
+    double max_abs_like = fabs(pen);
+    for (Py_ssize_t j = m; j < 2 * m && j <= n; j++) {
+        like[j] = meanvar_cost(s1[j], s2[j], j);
+        last[j] = 0;
+        if (fabs(like[j]) > max_abs_like)
+            max_abs_like = fabs(like[j]);
+    }
+    /* The checklist, with each candidate's sums kept alongside it so the
+     * approximate pass reads contiguous memory. */
+    Py_ssize_t nchk = 0;
+#define PUSH(tau)                          \
+    do {                                   \
+        check[nchk] = (tau);               \
+        ctau[nchk] = (double)(tau);        \
+        cs1[nchk] = s1[(tau)];             \
+        cs2[nchk] = s2[(tau)];             \
+        cf[nchk] = like[(tau)];            \
+        nchk++;                            \
+    } while (0)
+    PUSH(0);
+    PUSH(m);
+    for (Py_ssize_t t = 2 * m; t <= n; t++) {
+        /* |F| + |cost| + pen over this step's candidates, for the rounding
+         * slack: |log sigsq| < 800 for any double. */
+        double slack = REL_ERR * (max_abs_like + (double)t * (800.0 + 3.0) + 2.0 * fabs(pen));
+        double upper;
+#ifdef HAVE_AVX2_PATH
+        if (use_avx2)
+            upper = approx_avx2(nchk, (double)t, ctau, cs1, cs2, cf, s1[t], s2[t], pen, slack, lo, hi);
+        else
+#endif
+            upper = approx_scalar(0, nchk, (double)t, ctau, cs1, cs2, cf, s1[t], s2[t], pen, slack,
+                                  lo, hi, INFINITY);
+        /* Exact values for every candidate that might be the minimum; the
+         * first exact minimum in list order wins, as in R's min_which.
+         * Candidates left out are surely above the minimum. */
+        double best = INFINITY;
+        Py_ssize_t which = -1, nex = 0;
+        for (Py_ssize_t i = scan_le(lo, 0, nchk, upper); i < nchk; i = scan_le(lo, i + 1, nchk, upper)) {
+            double v = exact_value(cf[i], s1[t] - cs1[i], s2[t] - cs2[i], t - check[i], pen);
+            ex[nex] = v;
+            exi[nex++] = i;
+            if (which < 0 || v < best) {
+                best = v;
+                which = i;
+            }
+        }
+        exi[nex] = nchk; /* sentinel */
+        like[t] = best;
+        last[t] = check[which];
+        if (fabs(best) > max_abs_like)
+            max_abs_like = fabs(best);
+        /* Pruning: keep tau when its exact value <= F[t] + pen. */
+        double bound = best + pen;
+        Py_ssize_t kept = 0, next_ex = 0, i = 0;
+        while (i < nchk) {
+            /* Candidates before the next one needing a decision are surely kept. */
+            Py_ssize_t j = scan_not_lt(hi, i, exi[next_ex], bound);
+            if (kept != i && j > i) {
+                size_t cnt = (size_t)(j - i);
+                memmove(check + kept, check + i, cnt * sizeof(Py_ssize_t));
+                memmove(ctau + kept, ctau + i, cnt * sizeof(double));
+                memmove(cs1 + kept, cs1 + i, cnt * sizeof(double));
+                memmove(cs2 + kept, cs2 + i, cnt * sizeof(double));
+                memmove(cf + kept, cf + i, cnt * sizeof(double));
+            }
+            kept += j - i;
+            i = j;
+            if (i >= nchk)
+                break;
+            int keep;
+            if (i == exi[next_ex])
+                keep = ex[next_ex++] <= bound;
+            else if (lo[i] > bound)
+                keep = 0;
+            else
+                keep = exact_value(cf[i], s1[t] - cs1[i], s2[t] - cs2[i], t - check[i], pen) <=
+                       bound;
+            if (keep) {
+                check[kept] = check[i];
+                ctau[kept] = ctau[i];
+                cs1[kept] = cs1[i];
+                cs2[kept] = cs2[i];
+                cf[kept] = cf[i];
+                kept++;
+            }
+            i++;
+        }
+        nchk = kept;
+        PUSH(t - (m - 1));
+    }
+#undef PUSH
+
+    /* Backtrack from n, then reverse into ascending order. */
+    Py_ssize_t k = 0;
+    for (Py_ssize_t at = n; at != 0; at = last[at])
+        cpts[k++] = at;
+    for (Py_ssize_t a = 0, b = k - 1; a < b; a++, b--) {
+        Py_ssize_t tmp = cpts[a];
+        cpts[a] = cpts[b];
+        cpts[b] = tmp;
+    }
+    result = k;
+done:
+    free(s1);
+    free(s2);
+    free(like);
+    free(ctau);
+    free(cs1);
+    free(cs2);
+    free(cf);
+    free(lo);
+    free(hi);
+    free(ex);
+    free(exi);
+    free(last);
+    free(check);
+    return result;
+}
+
+static PyObject *
+py_cpt_meanvar(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"x", "pen", "minseglen", NULL};
+    Py_buffer buf;
+    double pen;
+    Py_ssize_t m = 2;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*d|n", kwlist, &buf, &pen, &m))
+        return NULL;
+    PyObject *out = NULL;
+    Py_ssize_t *cpts = NULL;
+    if (buf.len % sizeof(double) != 0) {
+        PyErr_SetString(PyExc_ValueError, "x must be a buffer of C doubles");
+        goto done;
+    }
+    Py_ssize_t n = buf.len / (Py_ssize_t)sizeof(double);
+    const double *x = (const double *)buf.buf;
+    if (m < 1) {
+        PyErr_SetString(PyExc_ValueError, "minseglen must be >= 1");
+        goto done;
+    }
+    if (n < 2 * m) {
+        PyErr_Format(PyExc_ValueError,
+                     "%zd points are too few for a changepoint with minimum segment length %zd",
+                     n, m);
+        goto done;
+    }
+    cpts = malloc((n + 1) * sizeof(Py_ssize_t));
+    if (!cpts) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t k;
+    Py_BEGIN_ALLOW_THREADS
+    k = pelt_meanvar(x, n, pen, m, cpts);
+    Py_END_ALLOW_THREADS
+    if (k < 0) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    PyObject *pc = PyList_New(k), *pm = PyList_New(k), *pv = PyList_New(k);
+    if (!pc || !pm || !pv) {
+        Py_XDECREF(pc);
+        Py_XDECREF(pm);
+        Py_XDECREF(pv);
+        goto done;
+    }
+    Py_ssize_t start = 0;
+    for (Py_ssize_t j = 0; j < k; j++) {
+        Py_ssize_t len = cpts[j] - start;
+        double mean = r_mean(x + start, len);
+        double var = len > 1 ? r_var(x + start, len) : NAN;
+        /* param.est: var * (seglen - 1) / seglen, left to right in double. */
+        double mle = (var * (double)(len - 1)) / (double)len;
+        PyList_SET_ITEM(pc, j, PyLong_FromSsize_t(cpts[j]));
+        PyList_SET_ITEM(pm, j, PyFloat_FromDouble(mean));
+        PyList_SET_ITEM(pv, j, PyFloat_FromDouble(mle));
+        start = cpts[j];
+    }
+    out = Py_BuildValue("(NNN)", pc, pm, pv);
+done:
+    free(cpts);
+    PyBuffer_Release(&buf);
+    return out;
+}
+
+static PyObject *
+py_r_mean(PyObject *self, PyObject *args)
+{
+    Py_buffer buf;
+    if (!PyArg_ParseTuple(args, "y*", &buf))
+        return NULL;
+    Py_ssize_t n = buf.len / (Py_ssize_t)sizeof(double);
+    double r = n > 0 ? r_mean((const double *)buf.buf, n) : NAN;
+    PyBuffer_Release(&buf);
+    return PyFloat_FromDouble(r);
+}
+
+/* ---- Steady-state bootstrap ------------------------------------------------
+ * warmup_stats' resampling (warmup/bootstrapper.py): for each process
+ * execution, n_resamples times, draw len(seg) values with replacement from
+ * each of its steady segments, and record the mean of everything drawn.
+ * Python loops made this the slowest part of warmup_stats (it shells out to
+ * PyPy); here it is a tight C loop over a seeded xoshiro256** generator with
+ * unbiased bounded integers (Lemire's multiply-and-reject).
+ * Sums are plain sequential double sums (warmup_stats uses math.fsum; the
+ * difference is ~1e-16 relative, far inside the bootstrap's own spread). */
+typedef struct {
+    uint64_t s[4];
+} xoshiro;
+
+static inline uint64_t
+rotl(uint64_t x, int k)
+{
+    return (x << k) | (x >> (64 - k));
+}
+
+static inline uint64_t
+xoshiro_next(xoshiro *r)
+{
+    uint64_t *s = r->s;
+    uint64_t result = rotl(s[1] * 5, 7) * 9;
+    uint64_t t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return result;
+}
+
+/* Uniform integer in [0, range) from 32 random bits, range in [1, 2^32),
+ * without modulo bias (Lemire's multiply-and-reject); draws more bits from
+ * the generator only when rejecting. */
+static inline uint32_t
+bounded32(xoshiro *r, uint32_t bits, uint32_t range)
+{
+    uint64_t m = (uint64_t)bits * range;
+    uint32_t low = (uint32_t)m;
+    if (low < range) {
+        uint32_t threshold = (0u - range) % range;
+        while (low < threshold) {
+            m = (uint64_t)(uint32_t)xoshiro_next(r) * range;
+            low = (uint32_t)m;
+        }
+    }
+    return (uint32_t)(m >> 32);
+}
+
+/* Sum of len values drawn with replacement from seg; two draws per 64
+ * random bits, two accumulators to shorten the dependency chain. */
+static inline double
+resample_sum(xoshiro *r, const double *seg, uint32_t len)
+{
+    double a = 0.0, b = 0.0;
+    uint32_t j = 0;
+    for (; j + 2 <= len; j += 2) {
+        uint64_t bits = xoshiro_next(r);
+        a += seg[bounded32(r, (uint32_t)bits, len)];
+        b += seg[bounded32(r, (uint32_t)(bits >> 32), len)];
+    }
+    if (j < len)
+        a += seg[bounded32(r, (uint32_t)xoshiro_next(r), len)];
+    return a + b;
+}
+
+static PyObject *
+py_bootstrap_means(PyObject *self, PyObject *args)
+{
+    Py_buffer values, segs, pexecs, out;
+    Py_ssize_t n_resamples;
+    unsigned long long k0, k1, k2, k3;
+    if (!PyArg_ParseTuple(args, "y*y*y*nKKKKw*", &values, &segs, &pexecs, &n_resamples, &k0, &k1,
+                          &k2, &k3, &out))
+        return NULL;
+    PyObject *ret = NULL;
+    const double *v = values.buf;
+    const int64_t *so = segs.buf, *po = pexecs.buf;
+    double *means = out.buf;
+    Py_ssize_t nseg = segs.len / 8 - 1, npexec = pexecs.len / 8 - 1;
+    if (nseg < 0 || npexec < 0 || out.len / 8 < npexec * n_resamples || n_resamples < 0 ||
+        (k0 | k1 | k2 | k3) == 0) {
+        PyErr_SetString(PyExc_ValueError, "bootstrap_means: inconsistent buffers or zero seed");
+        goto done;
+    }
+    for (Py_ssize_t p = 0; p < npexec; p++)
+        if (po[p] < 0 || po[p + 1] > nseg || po[p] > po[p + 1]) {
+            PyErr_SetString(PyExc_ValueError, "bootstrap_means: bad execution offsets");
+            goto done;
+        }
+    for (Py_ssize_t g = 0; g < nseg; g++)
+        if (so[g] < 0 || so[g] > so[g + 1] || so[g + 1] > values.len / 8 ||
+            so[g + 1] - so[g] >= 0xffffffffLL) {
+            PyErr_SetString(PyExc_ValueError, "bootstrap_means: bad segment offsets");
+            goto done;
+        }
+    Py_BEGIN_ALLOW_THREADS
+    xoshiro rng = {{k0, k1, k2, k3}};
+    for (Py_ssize_t p = 0; p < npexec; p++) {
+        int64_t total = so[po[p + 1]] - so[po[p]];
+        for (Py_ssize_t r = 0; r < n_resamples; r++) {
+            double sum = 0.0;
+            for (int64_t g = po[p]; g < po[p + 1]; g++)
+                sum += resample_sum(&rng, v + so[g], (uint32_t)(so[g + 1] - so[g]));
+            means[p * n_resamples + r] = total > 0 ? sum / (double)total : NAN;
+        }
+    }
+    Py_END_ALLOW_THREADS
+    ret = Py_None;
+    Py_INCREF(ret);
+done:
+    PyBuffer_Release(&values);
+    PyBuffer_Release(&segs);
+    PyBuffer_Release(&pexecs);
+    PyBuffer_Release(&out);
+    return ret;
+}
+
+static PyMethodDef methods[] = {
+    {"cpt_meanvar", (PyCFunction)(void (*)(void))py_cpt_meanvar, METH_VARARGS | METH_KEYWORDS,
+     "cpt_meanvar(x, pen, minseglen=2) -> (cpts, means, variances)\n\n"
+     "R changepoint's PELT meanvar (Normal) on a C-contiguous float64 buffer.\n"
+     "cpts are 1-based segment ends including len(x); variances divide by the\n"
+     "segment length. Raises ValueError when len(x) < 2*minseglen (R errors too)."},
+    {"bootstrap_means", py_bootstrap_means, METH_VARARGS,
+     "bootstrap_means(values, seg_offsets, exec_offsets, n_resamples, k0, k1, k2, k3, out)\n\n"
+     "values: float64 steady values of all executions; seg_offsets: int64 segment\n"
+     "boundaries into values (nseg+1); exec_offsets: int64 segment index where each\n"
+     "execution starts (nexec+1); k0..k3: xoshiro256** state (not all zero); out:\n"
+     "writable float64 buffer of nexec*n_resamples resample means, execution-major."},
+    {"r_mean", py_r_mean, METH_VARARGS,
+     "r_mean(x) -> float: R's mean() of a float64 buffer (two-pass long double)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "analysis._pelt",
+    "R-exact PELT changepoints (long-double running sums).", -1, methods,
+};
+
+PyMODINIT_FUNC
+PyInit__pelt(void)
+{
+    volatile double two_pi = 2 * M_PI;
+    log_two_pi = log(two_pi);
+#ifdef HAVE_AVX2_PATH
+    __builtin_cpu_init();
+    use_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+               getenv("COLDRUN_PELT_SCALAR") == NULL;
+#endif
+    return PyModule_Create(&module);
+}

@@ -1,1 +1,66 @@
-"""Platform layer: controls and checks per OS, behind one interface (see base.py)."""
+"""Platform layer: controls and checks per OS, behind one interface (see base.py).
+
+Contract C (used by the supervisor):
+
+    make_platform(name, policy, state_dir, *, root, commands, clock, log, waits=None) -> Platform
+    detect_platform_name() -> "linux" | "openbsd"
+
+``waits`` is optional: any object with boot_settle, sync,
+temperature_tolerance, temperature_deadline and baseline_pause (the
+experiment's [waits] table); Krun's values when absent.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from supervisor.errors import ColdrunError
+from supervisor.platforms.audit import compare_audit
+from supervisor.platforms.base import Platform, PostCheckResult
+from supervisor.platforms.policy import PlatformPolicy
+from supervisor.system import Clock, Commands, SystemRoot
+
+PLATFORM_NAMES = ("simulated", "linux", "openbsd")
+
+__all__ = ["make_platform", "detect_platform_name", "compare_audit", "restore_undo_log",
+           "Platform", "PostCheckResult", "PlatformPolicy", "PLATFORM_NAMES"]
+
+
+def detect_platform_name() -> str:
+    if sys.platform.startswith("linux"):
+        return "linux"
+    if sys.platform.startswith("openbsd"):
+        return "openbsd"
+    raise ColdrunError(f"unsupported operating system {sys.platform!r}: coldrun runs on Linux and OpenBSD "
+                       "(use --simulate-reboots elsewhere)")
+
+
+def make_platform(name: str, policy: PlatformPolicy, state_dir: Path, *, root: SystemRoot,
+                  commands: Commands, clock: Clock, log, waits: Any = None) -> Platform:
+    if name == "simulated":
+        # Written by the supervisor's side; imported late so either side can land first.
+        from supervisor.platforms.simulated import SimulatedPlatform
+        return SimulatedPlatform(policy, state_dir, root=root, commands=commands, clock=clock, log=log)
+    if name == "linux":
+        from supervisor.platforms.linux import LinuxPlatform
+        return LinuxPlatform(policy, state_dir, root=root, commands=commands, clock=clock, log=log, waits=waits)
+    if name == "openbsd":
+        from supervisor.platforms.openbsd import OpenBSDPlatform
+        return OpenBSDPlatform(policy, state_dir, root=root, commands=commands, clock=clock, log=log, waits=waits)
+    raise ColdrunError(f"unknown platform {name!r}; expected one of {', '.join(PLATFORM_NAMES)}")
+
+
+def restore_undo_log(state_dir: Path, *, root: SystemRoot, commands: Commands, log) -> list[str]:
+    """Replay another (e.g. crashed) experiment's undo log; returns failures, one line each."""
+    from supervisor.platforms.unix import undo_entry
+    from supervisor.undo import UndoLog
+    undo = UndoLog(Path(state_dir))
+    if not undo.pending():
+        return []
+    log.info("restoring settings left by an earlier experiment", undo_log=str(undo.path))
+    failures = undo.replay(undo_entry(root, commands))
+    for line in failures:
+        log.error("restore failed", problem=line)
+    return failures

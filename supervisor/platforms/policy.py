@@ -1,18 +1,150 @@
 """The experiment file's [platform] section: which controls to apply and check.
 
-Defaults are the paper's settings for a production run.  The platform
-layer reads this; the experiment model embeds it.
+Defaults are the paper's settings for a production run on bare metal.  Every
+control can be switched off with the value "ignore", so the real Linux
+platform also runs inside a VM that has no cpufreq, MSRs or sensors.
+Fields that only report ("report") record the value in the audit/log and
+never fail.  See docs/architecture.md, "Platform layer", for the table.
 """
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+import re
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+Ignore = Literal["ignore"]
 
 
 class PlatformPolicy(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    governor: str = "performance"
-    turbo: bool = False
-    perf_max_sample_rate: int = 1
-    aslr: bool = True
+    # --- CPU frequency -------------------------------------------------
+    governor: str = Field(
+        default="performance",
+        description='cpufreq scaling governor on every core; "ignore" leaves it alone')
+    turbo: bool | Literal["off", "on", "ignore"] = Field(
+        default="off",
+        description='"off" (paper), "on", or "ignore"; false/true mean off/on')
+    energy_performance_preference: str = Field(
+        default="performance",
+        description='EPP on drivers that have one (intel_pstate, amd-pstate active); "ignore" leaves it')
+    msr_turbo: bool = Field(
+        default=True,
+        description="allow IA32_MISC_ENABLE bit 38 (rdmsr/wrmsr, Intel) when no sysfs turbo switch exists")
+    intel_pstate: Literal["disable", "allow", "ignore"] = Field(
+        default="disable",
+        description='"disable": the active intel_pstate driver is a problem (paper used acpi-cpufreq)')
+
+    # --- kernel ----------------------------------------------------------
+    tickless: Literal["require", "ignore"] = Field(
+        default="require",
+        description="CONFIG_NO_HZ_FULL=y and nohz_full= covering the benchmark cores")
+    perf_max_sample_rate: int | Ignore = Field(
+        default=1, description="kernel.perf_event_max_sample_rate (paper: 1)")
+    perf_cpu_time_max_percent: int | Ignore = Field(
+        default="ignore",
+        description="kernel.perf_cpu_time_max_percent; 0 stops the kernel changing the sample rate itself")
+    aslr: bool | Ignore = Field(
+        default=True, description="address space randomisation (paper: on, randomize_va_space=2)")
+    smt: Literal["report", "require_off", "ignore"] = Field(
+        default="report", description="simultaneous multithreading: report, or require it off")
+    overcommit_memory: int | Literal["report", "ignore"] = Field(
+        default="report", description="vm.overcommit_memory: report, or a mode 0/1/2 to set")
+    swap: Literal["report", "require_off", "ignore"] = Field(
+        default="report", description="swap devices: report, or require none active")
+    transparent_hugepages: Literal["report", "ignore", "always", "madvise", "never"] = Field(
+        default="report", description="THP mode: report, or a mode to set")
+
+    # --- isolation -------------------------------------------------------
+    pinning: bool = Field(
+        default=False,
+        description="run benchmarks in a cgroup v2 cpuset partition on benchmark_cpus")
+    benchmark_cpus: str | None = Field(
+        default=None,
+        description='cpu list like "1-3"; default: every online CPU except cpu0 (all when only one)')
+
+    # --- checks around each process execution ----------------------------
+    temperatures: Literal["check", "ignore"] = Field(
+        default="check",
+        description="wait for every sensor to return to its baseline; no sensors is fatal on bare metal")
+    warm_up_when_cold: bool = Field(
+        default=True, description="busy-loop to warm a sensor below its baseline (as Krun)")
+    throttle_counters: Literal["check", "ignore"] = Field(
+        default="check", description="thermal_throttle counters before/after each run")
+    kernel_log: Literal["check", "ignore"] = Field(
+        default="check", description="new kernel log lines not in the allow-list flag the run")
+    kernel_log_allow: list[str] = Field(
+        default_factory=list, description="extra regexes (re.search) for harmless kernel log lines")
+    amperf: Literal["check", "ignore"] = Field(
+        default="check", description="APERF/MPERF ratio check on busy cores")
+    amperf_ratio_bounds: tuple[float, float] = Field(
+        default=(0.995, 1.005), description="(low, high): below = throttle, above = turbo")
+    amperf_busy_fraction: float = Field(
+        default=0.5, gt=0, le=1,
+        description="a core is busy in an iteration when APERF/s >= this fraction of the nominal rate")
+    amperf_nominal_hz: float | None = Field(
+        default=None, gt=0,
+        description="nominal (base) frequency; default: cpufreq base_frequency, the CPU model name, or max MPERF/s")
+
+    # --- benchmark process ----------------------------------------------
+    benchmark_user: bool = Field(
+        default=True, description="fresh unprivileged user created and deleted around each run")
+    benchmark_user_name: str = Field(default="coldrunbench", description="must not be an existing account")
+    nice: int = Field(default=-20, ge=-20, le=19, description="niceness of the benchmark (paper: -20)")
+
+    # --- audit -----------------------------------------------------------
+    audit_allow_changes: list[str] = Field(
+        default_factory=list,
+        description='audit keys allowed to change between boots ("*" = all); others stop the experiment')
+
+    # --- OpenBSD ---------------------------------------------------------
+    apm_performance: Literal["high", "ignore"] = Field(
+        default="high", description="OpenBSD: apm -H and hw.setperf=100")
+    malloc_options: str | Ignore = Field(
+        default="cfgrux", description="OpenBSD MALLOC_OPTIONS for benchmarks (paper: cfgrux)")
+
+    @field_validator("turbo", mode="before")
+    @classmethod
+    def _turbo_bool(cls, v: object) -> object:
+        if v is True:
+            return "on"
+        if v is False:
+            return "off"
+        return v
+
+    @field_validator("benchmark_user_name")
+    @classmethod
+    def _user_name(cls, v: str) -> str:
+        if not re.fullmatch(r"[a-z_][a-z0-9_-]{0,30}", v):
+            raise ValueError(f"{v!r} is not a valid user name (lower case letters, digits, _ and -)")
+        return v
+
+    @field_validator("kernel_log_allow")
+    @classmethod
+    def _regexes(cls, v: list[str]) -> list[str]:
+        for rx in v:
+            try:
+                re.compile(rx)
+            except re.error as e:
+                raise ValueError(f"kernel_log_allow regex {rx!r} does not compile: {e}")
+        return v
+
+    @field_validator("benchmark_cpus")
+    @classmethod
+    def _cpus(cls, v: str | None) -> str | None:
+        if v is not None:
+            from supervisor.platforms.cpulist import parse_cpulist
+            parse_cpulist(v)  # raises ValueError with the reason
+        return v
+
+    @model_validator(mode="after")
+    def _bounds(self) -> "PlatformPolicy":
+        lo, hi = self.amperf_ratio_bounds
+        if not 0 < lo <= 1 <= hi:
+            raise ValueError(f"amperf_ratio_bounds must satisfy 0 < low <= 1 <= high, got ({lo}, {hi})")
+        return self
+
+    def turbo_wanted(self) -> str:
+        return str(self.turbo)

@@ -1,0 +1,29 @@
+"""Errors and warnings a user can cause in the analysis.
+
+Every message names the file (and where useful the benchmark key, process
+execution and field) and says what to do; the CLI prints it on one line and
+exits non-zero, never with a traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Callable
+
+
+class AnalysisError(ValueError):
+    """Fatal for the command: bad file, bad option. ``exit_code`` is 2.
+
+    A ValueError so callers that guard library calls with ValueError see it.
+    """
+
+    exit_code = 2
+
+
+# Where non-fatal problems go (one line each). The CLI keeps the default
+# (stderr); tests and library users can collect them instead.
+WarningSink = Callable[[str], None]
+
+
+def stderr_warning(message: str) -> None:
+    print(f"coldrun-analyze: warning: {message}", file=sys.stderr)

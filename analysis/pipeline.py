@@ -1,0 +1,212 @@
+"""The analysis pipeline: load results, annotate them as warmup_stats does.
+
+Library API (used by the CLI and by the reports helper's commands):
+
+- :func:`load_results` -- read result files (Krun, CSV, coldrun native) into
+  ``{machine: krun_results_dict}``.
+- :func:`annotate` -- add warmup_stats' keys to one Krun-shaped results dict:
+  ``window_size``, ``all_outliers``, ``common_outliers``, ``unique_outliers``,
+  ``changepoints``, ``changepoint_means``, ``changepoint_vars``,
+  ``classifications`` (each ``{key: [per process execution]}``) and
+  ``classifier`` ``{"delta": str, "steady": int}``.
+- ``analysis.summary.summarise`` -- the summary JSON from annotated results.
+
+warmup_stats conventions: the defaults ``window = int(0.1 * iterations)`` and
+``steady = int(0.25 * iterations)`` take ``iterations`` from the first
+non-empty process execution in the file's key order; outliers use threshold 1
+for the common/unique split. coldrun additions: a process execution that is
+empty (crashed) or keeps fewer than 4 iterations after outlier removal (R's
+changepoint refuses it) gets empty changepoints/means/vars and the
+classification ``None`` (JSON null), with a warning; everything else is
+analysed normally.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import copy
+import multiprocessing
+import os
+from typing import Any, Iterable, Sequence
+
+from analysis import changepoints as cp
+from analysis import classify, outliers
+from analysis.errors import AnalysisError, WarningSink, stderr_warning
+from analysis.inputs import machine_name, read_results
+from analysis.progress import Progress
+
+ANNOTATION_KEYS = (
+    "window_size",
+    "all_outliers",
+    "common_outliers",
+    "unique_outliers",
+    "changepoints",
+    "changepoint_means",
+    "changepoint_vars",
+    "classifications",
+    "classifier",
+)
+
+
+def default_jobs() -> int:
+    """Worker processes to use by default: one per CPU this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def load_results(
+    paths: Sequence[str | os.PathLike],
+    *,
+    vm: str | None = None,
+    language: str | None = None,
+    uname: str | None = None,
+    warn: WarningSink = stderr_warning,
+) -> dict[str, dict]:
+    """Read result files into ``{machine: results}`` (one file per machine).
+
+    ``vm``/``language``/``uname`` are only used for warmup_stats CSV files.
+    Two files from the same machine are an error (warmup_stats summarises one
+    file per machine).
+    """
+    by_machine: dict[str, dict] = {}
+    origin: dict[str, str] = {}
+    for path in paths:
+        results = read_results(path, vm=vm, language=language, uname=uname, warn=warn)
+        machine = machine_name(results)
+        if machine in by_machine:
+            raise AnalysisError(
+                f"{path}: machine {machine!r} already comes from {origin[machine]}; give one results file per machine"
+            )
+        by_machine[machine] = results
+        origin[machine] = str(path)
+    return by_machine
+
+
+def first_iterations(results: dict) -> int:
+    """Length of the first non-empty process execution (warmup_stats' ``iterations``)."""
+    for execs in results.get("wallclock_times", {}).values():
+        for e in execs:
+            if e:
+                return len(e)
+    return 0
+
+
+def _annotate_key(
+    key: str, executions: list[list[float]], window: int, steady: int, delta: str
+) -> tuple[str, dict[str, list], list[str]]:
+    """All annotations of one benchmark key; runs in a worker process."""
+    notes: list[str] = []
+    all_out = [outliers.find_outliers(e, window) for e in executions]
+    cpts, means, variances, classes = [], [], [], []
+    for i, (times, outs) in enumerate(zip(executions, all_out)):
+        if not times:
+            cpts.append([]), means.append([]), variances.append([]), classes.append(None)
+            notes.append(f"{key} process execution {i}: no iterations (crashed); not classified")
+            continue
+        try:
+            seg = cp.segment_execution(times, outs)
+        except cp.TooShortForChangepoints as exc:
+            cpts.append([]), means.append([]), variances.append([]), classes.append(None)
+            notes.append(f"{key} process execution {i}: {exc}; not classified")
+            continue
+        cpts.append(seg.changepoints)
+        means.append(seg.means)
+        variances.append(seg.variances)
+        classes.append(classify.classify_execution(seg.changepoints, seg.means, seg.variances, len(times), steady, delta))
+    common, unique = outliers.split_common_unique(all_out, outliers.DEFAULT_THRESHOLD)
+    return (
+        key,
+        {
+            "all_outliers": all_out,
+            "common_outliers": common,
+            "unique_outliers": unique,
+            "changepoints": cpts,
+            "changepoint_means": means,
+            "changepoint_vars": variances,
+            "classifications": classes,
+        },
+        notes,
+    )
+
+
+def _annotate_key_star(args: tuple) -> tuple[str, dict[str, list], list[str]]:
+    return _annotate_key(*args)
+
+
+def run_parallel(func, tasks: list[tuple], jobs: int, progress: Progress | None, weight=lambda t: 1) -> list:
+    """``func`` over ``tasks`` in ``jobs`` forked workers, results in task order."""
+    results: list[Any] = [None] * len(tasks)
+    if jobs <= 1 or len(tasks) <= 1:
+        for i, task in enumerate(tasks):
+            results[i] = func(task)
+            if progress:
+                progress.advance(weight(task))
+        return results
+    ctx = multiprocessing.get_context("fork")
+    with concurrent.futures.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+        futures = {pool.submit(func, task): i for i, task in enumerate(tasks)}
+        for fut in concurrent.futures.as_completed(futures):
+            i = futures[fut]
+            results[i] = fut.result()
+            if progress:
+                progress.advance(weight(tasks[i]))
+    return results
+
+
+def annotate(
+    results: dict,
+    window: int | None = None,
+    steady: int | None = None,
+    delta: str = classify.DEFAULT_DELTA,
+    *,
+    jobs: int = 1,
+    progress: bool = False,
+    warn: WarningSink = stderr_warning,
+) -> dict:
+    """A copy of a Krun-shaped ``results`` dict with warmup_stats' annotations added.
+
+    ``window``/``steady`` default to ``int(0.1 * iterations)`` and
+    ``int(0.25 * iterations)``; ``delta`` is seconds (``"0.001"``) or
+    ``"N%"``. ``jobs`` > 1 analyses benchmark keys in forked worker
+    processes; ``progress`` draws a bar on stderr (on a terminal).
+    """
+    classify.parse_delta(delta)  # fail early, with a clear message
+    iterations = first_iterations(results)
+    window = outliers.default_window(iterations) if window is None else int(window)
+    steady = classify.default_steady(iterations) if steady is None else int(steady)
+    if window < 0 or steady < 0:
+        raise AnalysisError("--window and --steady must not be negative")
+    out = copy.copy(results)
+    wct = results.get("wallclock_times", {})
+    tasks = [(key, wct[key], window, steady, str(delta)) for key in sorted(wct)]
+    total = sum(len(t[1]) for t in tasks)
+    with Progress("annotate", total, force=progress) if progress else _NoProgress() as bar:
+        done = run_parallel(_annotate_key_star, tasks, jobs, bar if progress else None, weight=lambda t: len(t[1]))
+    for name in ANNOTATION_KEYS[1:-1]:
+        out[name] = {}
+    for key, annotations, notes in done:
+        for name, value in annotations.items():
+            out[name][key] = value
+        for note in notes:
+            warn(note)
+    out["window_size"] = window
+    out["classifier"] = {"delta": str(delta), "steady": steady}
+    return out
+
+
+class _NoProgress:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def is_annotated(results: dict) -> bool:
+    return all(k in results for k in ANNOTATION_KEYS)
+
+
+def iter_keys(results: dict) -> Iterable[str]:
+    return sorted(results.get("wallclock_times", {}))

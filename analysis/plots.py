@@ -1,0 +1,250 @@
+"""Run-sequence plots of one process execution, as in the warmup paper.
+
+Main panel: in-process iteration wall-clock times, outliers circled,
+changepoints as dashed vertical lines, segment means as dashed horizontal
+lines, the steady-state segments (the last one and every earlier segment
+equivalent to it) in black and the rest grey; an inset shows the first
+iterations. A zoomed panel narrows the y-axis to the steady state. One panel
+per core follows when the results carry core cycle counts.
+
+Input is an annotated Krun results dict (the Krun keys plus warmup_stats'
+``all_outliers``, ``changepoints``, ``changepoint_means``,
+``changepoint_vars``, ``classifications``, ``classifier``). Figures are drawn
+with matplotlib's Agg canvas directly (no pyplot state, nothing interactive).
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.collections import LineCollection
+from matplotlib.figure import Figure
+
+STEADY_COLOUR = "black"
+OTHER_COLOUR = "0.6"
+MARK_COLOUR = "red"
+# The inset shows this many leading iterations (clamped to the run length):
+# warmup_stats' plots used 50-150.
+INSET_MIN, INSET_MAX = 50, 150
+DEFAULT_DELTA = "0.001"
+# Title word for an execution the analysis could not classify.
+UNCLASSIFIED = "unclassified"
+
+
+class PlotError(ValueError):
+    """The annotated results lack what a plot of this execution needs."""
+
+
+@dataclass(frozen=True)
+class Segment:
+    start: int  # first original iteration index (inclusive)
+    end: int    # last original iteration index (inclusive)
+    mean: float
+    var: float
+
+
+def _per_exec(annotated: dict, field: str, key: str, pexec: int, default=None):
+    table = annotated.get(field)
+    if table is None:
+        if default is not None:
+            return default
+        raise PlotError(f"results have no '{field}' (run the analysis first to annotate them)")
+    try:
+        return table[key][pexec]
+    except (KeyError, IndexError, TypeError):
+        if default is not None:
+            return default
+        raise PlotError(f"'{field}' has no entry for {key} execution {pexec}") from None
+
+
+def segments_of(changepoints: list[int], means: list[float], variances: list[float],
+                length: int) -> list[Segment]:
+    """Segments in original indices: a changepoint is the last iteration of its segment."""
+    if len(means) != len(changepoints) + 1 or len(variances) != len(means):
+        raise PlotError(f"{len(changepoints)} changepoints but {len(means)} segment means "
+                        f"and {len(variances)} variances")
+    bounds = [-1] + list(changepoints) + [length - 1]
+    return [Segment(bounds[i] + 1, bounds[i + 1], float(means[i]), float(variances[i]))
+            for i in range(len(means))]
+
+
+def absolute_delta(delta: str | float, segments: list[Segment]) -> float:
+    """warmup_stats' delta: absolute seconds, or 'N%' of the fastest segment mean."""
+    text = str(delta).strip()
+    if text.endswith("%"):
+        return min(s.mean for s in segments) * float(text[:-1]) / 100.0
+    return float(text)
+
+
+def steady_segment_indices(segments: list[Segment], delta: float, classification: str) -> set[int]:
+    """The last segment and the earlier ones equivalent to it, walking back
+    until the first that is not (warmup_stats' steady-state rule).
+    A no-steady-state execution has none."""
+    if classification == "no steady state" or not segments:
+        return set()
+    last = segments[-1]
+    lower = min(last.mean - last.var, last.mean - delta)
+    upper = max(last.mean + last.var, last.mean + delta)
+    steady = {len(segments) - 1}
+    for i in range(len(segments) - 2, -1, -1):
+        seg = segments[i]
+        if seg.mean + seg.var >= lower and seg.mean - seg.var <= upper:
+            steady.add(i)
+        else:
+            break
+    return steady
+
+
+def parse_key(key: str) -> tuple[str, str, str]:
+    parts = key.split(":")
+    if len(parts) != 3:
+        raise PlotError(f"key {key!r} is not of the form bench:vm:variant")
+    return parts[0], parts[1], parts[2]
+
+
+def _draw_run_sequence(ax, times, segments, steady, outliers, *, marks: bool = True,
+                       limit: int | None = None) -> None:
+    """Times as two line collections (steady black, others grey); means,
+    changepoints and outliers as one artist each (tests find them by gid)."""
+    n = len(times) if limit is None else min(limit, len(times))
+    steady_lines, other_lines, means = [], [], []
+    for i, seg in enumerate(segments):
+        lo, hi = seg.start, min(seg.end, n - 1)
+        if lo > hi:
+            continue
+        # Join each segment to the previous point so the line is unbroken.
+        xs = np.arange(max(lo - 1, 0), hi + 1)
+        (steady_lines if i in steady else other_lines).append(np.column_stack([xs, times[xs]]))
+        means.append((seg.mean, lo, hi))
+    for lines, colour, gid in ((other_lines, OTHER_COLOUR, "other-segments"),
+                               (steady_lines, STEADY_COLOUR, "steady-segments")):
+        if lines:
+            ax.add_collection(LineCollection(lines, colors=colour, linewidths=0.6, gid=gid))
+    ax.autoscale_view()
+    if marks and means:
+        ys, los, his = zip(*means)
+        ax.hlines(ys, los, his, colors=MARK_COLOUR, linestyles="dashed", linewidth=0.9, gid="segment-means")
+        cpts = [seg.end for seg in segments[:-1] if seg.end < n]
+        if cpts:
+            ax.vlines(cpts, 0, 1, transform=ax.get_xaxis_transform(), colors=MARK_COLOUR,
+                      linestyles="dashed", linewidth=0.9, gid="changepoints")
+    shown = [o for o in outliers if o < n]
+    if shown:
+        ax.scatter(shown, times[shown], s=28, facecolors="none", edgecolors=MARK_COLOUR,
+                   linewidths=0.9, zorder=3, gid="outliers")
+    ax.set_xlim(-0.5, n - 0.5)
+
+
+def _steady_ylim(times, segments, steady, outliers) -> tuple[float, float] | None:
+    """y-range of the steady-state data (outliers excluded), padded; None
+    when that data is constant (the main panel's range is then kept)."""
+    skip = set(outliers)
+    pool = [float(times[x]) for i in steady for x in range(segments[i].start, segments[i].end + 1)
+            if x not in skip]
+    if not pool:  # no steady state: use the middle 90% of the data
+        ordered = sorted(t for x, t in enumerate(times) if x not in skip) or sorted(times)
+        pool = ordered[len(ordered) // 20: max(len(ordered) - len(ordered) // 20, 1)]
+    lo, hi = min(pool), max(pool)
+    if hi == lo:
+        return None
+    pad = (hi - lo) * 0.1
+    return lo - pad, hi + pad
+
+
+def build_figure(annotated: dict, key: str, pexec: int, machine: str) -> Figure:
+    """The figure for execution `pexec` (0-based) of `key` (bench:vm:variant)."""
+    bench, vm, _variant = parse_key(key)
+    wallclock = annotated.get("wallclock_times", {})
+    if key not in wallclock:
+        known = ", ".join(sorted(wallclock)) or "none"
+        raise PlotError(f"no benchmark {key!r} in the results (known: {known})")
+    if not 0 <= pexec < len(wallclock[key]):
+        raise PlotError(f"{key} has {len(wallclock[key])} process executions; "
+                        f"execution {pexec} does not exist (they are numbered from 0)")
+    times = np.asarray(wallclock[key][pexec], dtype=np.float64)
+    if times.size == 0:
+        raise PlotError(f"{key} execution {pexec} has no iterations (it crashed or was not run)")
+    changepoints = _per_exec(annotated, "changepoints", key, pexec)
+    means = _per_exec(annotated, "changepoint_means", key, pexec)
+    variances = _per_exec(annotated, "changepoint_vars", key, pexec)
+    classification = _per_exec(annotated, "classifications", key, pexec, default=UNCLASSIFIED)
+    outliers = sorted(_per_exec(annotated, "all_outliers", key, pexec, default=[]))
+    if classification is None or classification == UNCLASSIFIED or not means:
+        # Too short for changepoint analysis: plot the times, mark nothing.
+        classification = UNCLASSIFIED
+        segments = [Segment(0, len(times) - 1, float(np.mean(times)), 0.0)]
+        steady: set[int] = set()
+        marks = False
+    else:
+        segments = segments_of(changepoints, means, variances, len(times))
+        delta = absolute_delta((annotated.get("classifier") or {}).get("delta", DEFAULT_DELTA), segments)
+        steady = steady_segment_indices(segments, delta, classification)
+        marks = True
+    cores = _per_exec(annotated, "core_cycle_counts", key, pexec, default=[]) or []
+    cores = [c for c in cores if c]
+
+    heights = [3.0, 2.0] + [1.1] * len(cores)
+    fig = Figure(figsize=(10, sum(heights) + 1.0), dpi=100)
+    FigureCanvasAgg(fig)
+    grid = fig.add_gridspec(len(heights), 1, height_ratios=heights, hspace=0.35)
+    main = fig.add_subplot(grid[0])
+    _draw_run_sequence(main, times, segments, steady, outliers, marks=marks)
+    main.set_ylabel("Time (secs)")
+    fig.suptitle(f"{bench}, {vm}, {machine}, Proc. exec. #{pexec + 1} ({classification})")
+
+    inset_len = min(len(times), max(INSET_MIN, min(INSET_MAX, len(times) // 10)))
+    # Put the inset in the right-hand corner the steady state leaves free.
+    y_lo, y_hi = main.get_ylim()
+    upper_half = segments[-1].mean > (y_lo + y_hi) / 2
+    inset = main.inset_axes([0.62, 0.06 if upper_half else 0.52, 0.36, 0.42])
+    _draw_run_sequence(inset, times, segments, steady, outliers, marks=marks, limit=inset_len)
+    inset.text(0.98, 0.95, f"first {inset_len} iterations", transform=inset.transAxes,
+               fontsize=7, ha="right", va="top")
+    inset.tick_params(labelsize=6)
+
+    zoom = fig.add_subplot(grid[1], sharex=main)
+    _draw_run_sequence(zoom, times, segments, steady, outliers, marks=marks)
+    zoomed = _steady_ylim(times, segments, steady, outliers)
+    if zoomed is not None:
+        # Never wider than the main panel.
+        top_lo, top_hi = main.get_ylim()
+        zoom.set_ylim(max(zoomed[0], top_lo), min(zoomed[1], top_hi))
+    else:
+        zoom.set_ylim(*main.get_ylim())
+    zoom.set_ylabel("Time (secs)\n(zoomed)")
+
+    last = zoom
+    for core, counts in enumerate(cores):
+        ax = fig.add_subplot(grid[2 + core], sharex=main)
+        ax.plot(range(len(counts)), counts, color=STEADY_COLOUR, linewidth=0.5)
+        ax.set_ylabel(f"CC #{core}")
+        ax.ticklabel_format(axis="y", style="sci", scilimits=(0, 0))
+        last = ax
+    last.set_xlabel("In-process iteration")
+    return fig
+
+
+def execution_png(annotated: dict, key: str, pexec: int, machine: str, dpi: int = 100) -> bytes:
+    """The plot as PNG bytes (for embedding into the HTML report)."""
+    fig = build_figure(annotated, key, pexec, machine)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi)
+    return buf.getvalue()
+
+
+def plot_execution(annotated: dict, key: str, pexec: int, machine: str, out_path) -> Path:
+    """Write the plot of one process execution; the format follows the suffix
+    (.png, .pdf, .svg)."""
+    out = Path(out_path)
+    fig = build_figure(annotated, key, pexec, machine)
+    fig.savefig(out)
+    return out
+
+
+def plot_filename(key: str, pexec: int, suffix: str = ".png") -> str:
+    """A file name for one execution's plot: bench__vm__variant__N.png."""
+    return "__".join(key.split(":")) + f"__{pexec}{suffix}"

@@ -1,0 +1,154 @@
+"""LaTeX summary table in the layout of the warmup paper (warmup_stats' table).
+
+Columns: benchmark, VM, Class., Steady iter (#), Steady iter (s), Steady perf (s).
+Classes are drawn by the macros ``\\flatc \\warmup \\slowdown \\nosteadystate
+\\goodinconsistent \\badinconsistent``; the preamble defines them with plain
+LaTeX picture commands so the document needs only packages from
+texlive-latex-base/-recommended (longtable, booktabs, xcolor, geometry).
+Steady iter (#) carries a 10-bin histogram sparkline with the median's bin red.
+"""
+
+from __future__ import annotations
+
+from .rows import SummaryRow, histogram, sorted_counts, summary_rows
+
+CLASS_MACROS = {
+    "flat": r"\flatc",
+    "warmup": r"\warmup",
+    "slowdown": r"\slowdown",
+    "no steady state": r"\nosteadystate",
+    "good inconsistent": r"\goodinconsistent",
+    "bad inconsistent": r"\badinconsistent",
+}
+
+# Picture-mode drawings (kernel \qbezier only) 12pt wide, 6pt high.
+SYMBOL_DEFINITIONS = r"""
+\newcommand{\classpic}[1]{{\setlength{\unitlength}{1pt}\linethickness{0.6pt}\begin{picture}(12,7)#1\end{picture}}}
+\newcommand{\flatc}{\classpic{\qbezier(0,3)(6,3)(12,3)}}
+\newcommand{\warmup}{\classpic{\qbezier(0,7)(1.5,1)(5,1)\qbezier(5,1)(8.5,1)(12,1)}}
+\newcommand{\slowdown}{\classpic{\qbezier(0,1)(1.5,6)(5,6)\qbezier(5,6)(8.5,6)(12,6)}}
+\newcommand{\nosteadystate}{\classpic{\qbezier(0,1)(1.5,3.5)(3,6)\qbezier(3,6)(4.5,3.5)(6,1)\qbezier(6,1)(7.5,3.5)(9,6)\qbezier(9,6)(10.5,3.5)(12,1)}}
+\newcommand{\goodinconsistent}{\classpic{{\color{darkgreen}\qbezier(0,7)(1.5,2)(5,2)\qbezier(5,2)(8.5,2)(12,2)\qbezier(0,5)(6,5)(12,5)}}}
+\newcommand{\badinconsistent}{\classpic{{\color{darkred}\qbezier(0,1)(1.5,6)(5,6)\qbezier(5,6)(8.5,6)(12,6)\qbezier(0,1)(3,4)(6,1)\qbezier(6,1)(9,4)(12,1)}}}
+"""
+
+PREAMBLE = r"""\documentclass[10pt]{article}
+\usepackage[landscape,margin=1.5cm]{geometry}
+\usepackage{longtable}
+\usepackage{booktabs}
+\usepackage[table]{xcolor}
+\definecolor{darkgreen}{rgb}{0.0,0.5,0.0}
+\definecolor{darkred}{rgb}{0.7,0.0,0.0}
+\definecolor{lightgreen}{rgb}{0.75,0.95,0.75}
+\definecolor{lightred}{rgb}{1.0,0.75,0.75}
+\definecolor{lightyellow}{rgb}{1.0,1.0,0.6}
+""" + SYMBOL_DEFINITIONS + r"""\newcommand{\ccell}[2]{\cellcolor{#1}#2}
+\begin{document}
+"""
+
+SYMBOL_KEY = (r"\noindent\textbf{Classes:} \flatc\ flat, \warmup\ warmup, \slowdown\ slowdown, "
+              r"\nosteadystate\ no steady state, \goodinconsistent\ good inconsistent, "
+              r"\badinconsistent\ bad inconsistent." "\n\n")
+
+TABLE_SPEC = "llllrr"
+HEADER = (r"Benchmark & VM & Class. & \multicolumn{1}{c}{Steady iter (\#)} & "
+          r"\multicolumn{1}{c}{Steady iter (s)} & \multicolumn{1}{c}{Steady perf (s)}\\")
+
+_ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+            "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+
+
+def escape(text: str) -> str:
+    return "".join(_ESCAPES.get(ch, ch) for ch in text)
+
+
+def class_cell(row: SummaryRow) -> str:
+    """The class macro; inconsistent pairs add their counts, most frequent first."""
+    macro = CLASS_MACROS[row.classification]
+    if row.is_inconsistent:
+        parts = [f"${n}$\\,{CLASS_MACROS[c]}" for c, n in sorted_counts(row.counts)]
+        return macro + r" \scriptsize(" + ", ".join(parts) + ")"
+    total = row.n_pexecs
+    own = row.counts.get(row.classification, 0)
+    if own != total:  # should not happen for a consistent pair; show the count
+        return macro + r" \scriptsize($%d$)" % own
+    return macro
+
+
+def sparkline(values: list[float], width_pt: float = 20.0, height_pt: float = 7.0) -> str:
+    """10-bin histogram of `values` as a picture; the median's bin in red."""
+    counts, median_bin = histogram(values)
+    if not counts or max(counts) == 0:
+        return ""
+    bar = width_pt / len(counts)
+    top = max(counts)
+    parts = []
+    for i, n in enumerate(counts):
+        if n == 0:
+            continue
+        h = height_pt * n / top
+        rule = r"\rule{%.2fpt}{%.2fpt}" % (bar * 0.8, h)
+        if i == median_bin:
+            rule = r"{\color{red}" + rule + "}"
+        parts.append(r"\put(%.2f,0){%s}" % (i * bar, rule))
+    return (r"{\setlength{\unitlength}{1pt}\begin{picture}(%.1f,%.1f)%s\end{picture}}"
+            % (width_pt, height_pt, "".join(parts)))
+
+
+def _steady_iter_cell(row: SummaryRow) -> str:
+    iv = row.steady_iter
+    if iv is None:
+        return "--"
+    text = r"%.1f {\scriptsize(%.1f, %.1f)}" % (iv.median, iv.low, iv.high)
+    spark = sparkline(row.steady_iter_list)
+    return f"{spark} {text}" if spark else text
+
+
+def _time_to_reach_cell(row: SummaryRow) -> str:
+    iv = row.steady_time_to_reach
+    if iv is None:
+        return "--"
+    return r"%.2f {\scriptsize(%.3f, %.3f)}" % (iv.median, iv.low, iv.high)
+
+
+def _perf_cell(row: SummaryRow) -> str:
+    if row.steady_perf is None or row.steady_perf_ci is None:
+        return "--"
+    return r"$%.5f$ {\scriptsize$\pm %.6f$}" % (row.steady_perf, row.steady_perf_ci)
+
+
+def row_cells(row: SummaryRow, vm_cell: str) -> list[str]:
+    return [escape(row.bench), vm_cell, class_cell(row), _steady_iter_cell(row),
+            _time_to_reach_cell(row), _perf_cell(row)]
+
+
+def longtable(rows: list[SummaryRow], cells=row_cells, spec: str = TABLE_SPEC,
+              header: str = HEADER) -> str:
+    """The longtable body; VM groups separated by rules, the VM named once."""
+    out = [r"\begin{longtable}{%s}" % spec, r"\toprule", header, r"\midrule", r"\endhead",
+           r"\bottomrule", r"\endfoot"]
+    previous = None
+    for row in rows:
+        group = (row.machine, row.vm)
+        if previous is not None and group != previous:
+            out.append(r"\midrule")
+        vm_cell = r"\textbf{%s}" % escape(row.vm) if group != previous else ""
+        out.append(" & ".join(cells(row, vm_cell)) + r" \\")
+        previous = group
+    out.append(r"\end{longtable}")
+    return "\n".join(out) + "\n"
+
+
+def render_latex(summary: dict, with_preamble: bool = True) -> str:
+    """A complete document (or, without the preamble, just the tables to \\input
+    into a paper that defines the class macros itself: see SYMBOL_DEFINITIONS)."""
+    rows = summary_rows(summary)
+    body: list[str] = []
+    for machine in sorted({r.machine for r in rows}):
+        body.append(r"\section*{%s}" % escape(machine))
+        body.append(longtable([r for r in rows if r.machine == machine]))
+    if not rows:
+        body.append("No benchmarks in this summary.\n")
+    if not with_preamble:
+        return "\n".join(body)
+    return PREAMBLE + SYMBOL_KEY + "\n".join(body) + "\\end{document}\n"

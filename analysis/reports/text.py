@@ -1,0 +1,45 @@
+"""Plain-text summary table for the terminal."""
+
+from __future__ import annotations
+
+from . import formats
+from .rows import SummaryRow, class_phrase, summary_rows
+
+HEADERS = ("Benchmark", "VM", "Class.", "Steady iter (#)", "Steady iter (s)", "Steady perf (s)")
+
+
+def _cells(row: SummaryRow) -> tuple[str, ...]:
+    return (
+        row.bench,
+        row.vm,
+        class_phrase(row),
+        formats.steady_iter(row.steady_iter),
+        formats.steady_time_to_reach(row.steady_time_to_reach),
+        formats.steady_perf(row.steady_perf, row.steady_perf_ci),
+    )
+
+
+def _layout(rows: list[tuple[str, ...]]) -> list[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = []
+    for n, r in enumerate(rows):
+        lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return lines
+
+
+def render_text(summary: dict) -> str:
+    """One aligned table per machine; inconsistent pairs show their class counts."""
+    rows = summary_rows(summary)
+    if not rows:
+        return "No benchmarks in this summary.\n"
+    out: list[str] = []
+    for machine in sorted({r.machine for r in rows}):
+        mine = [r for r in rows if r.machine == machine]
+        if out:
+            out.append("")
+        out.append(f"Machine: {machine}")
+        out.append("")
+        out.extend(_layout([HEADERS] + [_cells(r) for r in mine]))
+    return "\n".join(out) + "\n"

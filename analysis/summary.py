@@ -1,0 +1,195 @@
+"""warmup_stats' summary JSON (``warmup_stats --output-json``), reproduced.
+
+Shape (``warmup_format_version`` "2", dumped with ``sort_keys=True, indent=4``)::
+
+    {"warmup_format_version": "2",
+     "machines": {machine: {vm: {bench: {
+         "classification", "detailed_classification" {flat, warmup, slowdown, "no steady state"},
+         "steady_state_iteration", "steady_state_iteration_iqr", "steady_state_iteration_list",
+         "steady_state_time_to_reach_secs", "..._iqr", "..._list",
+         "steady_state_time", "steady_state_time_ci", "steady_state_time_list",
+         "process_executons": [{"index", "classification", "outliers", "changepoints", "segment_means"}]}}}}}
+
+(``process_executons`` is warmup_stats' spelling.) Rules kept from
+``warmup/summary_statistics.py``:
+
+- Keys are taken in sorted order; a key with no process executions, or whose
+  *first* execution is empty, is skipped (with a warning).
+- Pair classification: the common class when all executions agree;
+  "good inconsistent" when the classes are exactly {flat, warmup}; otherwise
+  "bad inconsistent".
+- Per-execution steady numbers (see ``analysis.classify``) are listed for
+  every execution that is not "no steady state".
+- Any "no steady state" execution: steady iter, time and perf are all None.
+  All flat: steady iter (#)/(s) None, steady perf bootstrapped. Otherwise:
+  steady perf bootstrapped, and steady iter (#)/(s) are ``numpy.median`` with
+  ``numpy.percentile`` at 5 and 95 (called "iqr") over all listed
+  executions, flat ones contributing 1 and 0.0. Steady iter (#) values are
+  turned into floats first, as warmup_stats does.
+- Steady perf and its CI come from ``analysis.bootstrap`` and, as in
+  warmup_stats, pass through Python 2's ``str()`` (12 significant digits).
+
+coldrun additions: executions whose classification is None (crashed, or too
+short for changepoints) are left out of the counts and statistics but still
+listed under ``process_executons``; the delta and steady used are those
+recorded in the annotated results' ``classifier``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any, Callable
+
+import numpy as np
+
+from analysis import bootstrap, classify
+from analysis.errors import AnalysisError, WarningSink, stderr_warning
+from analysis.pipeline import is_annotated, run_parallel
+from analysis.progress import Progress
+
+WARMUP_FORMAT_VERSION = "2"
+LOW_IQR_BOUND = 5.0
+HIGH_IQR_BOUND = 95.0
+
+
+def median_iqr(values: list[float]) -> tuple[float, list[float]]:
+    """warmup_stats' ``median_iqr``: numpy median and the 5th/95th percentiles."""
+    return float(np.median(values)), [
+        float(np.percentile(values, LOW_IQR_BOUND)),
+        float(np.percentile(values, HIGH_IQR_BOUND)),
+    ]
+
+
+def pair_classification(classes: list[str]) -> str:
+    kinds = set(classes)
+    if len(kinds) == 1:
+        return classes[0]
+    if kinds == {classify.FLAT, classify.WARMUP}:
+        return "good inconsistent"
+    return "bad inconsistent"
+
+
+def _benchmark_plan(machine: str, key: str, results: dict, delta: str, warn: WarningSink) -> dict | None:
+    """Everything about one key except the bootstrap, plus its bootstrap input."""
+    wct = results["wallclock_times"][key]
+    if len(wct) == 0:
+        warn(f"skipping {key} from {machine} (no process executions)")
+        return None
+    if len(wct[0]) == 0:
+        warn(f"skipping {key} from {machine} (benchmark crashed: first process execution is empty)")
+        return None
+    outs = results["all_outliers"][key]
+    cpts = results["changepoints"][key]
+    means = results["changepoint_means"][key]
+    variances = results["changepoint_vars"][key]
+    classes = results["classifications"][key]
+    categories: list[str] = []
+    steady_means: list[float] = []
+    steady_iters: list[int] = []
+    to_steady: list[float] = []
+    boot_input: list[list[list[float]]] = []
+    for i, times in enumerate(wct):
+        cls = classes[i]
+        if cls is None:
+            continue
+        categories.append(cls)
+        if cls == classify.NO_STEADY_STATE:
+            continue
+        st = classify.steady_state(times, outs[i], cpts[i], means[i], variances[i], cls, delta)
+        steady_means.append(st.steady_state_mean)
+        steady_iters.append(st.steady_iteration)
+        to_steady.append(st.time_to_steady)
+        boot_input.append(classify.bootstrap_segments(times, outs[i], st.bootstrap_ranges))
+    if not categories:
+        warn(f"skipping {key} from {machine} (no classifiable process executions)")
+        return None
+    counts = dict(Counter(categories))
+    for c in classify.CLASSES:
+        counts.setdefault(c, 0)
+    bench: dict[str, Any] = {
+        "classification": pair_classification(categories),
+        "detailed_classification": counts,
+        "steady_state_iteration": None,
+        "steady_state_iteration_iqr": None,
+        "steady_state_iteration_list": steady_iters,
+        "steady_state_time_to_reach_secs": None,
+        "steady_state_time_to_reach_secs_iqr": None,
+        "steady_state_time_to_reach_secs_list": to_steady,
+        "steady_state_time": None,
+        "steady_state_time_ci": None,
+        "steady_state_time_list": steady_means,
+        "process_executons": [
+            {
+                "index": i,
+                "classification": classes[i],
+                "outliers": outs[i],
+                "changepoints": cpts[i],
+                "segment_means": means[i],
+            }
+            for i in range(len(wct))
+        ],
+    }
+    needs_bootstrap = counts[classify.NO_STEADY_STATE] == 0
+    if needs_bootstrap and set(categories) != {classify.FLAT}:
+        bench["steady_state_iteration"], bench["steady_state_iteration_iqr"] = median_iqr([float(v) for v in steady_iters])
+        bench["steady_state_time_to_reach_secs"], bench["steady_state_time_to_reach_secs_iqr"] = median_iqr(to_steady)
+    return {"bench": bench, "boot": boot_input if needs_bootstrap else None}
+
+
+def _bootstrap_task(args: tuple) -> tuple[float, float] | None:
+    boot, resamples, seed, label, confidence = args
+    if boot is None:
+        return None
+    result = bootstrap.bootstrap_steady_perf(boot, resamples=resamples, seed=seed, key=label, confidence=confidence)
+    return bootstrap.py2_str_round(result.median), bootstrap.py2_str_round(result.ci)
+
+
+def summarise(
+    annotated_by_machine: dict[str, dict],
+    resamples: int = bootstrap.RESAMPLES_HIGH,
+    seed: int | None = None,
+    *,
+    confidence: str = bootstrap.CONFIDENCE_LEVEL,
+    jobs: int = 1,
+    progress: bool = False,
+    warn: WarningSink = stderr_warning,
+) -> dict:
+    """warmup_stats' summary dict from ``{machine: annotated results}``.
+
+    ``resamples`` is the bootstrap size B (100000 high quality, 10000 low);
+    ``seed`` makes the bootstrap reproducible (None: fresh entropy, like
+    warmup_stats). ``jobs`` > 1 bootstraps benchmarks in forked workers.
+    """
+    summary: dict[str, Any] = {"machines": {}, "warmup_format_version": WARMUP_FORMAT_VERSION}
+    plans: list[tuple[str, str, str, dict]] = []
+    for machine in sorted(annotated_by_machine):
+        results = annotated_by_machine[machine]
+        if not is_annotated(results):
+            raise AnalysisError(f"results for machine {machine!r} are not annotated; run annotate first")
+        delta = str(results["classifier"]["delta"])
+        summary["machines"][machine] = {}
+        for key in sorted(results["wallclock_times"]):
+            plan = _benchmark_plan(machine, key, results, delta, warn)
+            if plan is not None:
+                plans.append((machine, key, delta, plan))
+    tasks = [(p["boot"], resamples, seed, f"{m}/{k}", confidence) for m, k, _, p in plans]
+    weight: Callable[[tuple], int] = lambda t: 0 if t[0] is None else 1
+    n_boot = sum(weight(t) for t in tasks)
+    if progress:
+        with Progress("bootstrap", n_boot, force=True) as bar:
+            outcomes = run_parallel(_bootstrap_task, tasks, jobs, bar, weight)
+    else:
+        outcomes = run_parallel(_bootstrap_task, tasks, jobs, None)
+    for (machine, key, _, plan), outcome in zip(plans, outcomes):
+        bench = plan["bench"]
+        if outcome is not None:
+            bench["steady_state_time"], bench["steady_state_time_ci"] = outcome
+        name, vm, _variant = key.split(":")
+        summary["machines"][machine].setdefault(vm, {})[name] = bench
+    return summary
+
+
+def dumps(summary: dict) -> str:
+    """The summary as warmup_stats writes it (``sort_keys=True, indent=4``)."""
+    return json.dumps(summary, sort_keys=True, indent=4)

@@ -1,0 +1,166 @@
+-- coldrun iteration runner for LuaJIT.
+--
+-- usage: luajit iterations_runner.lua <benchmark.lua> <iterations> <param> <debug 0|1>
+--
+-- Loads the benchmark as Krun did (dofile; it defines a global run_iter),
+-- measures each in-process iteration with libkruntime through LuaJIT's ffi,
+-- keeps results in preallocated ffi arrays and writes one protocol-1 JSON
+-- document to the results fd (iteration_runners/PROTOCOL.md).
+--
+-- Lua numbers are doubles: 64-bit counter deltas go through
+-- krun_u64_to_double, which exits with an error rather than round.
+
+local ffi = require("ffi")
+ffi.cdef[[
+    void krun_init(void);
+    void krun_done(void);
+    void krun_measure(int mdata_idx);
+    int krun_get_num_cores(void);
+    const char *krun_counters_unavailable_reason(void);
+    int64_t krun_wallclock_delta_ns(void);
+    uint64_t krun_core_cycles_delta(int core);
+    uint64_t krun_aperf_delta(int core);
+    uint64_t krun_mperf_delta(int core);
+    double krun_u64_to_double(uint64_t val);
+    intptr_t write(int fd, const void *buf, size_t count);
+    int close(int fd);
+    int fcntl(int fd, int cmd, ...);
+    char *strerror(int errnum);
+]]
+
+local EXIT_USAGE, EXIT_CHANNEL = 2, 3
+-- F_DUPFD_CLOEXEC differs per OS: Linux 1030, OpenBSD 10.
+local F_DUPFD_CLOEXEC = ffi.os == "Linux" and 1030 or 10
+
+local function fail(message, status)
+    io.stderr:write("iterations_runner.lua: error: " .. message .. "\n")
+    os.exit(status)
+end
+
+if #arg ~= 4 then
+    fail("expected 4 arguments, got " .. #arg ..
+         "\nusage: iterations_runner.lua <benchmark> <iterations> <param> <debug 0|1>", EXIT_USAGE)
+end
+
+local BM_benchmark = arg[1]
+local BM_iters = tonumber(arg[2])
+local BM_param = tonumber(arg[3])
+if not BM_iters or BM_iters < 1 or BM_iters % 1 ~= 0 or not BM_param or BM_param % 1 ~= 0 then
+    fail("iterations must be an integer >= 1 and param an integer", EXIT_USAGE)
+end
+if arg[4] ~= "0" and arg[4] ~= "1" then
+    fail("debug flag must be 0 or 1", EXIT_USAGE)
+end
+local BM_debug = arg[4] == "1"
+
+-- Move the results channel to a private close-on-exec descriptor, so the
+-- benchmark and its children cannot write to it.
+local BM_results_fd
+do
+    local fd = tonumber(os.getenv("COLDRUN_RESULTS_FD") or "3")
+    local private = ffi.C.fcntl(fd, F_DUPFD_CLOEXEC, ffi.new("int", 10))
+    if private < 0 or ffi.C.close(fd) ~= 0 then
+        fail("results channel fd " .. fd .. " is not open: " .. ffi.string(ffi.C.strerror(ffi.errno())) ..
+             " (see PROTOCOL.md)", EXIT_USAGE)
+    end
+    BM_results_fd = private
+end
+
+-- Keep the clib object in a local that is used after the loop, so the
+-- library cannot be collected (and unloaded) while the run is in progress.
+local ok, kr = pcall(ffi.load, os.getenv("COLDRUN_LIBKRUNTIME") or "kruntime")
+if not ok then
+    fail("cannot load libkruntime: " .. tostring(kr), EXIT_USAGE)
+end
+
+local f = io.open(BM_benchmark, "r")
+if not f then
+    fail("benchmark " .. BM_benchmark .. " does not exist", EXIT_USAGE)
+end
+f:close()
+dofile(BM_benchmark) -- the benchmark's own errors propagate: exit 1 with a traceback
+if type(run_iter) ~= "function" then
+    fail("benchmark " .. BM_benchmark .. " does not define a global function run_iter", EXIT_USAGE)
+end
+local BM_run_iter = run_iter
+
+kr.krun_init()
+local BM_num_cores = kr.krun_get_num_cores()
+local BM_reason = nil
+if BM_num_cores == 0 then
+    local raw = kr.krun_counters_unavailable_reason()
+    BM_reason = raw ~= nil and ffi.string(raw) or "unknown"
+end
+
+-- Preallocated storage: ffi arrays do not grow or box inside the loop.
+local BM_wallclock_ns = ffi.new("double[?]", BM_iters)
+local BM_cycles, BM_aperf, BM_mperf = {}, {}, {}
+for core = 0, BM_num_cores - 1 do
+    BM_cycles[core] = ffi.new("double[?]", BM_iters)
+    BM_aperf[core] = ffi.new("double[?]", BM_iters)
+    BM_mperf[core] = ffi.new("double[?]", BM_iters)
+end
+
+local measure = kr.krun_measure
+for i = 0, BM_iters - 1 do
+    if BM_debug then
+        io.stderr:write(string.format("[iterations_runner.lua] iteration %d/%d\n", i + 1, BM_iters))
+    end
+    measure(0)
+    BM_run_iter(BM_param)
+    measure(1)
+    BM_wallclock_ns[i] = tonumber(kr.krun_wallclock_delta_ns())
+    for core = 0, BM_num_cores - 1 do
+        BM_cycles[core][i] = kr.krun_u64_to_double(kr.krun_core_cycles_delta(core))
+        BM_aperf[core][i] = kr.krun_u64_to_double(kr.krun_aperf_delta(core))
+        BM_mperf[core][i] = kr.krun_u64_to_double(kr.krun_mperf_delta(core))
+    end
+end
+
+kr.krun_done()
+
+-- JSON by hand (LuaJIT has no JSON library): %.17g round-trips a double,
+-- %.0f prints an integral double without exponent or fraction.
+local function json_string(s)
+    return '"' .. s:gsub('[%c"\\]', function(c)
+        return string.format("\\u%04x", c:byte())
+    end) .. '"'
+end
+
+local function per_core_json(arrays)
+    local cores = {}
+    for core = 0, BM_num_cores - 1 do
+        local vals = {}
+        for i = 0, BM_iters - 1 do
+            vals[i + 1] = string.format("%.0f", arrays[core][i])
+        end
+        cores[core + 1] = "[" .. table.concat(vals, ", ") .. "]"
+    end
+    return "[" .. table.concat(cores, ", ") .. "]"
+end
+
+local walls = {}
+for i = 0, BM_iters - 1 do
+    walls[i + 1] = string.format("%.17g", BM_wallclock_ns[i] / 1e9)
+end
+
+local doc = table.concat({
+    '{"protocol_version": 1, "wallclock_times": [', table.concat(walls, ", "), "], ",
+    '"core_cycle_counts": ', per_core_json(BM_cycles), ", ",
+    '"aperf_counts": ', per_core_json(BM_aperf), ", ",
+    '"mperf_counts": ', per_core_json(BM_mperf), ", ",
+    '"counters": {"available": ', tostring(BM_num_cores > 0), ', "reason": ',
+    BM_reason and json_string(BM_reason) or "null", "}}",
+})
+
+local off = 0
+while off < #doc do
+    local n = tonumber(ffi.C.write(BM_results_fd, ffi.cast("const char *", doc) + off, #doc - off))
+    if n < 0 then
+        fail("writing the results document failed: " .. ffi.string(ffi.C.strerror(ffi.errno())), EXIT_CHANNEL)
+    end
+    off = off + n
+end
+if ffi.C.close(BM_results_fd) ~= 0 then
+    fail("closing the results channel failed: " .. ffi.string(ffi.C.strerror(ffi.errno())), EXIT_CHANNEL)
+end

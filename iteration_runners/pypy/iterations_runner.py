@@ -1,0 +1,272 @@
+"""coldrun iteration runner for PyPy (and any Python with cffi).
+
+usage: pypy3 iterations_runner.py <benchmark.py> <iterations> <param> <debug 0|1>
+
+Exit status (PROTOCOL.md): 0 document written; 1 the benchmark failed; 2 bad
+usage or setup; 3 the results channel failed.
+Loads the benchmark as Krun did (a module whose ``run_iter(param)`` is one
+in-process iteration), measures each iteration with libkruntime through cffi
+in ABI mode (no compiled extension: PyPy cannot load the CPython one), keeps
+results in preallocated arrays and writes one protocol-1 JSON document to the
+results fd (contract A, iteration_runners/PROTOCOL.md).
+
+Instrumentation (COLDRUN_INSTRUMENT=1, with PYPYLOG set by the runner
+command to a per-pid file): PyPy's GC and JIT debug sections are read back
+after the run and split per iteration by PyPy's own debug timestamps.
+"""
+
+import array
+import importlib.util
+import json
+import os
+import sys
+
+CDEF = """
+    void krun_init(void);
+    void krun_done(void);
+    void krun_measure(int mdata_idx);
+    int krun_get_num_cores(void);
+    const char *krun_counters_unavailable_reason(void);
+    int64_t krun_wallclock_delta_ns(void);
+    uint64_t krun_core_cycles_delta(int core);
+    uint64_t krun_aperf_delta(int core);
+    uint64_t krun_mperf_delta(int core);
+"""
+
+
+EXIT_BENCHMARK_FAILED = 1
+EXIT_USAGE = 2
+EXIT_CHANNEL = 3
+USAGE = "usage: pypy3 iterations_runner.py <benchmark.py> <iterations> <param> <debug 0|1>"
+
+
+def fail(message, status=EXIT_USAGE):
+    sys.stderr.write("iterations_runner.py: error: %s\n" % message)
+    sys.exit(status)
+
+
+def parse_args(argv):
+    if len(argv) != 5:
+        fail("expected 4 arguments, got %d\n%s" % (len(argv) - 1, USAGE))
+    benchmark, iters, param, debug = argv[1:]
+    try:
+        iters, param = int(iters), int(param)
+    except ValueError:
+        fail("iterations and param must be integers\n%s" % USAGE)
+    if iters < 1:
+        fail("iterations must be at least 1, got %d" % iters)
+    if debug not in ("0", "1"):
+        fail("debug flag must be 0 or 1, got %r" % debug)
+    if not benchmark.endswith(".py") or not os.path.isfile(benchmark):
+        fail("benchmark %s is not an existing .py file" % benchmark)
+    return os.path.abspath(benchmark), iters, param, debug == "1"
+
+
+def take_results_channel():
+    """Check the results fd is open, then move it where the benchmark cannot write."""
+    fd = int(os.environ.get("COLDRUN_RESULTS_FD", "3"))
+    try:
+        os.fstat(fd)
+    except OSError:
+        fail("results channel fd %d is not open (see PROTOCOL.md)" % fd)
+    private = os.dup(fd)  # non-inheritable (PEP 446)
+    os.close(fd)
+    return private
+
+
+def load_benchmark(path):
+    """Krun's convention: a module whose run_iter(param) is one iteration."""
+    name = os.path.basename(path[:-3])
+    sys.path.insert(0, os.path.dirname(path))
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)  # the benchmark's own errors propagate: exit 1
+    run_iter = getattr(module, "run_iter", None)
+    if not callable(run_iter):
+        fail("benchmark %s defines no run_iter function" % path)
+    return run_iter
+
+
+def write_results(fd, document):
+    data = json.dumps(document).encode("ascii")  # serialised in full before any byte goes out
+    view = memoryview(data)
+    try:
+        while view:
+            view = view[os.write(fd, view):]
+        os.close(fd)
+    except OSError as exc:
+        fail("writing the results document failed: %s" % exc, EXIT_CHANNEL)
+
+
+# ---- instrumentation: PYPYLOG parsing ------------------------------------
+
+
+def pypylog_path():
+    """The file PyPy is logging to (the runner command puts %d = pid in it)."""
+    value = os.environ.get("PYPYLOG", "")
+    if ":" not in value:
+        return None
+    target = value.split(":", 1)[1]
+    if target in ("", "-"):
+        return None
+    return target.replace("%d", str(os.getpid()))
+
+
+def parse_pypylog(lines):
+    """Event trees [name, start, stop, children] from '[hex] {name' / '[hex] name}' lines."""
+    roots = []
+    stack = []
+    for line in lines:
+        if not line.startswith("[") or "] " not in line:
+            continue
+        stamp, _, rest = line.partition("] ")
+        try:
+            ts = int(stamp[1:], 16)
+        except ValueError:
+            continue
+        rest = rest.rstrip("\n")
+        if rest.startswith("{"):
+            node = [rest[1:], ts, None, []]
+            (stack[-1][3] if stack else roots).append(node)
+            stack.append(node)
+        elif rest.endswith("}") and stack and stack[-1][0] == rest[:-1]:
+            stack.pop()[2] = ts
+    return roots
+
+
+def split_per_iteration(roots, loop_start, boundaries):
+    """Assign each top-level event to the iteration whose end boundary follows it.
+
+    Events before the loop (VM and benchmark start-up) belong to no iteration.
+    """
+    per_iter = [[] for _ in boundaries]
+    i = 0
+    for node in roots:
+        if node[1] < loop_start:
+            continue
+        while i < len(boundaries) and node[1] > boundaries[i]:
+            i += 1
+        if i == len(boundaries):
+            break  # after the last iteration (krun_done, exit): not an iteration's cost
+        per_iter[i].append(node)
+    return per_iter
+
+
+def summarise(per_iter):
+    gc_ticks, jit_ticks = [], []
+    for nodes in per_iter:
+        gc = jit = 0
+        for name, start, stop, _ in nodes:
+            if stop is None:
+                continue
+            if name.startswith("gc-"):
+                gc += stop - start
+            elif name in ("jit-tracing", "jit-backend"):
+                jit += stop - start
+        gc_ticks.append(gc)
+        jit_ticks.append(jit)
+    return gc_ticks, jit_ticks
+
+
+def instrumentation_document(loop_start, boundaries):
+    import __pypy__
+
+    path = pypylog_path()
+    if path is None:
+        fail("instrumentation needs PYPYLOG=<categories>:<file> (set by the runner command)")
+    __pypy__.debug_flush()
+    with open(path) as f:
+        roots = parse_pypylog(f)
+    os.unlink(path)
+    per_iter = split_per_iteration(roots, loop_start, boundaries)
+    gc_ticks, jit_ticks = summarise(per_iter)
+    return {
+        "vm": "pypy",
+        "timestamp_unit": __pypy__.debug_get_timestamp_unit(),
+        "raw_vm_events": per_iter,
+        "gc_times": gc_ticks,
+        "jit_times": jit_ticks,
+    }
+
+
+# ---- main ------------------------------------------------------------------
+
+
+def main():
+    benchmark, iters, param, debug = parse_args(sys.argv)
+    instrument = os.environ.get("COLDRUN_INSTRUMENT") == "1"
+    results_fd = take_results_channel()
+
+    import cffi  # here, so the log parsing above can be unit-tested without cffi
+
+    ffi = cffi.FFI()
+    ffi.cdef(CDEF)
+    try:
+        lib = ffi.dlopen(os.environ.get("COLDRUN_LIBKRUNTIME") or "libkruntime.so")
+    except OSError as exc:
+        fail("cannot load libkruntime: %s" % exc)
+    krun_measure = lib.krun_measure
+    wallclock_delta_ns = lib.krun_wallclock_delta_ns
+    cycles_delta, aperf_delta, mperf_delta = (
+        lib.krun_core_cycles_delta, lib.krun_aperf_delta, lib.krun_mperf_delta)
+
+    run_iter = load_benchmark(benchmark)
+
+    lib.krun_init()
+    num_cores = lib.krun_get_num_cores()
+    reason = None
+    if num_cores == 0:
+        raw = lib.krun_counters_unavailable_reason()
+        reason = ffi.string(raw).decode("utf-8", "replace") if raw != ffi.NULL else "unknown"
+
+    # Preallocated: no allocation that grows with the iteration count in the loop.
+    wallclock_ns = array.array("q", [0]) * iters
+    cycles = [array.array("Q", [0]) * iters for _ in range(num_cores)]
+    aperf = [array.array("Q", [0]) * iters for _ in range(num_cores)]
+    mperf = [array.array("Q", [0]) * iters for _ in range(num_cores)]
+    boundaries = [0] * iters if instrument else None
+    loop_start = 0
+    if instrument:
+        from __pypy__ import debug_read_timestamp
+        loop_start = debug_read_timestamp()
+
+    for i in range(iters):
+        if debug:
+            sys.stderr.write("[iterations_runner.py] iteration %d/%d\n" % (i + 1, iters))
+        krun_measure(0)
+        run_iter(param)
+        krun_measure(1)
+        wallclock_ns[i] = wallclock_delta_ns()
+        for core in range(num_cores):
+            cycles[core][i] = cycles_delta(core)
+            aperf[core][i] = aperf_delta(core)
+            mperf[core][i] = mperf_delta(core)
+        if instrument:
+            boundaries[i] = debug_read_timestamp()
+
+    lib.krun_done()
+
+    document = {
+        "protocol_version": 1,
+        "wallclock_times": [ns / 1e9 for ns in wallclock_ns],
+        "core_cycle_counts": [list(a) for a in cycles],
+        "aperf_counts": [list(a) for a in aperf],
+        "mperf_counts": [list(a) for a in mperf],
+        "counters": {"available": num_cores > 0, "reason": reason},
+    }
+    if instrument:
+        document["instrumentation"] = instrumentation_document(loop_start, boundaries)
+    write_results(results_fd, document)
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except SystemExit as exc:
+        # Our own fail() exits with 2 or 3; a benchmark calling sys.exit(0) must
+        # not look like success.
+        if exc.code in (0, None):
+            sys.stderr.write("iterations_runner.py: error: the benchmark called sys.exit(%r)\n" % exc.code)
+            sys.exit(EXIT_BENCHMARK_FAILED)
+        raise

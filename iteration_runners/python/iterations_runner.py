@@ -1,0 +1,277 @@
+"""coldrun's Python iteration runner (wire protocol v1, see ../PROTOCOL.md).
+
+    <python> iterations_runner.py <benchmark.py> <iterations> <param> <debug 0|1>
+
+Imports the benchmark file, calls its ``run_iter(param)`` <iterations> times,
+each bracketed by libkruntime's krun_measure(0) / krun_measure(1) (counters
+outermost, wall clock innermost), keeps the measurements in preallocated
+lists, and at the end writes one JSON document to the results channel (fd 3,
+or $COLDRUN_RESULTS_FD).
+
+Runs on any Python 3 interpreter, including one that is not coldrun's venv
+and PyPy: libkruntime is found through absolute paths in the environment
+($COLDRUN_KRUNTIME_EXTENSION for CPython's extension, $COLDRUN_LIBKRUNTIME for
+libkruntime.so through cffi or ctypes), never through coldrun's sys.path.
+Only the standard library is used here.
+
+Exit status: 0 document written; 1 the benchmark raised (traceback on
+stderr, no document); 2 bad usage or setup; 3 the results channel failed.
+"""
+
+import json
+import os
+import sys
+import traceback
+
+PROTOCOL_VERSION = 1
+EXIT_BENCHMARK_FAILED = 1
+EXIT_USAGE = 2
+EXIT_CHANNEL = 3
+USAGE = "usage: iterations_runner.py <benchmark.py> <iterations> <param> <debug 0|1>"
+
+
+def fail(message, status=EXIT_USAGE):
+    sys.stderr.write("iterations_runner.py: error: %s\n" % message)
+    sys.exit(status)
+
+
+def parse_args(argv):
+    if len(argv) != 5:
+        fail("expected 4 arguments, got %d\n%s" % (len(argv) - 1, USAGE))
+    benchmark, iterations, param, debug = argv[1:]
+    try:
+        iterations = int(iterations)
+    except ValueError:
+        fail("iterations %r is not an integer\n%s" % (iterations, USAGE))
+    if iterations < 1:
+        fail("iterations must be at least 1, got %d" % iterations)
+    try:
+        param = int(param)
+    except ValueError:
+        fail("param %r is not an integer\n%s" % (param, USAGE))
+    if debug not in ("0", "1"):
+        fail("debug flag must be 0 or 1, got %r\n%s" % (debug, USAGE))
+    if not os.path.isfile(benchmark):
+        fail("benchmark file %s does not exist" % benchmark)
+    return os.path.abspath(benchmark), iterations, param, debug == "1"
+
+
+def take_results_channel():
+    """Move the results fd out of the benchmark's way (close-on-exec, high number)."""
+    name = os.environ.get("COLDRUN_RESULTS_FD", "3")
+    try:
+        fd = int(name)
+    except ValueError:
+        fail("COLDRUN_RESULTS_FD=%r is not a file descriptor number" % name)
+    try:
+        os.fstat(fd)
+    except OSError:
+        fail("results channel fd %d is not open; the supervisor passes it (see PROTOCOL.md)" % fd)
+    private = os.dup(fd)  # non-inheritable (PEP 446): child processes never see it
+    os.close(fd)
+    return private
+
+
+# -- libkruntime bindings: same names and meaning in all three --------------
+
+KRUN_CDEF = """
+void krun_init(void);
+void krun_done(void);
+void krun_measure(int);
+int64_t krun_wallclock_delta_ns(void);
+int krun_get_num_cores(void);
+const char *krun_counters_unavailable_reason(void);
+uint64_t krun_core_cycles_delta(int);
+uint64_t krun_aperf_delta(int);
+uint64_t krun_mperf_delta(int);
+"""
+
+
+def load_extension(path):
+    """CPython: the _kruntime extension, if built for this interpreter's ABI."""
+    import importlib.machinery
+    import importlib.util
+
+    if not any(path.endswith(s) for s in importlib.machinery.EXTENSION_SUFFIXES):
+        return None
+    spec = importlib.util.spec_from_file_location("_kruntime", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class CffiBinding(object):
+    """PyPy (and CPython with cffi): libkruntime.so in ABI mode."""
+
+    def __init__(self, path):
+        import cffi
+
+        self.ffi = cffi.FFI()
+        self.ffi.cdef(KRUN_CDEF)
+        self.lib = self.ffi.dlopen(path)
+        for name in ("krun_init", "krun_done", "krun_measure", "krun_wallclock_delta_ns",
+                     "krun_get_num_cores", "krun_core_cycles_delta", "krun_aperf_delta",
+                     "krun_mperf_delta"):
+            setattr(self, name, getattr(self.lib, name))
+
+    def krun_counters_unavailable_reason(self):
+        reason = self.lib.krun_counters_unavailable_reason()
+        return None if reason == self.ffi.NULL else self.ffi.string(reason).decode("utf-8", "replace")
+
+
+class CtypesBinding(object):
+    """Last resort: libkruntime.so through ctypes (slower calls, same numbers)."""
+
+    def __init__(self, path):
+        import ctypes
+
+        lib = ctypes.CDLL(path)
+        sig = {
+            "krun_init": (None, []),
+            "krun_done": (None, []),
+            "krun_measure": (None, [ctypes.c_int]),
+            "krun_wallclock_delta_ns": (ctypes.c_int64, []),
+            "krun_get_num_cores": (ctypes.c_int, []),
+            "krun_counters_unavailable_reason": (ctypes.c_char_p, []),
+            "krun_core_cycles_delta": (ctypes.c_uint64, [ctypes.c_int]),
+            "krun_aperf_delta": (ctypes.c_uint64, [ctypes.c_int]),
+            "krun_mperf_delta": (ctypes.c_uint64, [ctypes.c_int]),
+        }
+        for name, (restype, argtypes) in sig.items():
+            fn = getattr(lib, name)
+            fn.restype, fn.argtypes = restype, argtypes
+            setattr(self, "_" + name if name == "krun_counters_unavailable_reason" else name, fn)
+
+    def krun_counters_unavailable_reason(self):
+        reason = self._krun_counters_unavailable_reason()
+        return None if reason is None else reason.decode("utf-8", "replace")
+
+
+def load_libkruntime():
+    """Returns (binding, description); exits with a clear error if none loads."""
+    tried = []
+    ext = os.environ.get("COLDRUN_KRUNTIME_EXTENSION")
+    if ext and sys.implementation.name == "cpython":
+        try:
+            module = load_extension(ext)
+            if module is not None:
+                return module, "extension " + ext
+            tried.append("%s: not built for this interpreter's ABI" % ext)
+        except ImportError as e:
+            tried.append("%s: %s" % (ext, e))
+    lib = os.environ.get("COLDRUN_LIBKRUNTIME")
+    if lib:
+        try:
+            return CffiBinding(lib), "cffi %s %s" % (lib, tried)
+        except ImportError:
+            tried.append("cffi: not installed")
+        except OSError as e:
+            tried.append("cffi %s: %s" % (lib, e))
+        try:
+            return CtypesBinding(lib), "ctypes %s %s" % (lib, tried)
+        except (ImportError, OSError) as e:
+            tried.append("ctypes %s: %s" % (lib, e))
+    if not tried:
+        tried.append("neither COLDRUN_KRUNTIME_EXTENSION nor COLDRUN_LIBKRUNTIME is set")
+    fail("cannot load libkruntime (%s)" % "; ".join(tried))
+
+
+# -- the measurement loop ----------------------------------------------------
+
+
+def load_benchmark(path):
+    """Import the benchmark file as module "bench"; its directory goes first on sys.path."""
+    import importlib.util
+
+    runner_dir = os.path.dirname(os.path.abspath(__file__))
+    if sys.path and os.path.abspath(sys.path[0] or ".") == runner_dir:
+        sys.path[0] = os.path.dirname(path)  # the runner's own dir is no business of the benchmark
+    else:  # e.g. under -I or -P, where the script's dir is not on sys.path
+        sys.path.insert(0, os.path.dirname(path))
+    spec = importlib.util.spec_from_file_location("bench", path)
+    if spec is None:
+        fail("cannot import benchmark %s (not a Python file?)" % path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench"] = module
+    spec.loader.exec_module(module)
+    run_iter = getattr(module, "run_iter", None)
+    if not callable(run_iter):
+        fail("benchmark %s has no run_iter(param) function" % path)
+    return run_iter
+
+
+def run_iterations(krun, run_iter, iterations, param, debug):
+    num_cores = krun.krun_get_num_cores()
+    wallclock_ns = [0] * iterations
+    cycles = [[0] * iterations for _ in range(num_cores)]
+    aperf = [[0] * iterations for _ in range(num_cores)]
+    mperf = [[0] * iterations for _ in range(num_cores)]
+    measure = krun.krun_measure
+    wallclock_delta_ns = krun.krun_wallclock_delta_ns
+    cores = range(num_cores)
+    write = sys.stderr.write
+
+    for i in range(iterations):
+        if debug:
+            write("[iterations_runner.py] iteration %d/%d\n" % (i + 1, iterations))
+        # Listing 1: nothing but the benchmark between the two measurements.
+        measure(0)
+        run_iter(param)
+        measure(1)
+        wallclock_ns[i] = wallclock_delta_ns()
+        for c in cores:
+            cycles[c][i] = krun.krun_core_cycles_delta(c)
+            aperf[c][i] = krun.krun_aperf_delta(c)
+            mperf[c][i] = krun.krun_mperf_delta(c)
+        if debug:
+            write("[iterations_runner.py] iteration %d/%d took %.6f s\n"
+                  % (i + 1, iterations, wallclock_ns[i] / 1e9))
+
+    return {
+        "protocol_version": PROTOCOL_VERSION,
+        "wallclock_times": [ns / 1e9 for ns in wallclock_ns],
+        "core_cycle_counts": cycles,
+        "aperf_counts": aperf,
+        "mperf_counts": mperf,
+        "counters": {
+            "available": num_cores > 0,
+            "reason": None if num_cores > 0 else krun.krun_counters_unavailable_reason(),
+        },
+    }
+
+
+def write_document(fd, document):
+    # Serialise first: a failure must leave no partial document behind.
+    text = json.dumps(document, allow_nan=False)
+    try:
+        with os.fdopen(fd, "w") as channel:
+            channel.write(text)
+    except (OSError, ValueError) as e:
+        fail("writing the results document failed: %s" % e, EXIT_CHANNEL)
+
+
+def main(argv):
+    benchmark, iterations, param, debug = parse_args(argv)
+    channel = take_results_channel()
+    krun, binding = load_libkruntime()
+    if debug:
+        sys.stderr.write("[iterations_runner.py] libkruntime via %s\n" % binding)
+    try:
+        run_iter = load_benchmark(benchmark)
+        krun.krun_init()
+        document = run_iterations(krun, run_iter, iterations, param, debug)
+    except SystemExit as e:
+        if e.code in (None, 0):  # a benchmark must not end the run "successfully" early
+            sys.stderr.write("iterations_runner.py: error: the benchmark called sys.exit(%r)\n" % (e.code,))
+            sys.exit(EXIT_BENCHMARK_FAILED)
+        raise
+    except BaseException:
+        traceback.print_exc()
+        sys.exit(EXIT_BENCHMARK_FAILED)
+    krun.krun_done()
+    write_document(channel, document)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

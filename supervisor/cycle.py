@@ -1,0 +1,287 @@
+"""One boot of the supervisor (DESIGN.md "The life of an experiment", steps 1-10).
+
+Each call of ``boot()`` runs at most one process execution, then "reboots":
+a real reboot on hardware, or os.execv of ``coldrun resume`` in simulated mode,
+so every process execution runs in a fresh supervisor process.
+
+Departures from DESIGN.md, on purpose: pre-commands run before the job is
+claimed (a failing pre-command stops the experiment with the job still
+outstanding), and post-checks run before the record is written, so the record
+is written once, with its flags and its outcome, and is the only truth about
+its attempt.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from supervisor import __version__
+from supervisor.errors import ColdrunError, PlatformError
+from supervisor.eventlog import make_logger
+from supervisor.experiment import Experiment
+from supervisor.hooks import HookFailed, run_hooks
+from supervisor.launcher import ProcessResult, run_process
+from supervisor.lifecycle import finish, stop
+from supervisor.platform_factory import build_platform
+from supervisor.platforms.base import Platform
+from supervisor.reconcile import reconcile
+from supervisor.records import write_record
+from supervisor.resolve import env_size, runner_launch
+from supervisor.results_doc import BadResults, parse_results
+from supervisor.schedule import RUNNING, STATE_NAMES, JobLine, Schedule
+from supervisor.statedir import StateDir
+from supervisor.system import Clock, Commands, RealClock, RealCommands, SystemRoot
+from supervisor.testhooks import pause_point
+
+
+@dataclass
+class Boot:
+    state: StateDir
+    schedule: Schedule
+    exp: Experiment
+    log: Any
+    root: SystemRoot
+    commands: Commands
+    clock: Clock
+
+
+class _Terminated(BaseException):
+    """SIGTERM (coldrun abort, shutdown): unwind so the runner's group is killed."""
+
+
+def _on_sigterm(signum, frame):
+    raise _Terminated()
+
+
+def reexec_resume(state_dir: Path) -> None:
+    """Simulated reboot: replace this process with a fresh `coldrun resume`."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(sys.executable, [sys.executable, "-m", "supervisor", "resume", str(state_dir)])
+
+
+def boot(state_dir: str | Path, *, root: SystemRoot | None = None, commands: Commands | None = None,
+         clock: Clock | None = None, stderr=sys.stderr, reexec: bool = True) -> int:
+    """Run one boot; returns the exit code when there is nothing more to do in this process."""
+    state = StateDir(state_dir)
+    schedule = state.schedule()
+    state.lock()
+    schedule = state.schedule()      # re-read under the lock
+    log = make_logger(state.log_path, stderr)
+    exp, _ = state.experiment(schedule)
+    if schedule.status == "finished":
+        log.info("experiment already finished; nothing to do")
+        return 0
+    if schedule.status == "aborted":
+        raise ColdrunError(f"{state.path}: experiment was aborted; start a new one")
+    if schedule.status == "stopped":
+        raise ColdrunError(f"{state.path}: experiment stopped: {state.stop_reason() or 'unknown reason'}; "
+                           f"fix the cause and run coldrun resume --continue {state.path}, "
+                           f"or coldrun abort {state.path}")
+    ctx = Boot(state, schedule, exp, log, root or SystemRoot("/"), commands or RealCommands(),
+               clock or RealClock())
+    boot_no = schedule.boots + 1
+    schedule.set_boots(boot_no)
+    log = ctx.log = log.bind(boot=boot_no)
+    log.info("boot", state_dir=str(state.path), mode=schedule.mode)
+    pause_point("after-boot-count", boot_no)
+
+    reconcile(state, schedule, exp, log)
+
+    # Reboot-loop guard: every boot claims a job, except the finishing one.
+    unexplained = boot_no - schedule.total_attempts() - 1
+    if unexplained > exp.rerun.max_unexplained_boots:
+        return stop(ctx_platform(ctx), ctx, f"reboot-loop guard: {boot_no} boots but only "
+                    f"{schedule.total_attempts()} job attempts (more than rerun.max_unexplained_boots = "
+                    f"{exp.rerun.max_unexplained_boots} boots claimed no job)")
+
+    platform = ctx_platform(ctx)
+    job = schedule.next_outstanding()
+    if job is None:
+        pause_point("before-finish", boot_no)
+        return finish(platform, ctx)
+
+    old = signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        rc = run_one(ctx, platform, job)
+    except _Terminated:
+        log.warning("terminated by SIGTERM; the job in flight is settled at the next start")
+        return 143
+    finally:
+        signal.signal(signal.SIGTERM, old)
+    if rc is not None:
+        return rc
+    left = sum(1 for j in schedule.jobs if j.state == "O")
+    log.info("rebooting", outstanding=left)
+    if schedule.mode == "simulated":
+        if reexec:
+            reexec_resume(state.path)
+        return 0
+    platform.reboot()
+    return 0
+
+
+def ctx_platform(ctx: Boot) -> Platform:
+    return build_platform(ctx.schedule.mode, ctx.exp.platform, ctx.state.path, root=ctx.root,
+                          commands=ctx.commands, clock=ctx.clock, log=ctx.log)
+
+
+def _check_audit(ctx: Boot, platform: Platform) -> str | None:
+    path = ctx.state.path / "audit.json"
+    try:
+        start = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    now = json.loads(json.dumps(platform.audit(), default=str))   # same normalisation as at start
+    allowed = set(getattr(ctx.exp.platform, "audit_allow_changes", [])) | {"volatile"}
+    if "*" in allowed:
+        return None
+    changed = sorted(k for k in set(start) | set(now) - allowed
+                     if k not in allowed and start.get(k) != now.get(k))
+    if changed:
+        return f"machine changed since the experiment started (audit sections: {', '.join(changed)})"
+    return None
+
+
+def run_one(ctx: Boot, platform: Platform, job: JobLine) -> int | None:
+    """Steps 4-9 for one job.  Returns an exit code to stop, or None to reboot."""
+    exp, schedule, log, state = ctx.exp, ctx.schedule, ctx.log, ctx.state
+    try:
+        for report in platform.apply_and_verify():
+            if not report.get("ok", True):
+                log.warning("platform control not as wanted", **{k: str(v) for k, v in report.items()})
+        platform.wait_until_ready(schedule.baselines)
+    except PlatformError as e:
+        return stop(platform, ctx, f"platform check failed: {e}")
+    changed = _check_audit(ctx, platform)
+    if changed:
+        return stop(platform, ctx, changed)
+    try:
+        run_hooks("pre-execution", exp.pre_execution, {"COLDRUN_STATE_DIR": str(state.path)}, log)
+    except HookFailed as e:
+        return stop(platform, ctx, str(e))
+    before = platform.snapshot()
+
+    attempt = job.attempts + 1
+    schedule.set_job(job, RUNNING, attempt)
+    log.info("claimed job", index=job.index, key=job.key, pexec=job.pexec, attempt=attempt)
+    pause_point("after-claim", schedule.boots)
+
+    bench, vm_name, variant = job.key.split(":")
+    record: dict[str, Any] = {
+        "record_version": 1, "supervisor_version": __version__, "job_index": job.index, "key": job.key,
+        "bench": bench, "vm": vm_name, "variant": variant, "pexec": job.pexec, "attempt": attempt,
+        "boot": schedule.boots, "iterations": exp.vms[vm_name].iterations, "param": exp.benchmarks[bench],
+        "wallclock_times": [], "core_cycle_counts": [], "aperf_counts": [], "mperf_counts": [],
+        "counters": None, "flags": [], "platform_before": before, "platform_after": None,
+    }
+    outcome, reason = _launch_and_judge(ctx, platform, job, record)
+    post = platform.post_checks(before, record)
+    record["platform_after"] = post.details
+    record["flags"] = list(post.flags)
+    exhausted = False
+    disturbed = sorted(set(post.flags) & set(exp.rerun.on_flags))
+    record["rerun_requested"] = bool(post.rerun and disturbed and outcome == "C")
+    if record["rerun_requested"]:
+        if attempt < exp.rerun.max_attempts:
+            outcome, reason = "O", f"re-run requested by post-checks ({', '.join(disturbed)})"
+        else:
+            exhausted = True
+            record["flags"].append("rerun_exhausted")
+    record["outcome"] = outcome
+    record["state"] = {"O": "rerun"}.get(outcome, STATE_NAMES[outcome])
+    record["reason"] = reason
+    pause_point("after-run", schedule.boots)
+    write_record(state.path, record)
+    pause_point("after-record", schedule.boots)
+    schedule.set_job(job, outcome)
+    pause_point("after-flag", schedule.boots)
+    level = log.info if outcome == "C" else log.warning
+    level("finished job", index=job.index, key=job.key, pexec=job.pexec, attempt=attempt,
+          outcome=record["state"], reason=reason, seconds=round(record.get("duration_seconds", 0.0), 3),
+          stderr_tail=record.get("stderr_tail", "")[-300:] if outcome == "E" else None)
+    try:
+        run_hooks("post-execution", exp.post_execution,
+                  {"COLDRUN_STATE_DIR": str(state.path), "COLDRUN_LOG_FILE": str(state.log_path),
+                   "COLDRUN_JOB_KEY": job.key, "COLDRUN_JOB_STATE": record["state"]}, log)
+    except HookFailed as e:
+        return stop(platform, ctx, str(e))
+    if exhausted:
+        return stop(platform, ctx, f"job {job.key} #{job.pexec} was disturbed ({', '.join(disturbed)}) on all "
+                                   f"{attempt} attempts (rerun.max_attempts); the machine keeps disturbing "
+                                   f"runs, so the experiment stops instead of looping")
+    return None
+
+
+def _launch_and_judge(ctx: Boot, platform: Platform, job: JobLine, record: dict[str, Any]) -> tuple[str, str | None]:
+    """Run the runner; fill the record; return (outcome flag, reason)."""
+    exp, state, log = ctx.exp, ctx.state, ctx.log
+    bench, vm_name, variant = job.key.split(":")
+    try:
+        launch = runner_launch(exp, state.experiment_dir(), str(state.experiment_path), bench, vm_name,
+                               variant, home=str(state.home_path))
+    except ColdrunError as e:
+        return "E", f"cannot launch: {e}"
+    argv = platform.launch_prefix(job.key) + launch.argv
+    record.update({"argv": argv, "environment": launch.env, "environment_bytes": env_size(launch.env),
+                   "cwd": str(state.home_path)})
+
+    def started(pid: int) -> None:
+        try:
+            import psutil
+            created = psutil.Process(pid).create_time()
+        except Exception:  # the runner may already be gone
+            created = None
+        state.note_runner(pid, created)
+        log.info("runner started", pid=pid, argv=" ".join(argv))
+        pause_point("during-run", ctx.schedule.boots)
+
+    try:
+        res = run_process(argv, launch.env, cwd=str(state.home_path), heap_limit=exp.heap_limit,
+                          stack_limit=exp.stack_limit, timeout=exp.execution_timeout, on_started=started)
+    finally:
+        platform.end_launch(job.key)
+    state.clear_runner()
+    _fill_process_fields(record, res)
+    if res.launch_error:
+        return "E", f"runner could not start: {res.launch_error}"
+    if res.timed_out:
+        return "T", f"timed out after {exp.execution_timeout:g}s; process group killed"
+    if res.signal is not None:
+        return "E", f"runner killed by signal {res.signal} ({record['signal_name']})"
+    if res.exit_code != 0:
+        return "E", f"runner exited with status {res.exit_code}"
+    if res.results_oversize:
+        return "E", "results document larger than the limit"
+    try:
+        doc = parse_results(res.results, exp.vms[vm_name].iterations)
+    except BadResults as e:
+        return "E", str(e)
+    for k in ("wallclock_times", "core_cycle_counts", "aperf_counts", "mperf_counts", "counters"):
+        record[k] = doc[k]
+    if "instrumentation" in doc:
+        record["instrumentation"] = doc["instrumentation"]
+    return "C", None
+
+
+def _fill_process_fields(record: dict[str, Any], res: ProcessResult) -> None:
+    sig_name = None
+    if res.signal is not None:
+        try:
+            sig_name = signal.Signals(res.signal).name
+        except ValueError:
+            sig_name = str(res.signal)
+    record.update({
+        "runner_pid": res.pid, "exit_code": res.exit_code, "signal": res.signal, "signal_name": sig_name,
+        "timed_out": res.timed_out, "started_at": res.started_at, "ended_at": res.ended_at,
+        "duration_seconds": res.duration, "rusage": res.rusage,
+        "stdout_tail": res.stdout.text(), "stdout_bytes": res.stdout.total,
+        "stderr_tail": res.stderr.text(), "stderr_bytes": res.stderr.total,
+        "launch_error": res.launch_error, "results_bytes": len(res.results),
+    })

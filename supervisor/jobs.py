@@ -1,0 +1,66 @@
+"""Expanding an experiment into its schedule of jobs (one job = one process execution).
+
+Round-robin order is Krun's: for pexec: for vm: for bench: for variant.  The
+random order shuffles the same jobs with a recorded seed and renumbers each
+key's process executions in the order they will run.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import random
+from dataclasses import dataclass
+
+from supervisor.experiment import Experiment
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    key: str        # "bench:vm:variant"
+    pexec: int      # index of this process execution among its key's
+    skipped: bool
+
+    @property
+    def bench(self) -> str:
+        return self.key.split(":")[0]
+
+    @property
+    def vm(self) -> str:
+        return self.key.split(":")[1]
+
+    @property
+    def variant(self) -> str:
+        return self.key.split(":")[2]
+
+
+def should_skip(key: str, patterns: list[str]) -> bool:
+    """Krun's SKIP: each of bench, vm, variant matches literally or by * wildcard."""
+    parts = key.split(":")
+    for pattern in patterns:
+        pparts = pattern.split(":")
+        if all(fnmatch.fnmatchcase(k, p) for k, p in zip(parts, pparts)):
+            return True
+    return False
+
+
+def keys_in_order(exp: Experiment) -> list[str]:
+    return [f"{bench}:{vm_name}:{variant}"
+            for vm_name, vm in exp.vms.items()
+            for bench in exp.benchmarks
+            for variant in vm.variants]
+
+
+def expand(exp: Experiment, seed: int | None) -> list[JobSpec]:
+    keys = keys_in_order(exp)
+    order = [(key, n) for n in range(exp.executions) for key in keys]
+    if exp.order == "random":
+        if seed is None:
+            raise ValueError("random order needs a seed")
+        random.Random(seed).shuffle(order)
+    seen: dict[str, int] = {}
+    jobs = []
+    for key, _ in order:
+        pexec = seen.get(key, 0)
+        seen[key] = pexec + 1
+        jobs.append(JobSpec(key, pexec, should_skip(key, exp.skip)))
+    return jobs

@@ -1,0 +1,165 @@
+"""Experiment lifecycle: start (create the state dir), finish, stop (fatal), abort.
+
+Hardware mode talks to the boot service (install/disable) and mail; simulated
+mode only logs what those would do.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from supervisor.errors import ColdrunError
+from supervisor.eventlog import make_logger
+from supervisor.experiment import experiment_sha256, load_experiment
+from supervisor.jobs import expand
+from supervisor.platform_factory import build_platform
+from supervisor.platforms.base import Platform
+from supervisor.records import write_atomic
+from supervisor.resolve import validate_files
+from supervisor.schedule import MailCounter, Schedule, render_new
+from supervisor.statedir import StateDir
+from supervisor.system import Clock, Commands, RealClock, RealCommands, SystemRoot
+
+if TYPE_CHECKING:
+    from supervisor.cycle import Boot
+
+EXIT_STOPPED = 3
+
+
+def _mailer(exp, schedule: Schedule):
+    from supervisor.mail import Mailer
+    return Mailer(exp.mail.to, exp.mail.quota, MailCounter(schedule))
+
+
+def start(experiment_file: str, state_dir: str, *, simulate: bool, root: SystemRoot | None = None,
+          commands: Commands | None = None, clock: Clock | None = None, stderr=sys.stderr,
+          reexec: bool = True) -> int:
+    """Validate, create the state dir and schedule, then hand over to the first boot."""
+    if not simulate and os.geteuid() != 0:
+        raise ColdrunError("coldrun start without --simulate-reboots controls the machine and must run as "
+                           "root; add --simulate-reboots to try the experiment without touching the system")
+    exp, text = load_experiment(experiment_file)
+    exp_dir = Path(experiment_file).absolute().parent
+    if exp.order == "random":
+        seed = exp.seed if exp.seed is not None else secrets.randbelow(10 ** 12)
+    else:
+        seed = exp.seed or 0   # unused by round-robin
+    jobs = expand(exp, seed)
+    if all(j.skipped for j in jobs):
+        raise ColdrunError(f"{experiment_file}: skip: every job is skipped; nothing to run")
+    validate_files(exp, exp_dir, experiment_file, sorted({j.key for j in jobs if not j.skipped}))
+    state = StateDir(state_dir)
+    state.prepare_new(Path(experiment_file))
+    state.lock()
+    log = make_logger(state.log_path, stderr)
+    root, commands, clock = root or SystemRoot("/"), commands or RealCommands(), clock or RealClock()
+    mode = "simulated" if simulate else "hardware"
+    state.write_experiment(text, Path(experiment_file), sys.argv)
+    platform = build_platform(mode, exp.platform, state.path, root=root, commands=commands, clock=clock, log=log)
+    write_atomic(state.path / "audit.json", json.dumps(platform.audit(), default=str).encode())
+    for report in platform.apply_and_verify():
+        if not report.get("ok", True):
+            log.warning("platform control not as wanted", **{k: str(v) for k, v in report.items()})
+    baselines = platform.take_baselines()
+    Schedule.create(state.schedule_path, render_new(
+        jobs, experiment_sha256=experiment_sha256(text), mode=mode, order=exp.order, seed=seed,
+        baselines=baselines))
+    n_run = sum(1 for j in jobs if not j.skipped)
+    log.info("experiment started", name=exp.name, jobs=n_run, skipped=len(jobs) - n_run, seed=seed,
+             order=exp.order, state_dir=str(state.path))
+    if simulate:
+        log.info("simulated: would enable the boot service and reboot; re-executing instead")
+        if reexec:
+            from supervisor.cycle import reexec_resume
+            reexec_resume(state.path)
+        return 0
+    from supervisor.bootservice import install_and_enable
+    install_and_enable(state.path, root=root, commands=commands, log=log)
+    schedule = state.schedule()
+    _mailer(exp, schedule).send(f"started {exp.name}", f"coldrun started {n_run} process executions "
+                                f"(state dir {state.path}).", bypass_quota=True)
+    platform.reboot()
+    return 0
+
+
+def summary_line(schedule: Schedule) -> str:
+    c = schedule.counts()
+    parts = [f"{c[k]} {k.replace('_', ' ')}" for k in ("completed", "errored", "timed_out", "crashed",
+                                                          "skipped", "outstanding") if c[k]]
+    return ", ".join(parts) or "no jobs"
+
+
+def _wind_down(platform: Platform, ctx: "Boot", subject: str, body: str) -> None:
+    """Restore settings, disable the boot service (hardware), mail."""
+    platform.restore()
+    if ctx.schedule.mode == "hardware":
+        from supervisor.bootservice import disable_and_remove
+        disable_and_remove(ctx.state.path, root=ctx.root, commands=ctx.commands, log=ctx.log)
+        _mailer(ctx.exp, ctx.schedule).send(subject, body, bypass_quota=True)
+    else:
+        ctx.log.info("simulated: would disable the boot service and mail", subject=subject)
+
+
+def finish(platform: Platform, ctx: "Boot") -> int:
+    line = summary_line(ctx.schedule)
+    _wind_down(platform, ctx, f"finished {ctx.exp.name}", f"coldrun finished: {line}. Results: coldrun "
+               f"export {ctx.state.path} --format krun -o results.json.bz2")
+    ctx.schedule.set_status("finished")
+    ctx.log.info("experiment finished", summary=line)
+    return 0
+
+
+def stop(platform: Platform, ctx: "Boot", reason: str) -> int:
+    """A fatal condition: record why, wind down, and refuse to continue until told to."""
+    write_atomic(ctx.state.stop_reason_path, (reason + "\n").encode())
+    ctx.schedule.set_status("stopped")
+    ctx.log.error("experiment stopped", reason=reason)
+    _wind_down(platform, ctx, f"stopped {ctx.exp.name}", f"coldrun stopped the experiment: {reason}")
+    return EXIT_STOPPED
+
+
+def abort(state_dir: str, *, root: SystemRoot | None = None, commands: Commands | None = None,
+          clock: Clock | None = None, stderr=sys.stderr, wait_seconds: float = 30.0) -> int:
+    """Stop a running or idle experiment for good: settle jobs, restore, disable, mail."""
+    import signal
+    import time
+    from supervisor.cycle import Boot
+    from supervisor.reconcile import reconcile
+    from supervisor.statedir import AlreadyRunning
+    state = StateDir(state_dir)
+    schedule = state.schedule()
+    try:
+        state.lock()
+    except AlreadyRunning:
+        holder = state.lock_holder()
+        if holder:
+            os.kill(holder, signal.SIGTERM)
+        deadline = time.monotonic() + wait_seconds
+        while True:   # waiting for another process to let go: nothing to block on but the lock itself
+            try:
+                state.lock()
+                break
+            except AlreadyRunning:
+                if time.monotonic() > deadline:
+                    raise ColdrunError(f"{state.path}: supervisor pid {holder} did not stop within "
+                                       f"{wait_seconds:.0f}s; stop it and run coldrun abort again")
+                time.sleep(0.1)
+    schedule = state.schedule()
+    if schedule.status == "aborted":
+        raise ColdrunError(f"{state.path}: experiment was already aborted")
+    exp, _ = state.experiment(schedule, check_source=False)
+    log = make_logger(state.log_path, stderr)
+    ctx = Boot(state, schedule, exp, log, root or SystemRoot("/"), commands or RealCommands(),
+               clock or RealClock())
+    reconcile(state, schedule, exp, log)
+    platform = build_platform(schedule.mode, exp.platform, state.path, root=ctx.root, commands=ctx.commands,
+                              clock=ctx.clock, log=log)
+    _wind_down(platform, ctx, f"aborted {exp.name}", f"coldrun experiment aborted: {summary_line(schedule)}")
+    schedule.set_status("aborted")
+    log.info("experiment aborted", summary=summary_line(schedule))
+    return 0

@@ -1,0 +1,82 @@
+"""A fresh unprivileged account per process execution.
+
+Created with an empty home (skeleton: an empty directory) just before the
+run and deleted with its home just after, so no state carries over between
+executions.  An account of that name that coldrun did not create is never
+touched: the marker file in the state dir says which one is ours, and it is
+written before useradd so a crash in between is still recognised.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from supervisor.errors import PlatformError
+from supervisor.system import Commands
+
+MARKER = "benchmark_user"
+
+
+class BenchmarkUser:
+    def __init__(self, name: str, commands: Commands, state_dir: Path, log, os_name: str):
+        self.name = name
+        self.commands = commands
+        self.state_dir = Path(state_dir)
+        self.log = log
+        self.os_name = os_name
+        self.home = f"/home/{name}"
+
+    @property
+    def _marker(self) -> Path:
+        return self.state_dir / MARKER
+
+    def _ours(self) -> bool:
+        try:
+            return self._marker.read_text().strip() == self.name
+        except FileNotFoundError:
+            return False
+
+    def exists(self) -> bool:
+        return self.commands.run(["id", "-u", self.name]).ok
+
+    def check_not_foreign(self) -> str | None:
+        """A problem line when an account of this name exists that coldrun did not create."""
+        if self.exists() and not self._ours():
+            return (f"benchmark user {self.name!r} already exists and was not created by coldrun; "
+                    "set benchmark_user_name in [platform] to an unused name")
+        return None
+
+    def _skeleton(self) -> str:
+        skel = self.state_dir / "empty-skel"
+        skel.mkdir(parents=True, exist_ok=True)
+        return str(skel)
+
+    def create(self) -> None:
+        problem = self.check_not_foreign()
+        if problem:
+            raise PlatformError(problem)
+        if self.exists():  # ours, left by a crash: start from scratch
+            self.delete()
+        self._marker.write_text(self.name + "\n")
+        if self.os_name == "openbsd":
+            argv = ["useradd", "-m", "-k", self._skeleton(), "-g", "=uid", "-s", "/bin/sh", self.name]
+        else:
+            argv = ["useradd", "--create-home", "--skel", self._skeleton(), "--user-group",
+                    "--shell", "/bin/sh", self.name]
+        r = self.commands.run(argv)
+        if not r.ok or not self.exists():
+            raise PlatformError(f"could not create benchmark user {self.name!r}: "
+                                f"{r.stderr.strip() or 'useradd exit ' + str(r.returncode)}")
+        self.log.info("benchmark user created", user=self.name)
+
+    def delete(self) -> None:
+        if self.os_name == "openbsd":
+            argv = ["userdel", "-r", self.name]
+        else:
+            argv = ["userdel", "--remove", "--force", self.name]  # -f: the mail spool is not ours
+        r = self.commands.run(argv)
+        if self.exists():
+            raise PlatformError(f"could not delete benchmark user {self.name!r}: "
+                                f"{r.stderr.strip() or 'userdel exit ' + str(r.returncode)}")
+        self._marker.unlink(missing_ok=True)
+        self.log.info("benchmark user deleted", user=self.name)

@@ -1,0 +1,49 @@
+"""`python -m supervisor.platforms.cgexec CGROUP_DIR -- ARGV...`: place, verify, exec.
+
+Moves itself into the cgroup v2 directory, checks that the kernel agrees
+(/proc/self/cgroup and the CPU affinity both match the cpuset), then execs
+ARGV, which inherits the placement and every open fd.  Exit 125 on failure.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+CGROUP_MOUNT = "/sys/fs/cgroup"
+
+
+def _cpus(text: str) -> set[int]:
+    from supervisor.platforms.cpulist import parse_cpulist
+    return parse_cpulist(text)
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) < 3 or argv[1] != "--":
+        print("usage: cgexec CGROUP_DIR -- ARGV...", file=sys.stderr)
+        return 125
+    cg, cmd = argv[0], argv[2:]
+    try:
+        with open(os.path.join(cg, "cgroup.procs"), "w") as f:
+            f.write(str(os.getpid()))
+        with open("/proc/self/cgroup") as f:
+            placed = f.read()
+        want = "0::/" + os.path.relpath(cg, CGROUP_MOUNT)
+        if want not in placed.splitlines():
+            print(f"cgexec: not placed in {cg}: /proc/self/cgroup says {placed.strip()!r}", file=sys.stderr)
+            return 125
+        with open(os.path.join(cg, "cpuset.cpus.effective")) as f:
+            cpus = _cpus(f.read())
+        affinity = os.sched_getaffinity(0)
+        if cpus and not affinity <= cpus:
+            print(f"cgexec: affinity {sorted(affinity)} is outside the cpuset {sorted(cpus)}", file=sys.stderr)
+            return 125
+    except OSError as e:
+        print(f"cgexec: {e}", file=sys.stderr)
+        return 125
+    os.execvp(cmd[0], cmd)
+    return 125  # not reached
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

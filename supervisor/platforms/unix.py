@@ -1,0 +1,248 @@
+"""What the Linux and OpenBSD platforms share: the boot-cycle steps built
+from their controls, sensors, kernel log and benchmark user."""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from supervisor.errors import PlatformError
+from supervisor.platforms.amperf import check_amperf
+from supervisor.platforms.base import Platform, PostCheckResult
+from supervisor.platforms.benchmark_user import BenchmarkUser
+from supervisor.platforms.controls import Control, ControlReport
+from supervisor.platforms.kernel_log import unexpected
+from supervisor.platforms.policy import PlatformPolicy
+from supervisor.platforms.temperatures import busy_loop_heat, wait_for_baselines
+from supervisor.system import Clock, Commands, SystemRoot
+from supervisor.undo import UndoLog
+
+MAX_LOG_LINES = 200  # kernel log lines stored per record
+
+
+@dataclass
+class Waits:
+    """Durations and tolerances of the waits (the experiment's [waits] table has the same names)."""
+
+    boot_settle: float = 120.0
+    sync: float = 30.0
+    temperature_tolerance: float = 3.0
+    temperature_deadline: float = 3600.0
+    baseline_pause: float = 60.0
+
+
+def waits_from(obj: Any) -> Waits:
+    if obj is None:
+        return Waits()
+    return Waits(**{k: float(getattr(obj, k, getattr(Waits, k))) for k in Waits.__dataclass_fields__})
+
+
+def undo_entry(root: SystemRoot, commands: Commands) -> Callable[[dict[str, Any]], None]:
+    """The executor that undoes one undo-log entry (see supervisor/undo.py)."""
+
+    def run(entry: dict[str, Any]) -> None:
+        action = entry.get("action")
+        if action == "write":
+            root.write_text(entry["path"], entry["value"])
+        elif action == "run":
+            r = commands.run(entry["argv"])
+            if not r.ok:
+                raise OSError(f"{' '.join(entry['argv'])} failed: {r.stderr.strip() or r.returncode}")
+        elif action == "rmdir":
+            p = root.path(entry["path"])
+            if not p.exists():
+                return
+            try:
+                p.rmdir()
+            except OSError:
+                # A plain directory (fake root) keeps the files we wrote; cgroupfs never does.
+                for name in entry.get("files", []):
+                    (p / name).unlink(missing_ok=True)
+                p.rmdir()
+        else:
+            raise OSError(f"unknown undo action {action!r}")
+
+    return run
+
+
+class UnixPlatform(Platform):
+    os_name = "unix"
+
+    def __init__(self, policy: PlatformPolicy, state_dir: Path, *, root: SystemRoot, commands: Commands,
+                 clock: Clock, log, waits: Any = None, heat: Callable[[], None] | None = None):
+        self.policy = policy
+        self.state_dir = Path(state_dir)
+        self.root = root
+        self.commands = commands
+        self.clock = clock
+        self.log = log
+        self.waits = waits_from(waits)
+        self.heat = heat if heat is not None else busy_loop_heat
+        self.undo = UndoLog(self.state_dir)
+        self.user = BenchmarkUser(policy.benchmark_user_name, commands, self.state_dir, log, self.os_name)
+        self.restore_failures: list[str] = []
+
+    # --- per-OS pieces -----------------------------------------------------
+    @abstractmethod
+    def controls(self) -> list[Control]: ...
+
+    @abstractmethod
+    def read_temperatures(self) -> dict[str, float]: ...
+
+    @abstractmethod
+    def is_virtual(self) -> tuple[bool, str]: ...
+
+    @abstractmethod
+    def kernel_log_position(self) -> Any: ...
+
+    @abstractmethod
+    def kernel_log_since(self, position: Any) -> tuple[list[str], bool]: ...
+
+    @abstractmethod
+    def kernel_log_allow(self) -> list[str]: ...
+
+    def throttle_counters(self) -> dict[str, int]:
+        return {}
+
+    def nominal_hz(self) -> float | None:
+        return self.policy.amperf_nominal_hz
+
+    def extra_snapshot(self) -> dict[str, Any]:
+        return {}
+
+    # --- inspection (platform show / check) -----------------------------------
+    def inspect(self) -> list[ControlReport]:
+        return [c.inspect() for c in self.controls()] + self.extra_checks()
+
+    def extra_checks(self) -> list[ControlReport]:
+        """Checks that are not settings: benchmark user name, sensors, kernel log access."""
+        reports: list[ControlReport] = []
+        if self.policy.benchmark_user:
+            problem = self.user.check_not_foreign()
+            reports.append(ControlReport("benchmark_user", f"fresh account {self.user.name!r}",
+                                         "foreign account exists" if problem else "name free or ours",
+                                         problem is None, "fix needed" if problem else "none",
+                                         problem, fatal=problem is not None))
+        if self.policy.temperatures == "check":
+            sensors = self.read_temperatures()
+            virtual, _ = self.is_virtual()
+            missing = not sensors and not virtual
+            reports.append(ControlReport(
+                "temperatures", "sensors to wait on", f"{len(sensors)} sensors" if sensors else "no sensors",
+                not missing, "fix needed" if missing else "none",
+                self._no_sensor_fix() if missing else None, fatal=missing))
+        if self.policy.kernel_log == "check":
+            pos = self.kernel_log_position()
+            reports.append(ControlReport(
+                "kernel_log", "readable", "unreadable" if pos is None else "readable", pos is not None,
+                "fix needed" if pos is None else "none",
+                "cannot read the kernel log; run coldrun as root or set kernel_log = \"ignore\""
+                if pos is None else None, fatal=pos is None))
+        return reports
+
+    def _no_sensor_fix(self) -> str:
+        return ("no temperature sensors found: load the sensor drivers (e.g. apt-get install lm-sensors; "
+                "sensors-detect) or set temperatures = \"ignore\" in [platform]")
+
+    # --- Platform interface ------------------------------------------------------
+    def apply_and_verify(self) -> list[dict[str, Any]]:
+        reports: list[ControlReport] = []
+        for control in self.controls():
+            report = control.enforce(self.undo)
+            self.log.info("platform control", **report.as_dict())
+            reports.append(report)
+        problems = [f"{r.control}: {r.fix}" for r in reports if r.fatal]
+        for r in self.extra_checks():
+            reports.append(r)
+            if r.fatal:
+                problems.append(f"{r.control}: {r.fix}")
+        if problems:
+            raise PlatformError("platform not ready: " + " | ".join(problems))
+        return [r.as_dict() for r in reports]
+
+    def take_baselines(self) -> dict[str, float]:
+        if self.policy.temperatures == "ignore":
+            return {}
+        self.log.info("pausing before the baseline temperatures", seconds=self.waits.baseline_pause)
+        self.clock.sleep(self.waits.baseline_pause)
+        temps = self.read_temperatures()
+        if not temps:
+            virtual, why = self.is_virtual()
+            if not virtual:
+                raise PlatformError(self._no_sensor_fix())
+            self.log.info("no temperature sensors on this virtual machine", evidence=why)
+        self.log.info("temperature baselines", **{k: round(v, 2) for k, v in temps.items()})
+        return temps
+
+    def wait_until_ready(self, baselines: dict[str, float]) -> None:
+        self.log.info("boot settle", seconds=self.waits.boot_settle)
+        self.clock.sleep(self.waits.boot_settle)
+        self.commands.run(["sync"])
+        self.clock.sleep(self.waits.sync)
+        if self.policy.temperatures == "check" and baselines:
+            heat = self.heat if self.policy.warm_up_when_cold else None
+            wait_for_baselines(self.read_temperatures, baselines,
+                               tolerance=self.waits.temperature_tolerance,
+                               deadline_seconds=self.waits.temperature_deadline,
+                               clock=self.clock, log=self.log, heat=heat)
+
+    def snapshot(self) -> dict[str, Any]:
+        snap: dict[str, Any] = {
+            "kernel_log_position": self.kernel_log_position() if self.policy.kernel_log == "check" else None,
+            "throttle_counters": self.throttle_counters() if self.policy.throttle_counters == "check" else {},
+            "temperatures": self.read_temperatures() if self.policy.temperatures == "check" else {},
+            "time": self.clock.time(),
+        }
+        snap.update(self.extra_snapshot())
+        return snap
+
+    def post_checks(self, before: dict[str, Any], measurements: dict[str, Any]) -> PostCheckResult:
+        result = PostCheckResult()
+        # Kernel log: flagged and stored, not re-run (as Krun: a note for the reader).
+        pos = before.get("kernel_log_position")
+        if self.policy.kernel_log == "check" and pos is not None:
+            lines, lost = self.kernel_log_since(pos)
+            bad = unexpected(lines, self.kernel_log_allow())
+            if bad or lost:
+                result.flags.append("kernel_log")
+                result.details["kernel_log"] = bad[:MAX_LOG_LINES]
+                result.details["kernel_log_unexpected_count"] = len(bad)
+                if lost:
+                    result.details["kernel_log_lost_records"] = True
+        # Throttle counters: the machine throttled during the run -> re-run.
+        if self.policy.throttle_counters == "check":
+            from supervisor.platforms.throttle import throttle_changes
+            changes = throttle_changes(before.get("throttle_counters") or {}, self.throttle_counters())
+            if changes:
+                result.flags.append("thermal_throttle")
+                result.details["thermal_throttle"] = changes
+                result.rerun = True
+        # APERF/MPERF: busy cores off their nominal frequency -> re-run.
+        if self.policy.amperf == "check":
+            am = check_amperf(measurements, bounds=self.policy.amperf_ratio_bounds,
+                              busy_fraction=self.policy.amperf_busy_fraction, nominal_hz=self.nominal_hz())
+            result.details["amperf"] = am.details()
+            if am.flags():
+                result.flags.extend(am.flags())
+                result.rerun = True
+            elif not am.checked:
+                self.log.warning("APERF/MPERF not checked", reason=am.reason)
+        if self.policy.temperatures == "check":
+            result.details["temperatures_after"] = self.read_temperatures()
+        return result
+
+    def end_launch(self, job_name: str) -> None:
+        if self.policy.benchmark_user:
+            self.user.delete()
+
+    def restore(self) -> None:
+        self.restore_failures = self.undo.replay(undo_entry(self.root, self.commands))
+        for line in self.restore_failures:
+            self.log.error("restore failed", problem=line)
+        if not self.restore_failures:
+            self.log.info("platform settings restored")
+
+    def restore_control(self, name: str) -> list[str]:
+        return self.undo.replay(undo_entry(self.root, self.commands), control=name)

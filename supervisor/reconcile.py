@@ -1,0 +1,58 @@
+"""Reconciliation at start-up: settle what the previous boot left behind (DESIGN.md "Crash safety").
+
+- half-written record temp files are removed (they never count);
+- a runner left running by a killed supervisor (simulated reboots) is killed;
+- a job marked running whose record exists takes the record's outcome
+  (the cut fell between record and flag);
+- a job marked running with no record crashed during its run: re-queued, or
+  marked crashed, per the re-run policy (and always marked crashed once its
+  attempts are used up).  Attempt counts stay in the schedule.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from supervisor.experiment import Experiment
+from supervisor.launcher import kill_orphan
+from supervisor.records import read_record, record_path, remove_temp_files
+from supervisor.schedule import CRASHED, OUTSTANDING, RUNNING, Schedule
+from supervisor.statedir import StateDir
+from supervisor.testhooks import pause_point
+
+_VALID_OUTCOMES = {"C", "E", "T", "O"}
+
+
+def reconcile(state: StateDir, schedule: Schedule, exp: Experiment, log: Any) -> list[str]:
+    """Apply the rules above; returns one line per change (also logged)."""
+    changes: list[str] = []
+    for name in remove_temp_files(state.path):
+        changes.append(f"removed half-written record {name}")
+    orphan = state.runner_in_flight()
+    if orphan:
+        if kill_orphan(int(orphan["pid"]), orphan.get("create_time")):
+            changes.append(f"killed runner process group {orphan['pid']} left by the previous boot")
+        state.clear_runner()
+    for job in schedule.jobs:
+        if job.state != RUNNING:
+            continue
+        rec = record_path(state.path, job.index, job.attempts)
+        if rec.exists():
+            outcome = read_record(rec).get("outcome")
+            if outcome not in _VALID_OUTCOMES:
+                from supervisor.errors import ColdrunError
+                raise ColdrunError(f"{rec}: record has no valid outcome ({outcome!r}); it was altered")
+            schedule.set_job(job, outcome)
+            changes.append(f"job {job.index} ({job.key} #{job.pexec}) had its record: now {job.state_name}")
+        elif exp.rerun.crashed == "requeue" and job.attempts < exp.rerun.max_attempts:
+            schedule.set_job(job, OUTSTANDING)
+            changes.append(f"job {job.index} ({job.key} #{job.pexec}) crashed during attempt {job.attempts}: "
+                           f"re-queued")
+        else:
+            schedule.set_job(job, CRASHED)
+            changes.append(f"job {job.index} ({job.key} #{job.pexec}) crashed during attempt {job.attempts}: "
+                           f"marked crashed")
+        pause_point("in-reconcile", schedule.boots)
+    for line in changes:
+        log.warning("reconcile: " + line)
+    return changes

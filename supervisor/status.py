@@ -1,0 +1,67 @@
+"""`coldrun status`: progress read from the schedule and records; takes no lock, writes nothing."""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+
+from supervisor.experiment import Experiment, parse_experiment
+from supervisor.records import list_records, read_record
+from supervisor.schedule import OUTSTANDING, RUNNING, Schedule
+from supervisor.statedir import StateDir
+from supervisor.units import format_duration
+
+
+def per_job_overhead(exp: Experiment) -> float:
+    """Seconds each process execution waits besides running (boot settle + sync)."""
+    return exp.waits.boot_settle + exp.waits.sync
+
+
+def estimate_remaining(schedule: Schedule, durations: dict[str, list[float]], overhead: float) -> float | None:
+    """Per-key mean duration x outstanding jobs (Krun's ETA); None until every outstanding key has a sample."""
+    total = 0.0
+    for job in schedule.jobs:
+        if job.state in (OUTSTANDING, RUNNING):
+            samples = durations.get(job.key)
+            if not samples:
+                return None
+            total += sum(samples) / len(samples) + overhead
+    return total
+
+
+def status_text(state_dir: str) -> str:
+    import psutil
+    state = StateDir(state_dir)
+    schedule = state.schedule()
+    exp = parse_experiment(state.experiment_path.read_bytes(), str(state.experiment_path))
+    c = schedule.counts()
+    done = c["completed"] + c["errored"] + c["timed_out"] + c["crashed"]
+    total = len(schedule.jobs) - c["skipped"]
+    lines = [f"experiment {exp.name}: {schedule.status} ({schedule.mode}), boot {schedule.boots}",
+             f"progress: {done}/{total} done ({100.0 * done / total if total else 100:.0f}%)",
+             f"  completed {c['completed']}, errored {c['errored']}, timed out {c['timed_out']}, "
+             f"crashed {c['crashed']}, outstanding {c['outstanding']}, running {c['running']}, "
+             f"skipped {c['skipped']}"]
+    durations: dict[str, list[float]] = defaultdict(list)
+    last_error = None
+    for (idx, attempt), path in sorted(list_records(state.path).items(), key=lambda kv: kv[1].stat().st_mtime):
+        rec = read_record(path)
+        if rec.get("duration_seconds") is not None:
+            durations[rec["key"]].append(rec["duration_seconds"])
+        if rec.get("outcome") in ("E", "T"):
+            last_error = f"{rec['key']} #{rec['pexec']} attempt {attempt}: {rec.get('reason')}"
+    if schedule.status == "running":
+        eta = estimate_remaining(schedule, durations, per_job_overhead(exp))
+        if eta is None:
+            lines.append("ETA: unknown until every outstanding key has run once")
+        else:
+            finish = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(time.time() + eta))
+            lines.append(f"ETA: {format_duration(eta)} left (about {finish}), reboots not included")
+    holder = state.lock_holder()
+    if holder and psutil.pid_exists(holder) and schedule.status == "running":
+        lines.append(f"supervisor: pid {holder} (lock file; may be stale after a reboot)")
+    if last_error:
+        lines.append(f"last error: {last_error}")
+    if schedule.status == "stopped":
+        lines.append(f"stop reason: {state.stop_reason()}")
+    return "\n".join(lines)

@@ -1,0 +1,101 @@
+"""The persisted undo log (state_dir/undo.json).
+
+Before coldrun changes any system setting it appends the way back (the
+original value and where it lives) and makes that durable: temp file,
+fsync, rename, fsync(dir).  Restoring replays the entries newest first and
+is safe to repeat after a crash part-way, because each entry is removed
+only once it has been undone.  Entries are plain data, so a later coldrun
+(even one started with a different experiment) can restore them without
+knowing the control that wrote them.
+
+Entry kinds ("action"):
+  write  {"path": system path, "value": original text}   write it back
+  run    {"argv": [...]}                                   run a command (wrmsr, apm, rcctl)
+  rmdir  {"path": system path, "files": [names]}           remove a directory coldrun created
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Callable
+
+from supervisor.errors import PlatformError
+
+UNDO_FILE = "undo.json"
+
+
+class UndoLog:
+    def __init__(self, state_dir: Path):
+        self.path = Path(state_dir) / UNDO_FILE
+
+    def entries(self) -> list[dict[str, Any]]:
+        try:
+            text = self.path.read_text()
+        except FileNotFoundError:
+            return []
+        try:
+            data = json.loads(text)
+            entries = data["entries"]
+            assert isinstance(entries, list)
+        except (ValueError, KeyError, AssertionError, TypeError):
+            raise PlatformError(
+                f"{self.path}: undo log is corrupt; restore the settings it names by hand, then delete it")
+        return entries
+
+    def _save(self, entries: list[dict[str, Any]]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".json.tmp")
+        with open(tmp, "w") as f:
+            json.dump({"version": 1, "entries": entries}, f, indent=1)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.path)
+        dfd = os.open(self.path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+
+    def record(self, control: str, key: str, entry: dict[str, Any]) -> bool:
+        """Persist how to undo a change before making it.
+
+        ``key`` names the setting (a path, "msr:0x1a0:cpu3", ...).  Only the
+        first original of a key is kept: after a reboot sysfs holds the boot
+        default again, and re-applying must not overwrite the true original
+        with a value coldrun itself set.  Returns False when already recorded.
+        """
+        entries = self.entries()
+        if any(e.get("key") == key for e in entries):
+            return False
+        entries.append({"control": control, "key": key, **entry})
+        self._save(entries)
+        return True
+
+    def replay(self, undo_one: Callable[[dict[str, Any]], None],
+               control: str | None = None) -> list[str]:
+        """Undo entries newest first (only ``control``'s when given).
+
+        Each entry is dropped from the file after it was undone; a failure
+        is collected and the entry kept, so a later restore can try again.
+        Returns one line per failure.
+        """
+        failures: list[str] = []
+        entries = self.entries()
+        for entry in reversed(list(entries)):
+            if control is not None and entry.get("control") != control:
+                continue
+            try:
+                undo_one(entry)
+            except Exception as e:  # keep going: restore as much as possible
+                failures.append(f"{entry.get('control')}: could not restore {entry.get('key')}: {e}")
+                continue
+            entries = [e for e in entries if e is not entry]
+            self._save(entries)
+        if not entries and self.path.exists():
+            self.path.unlink()
+        return failures
+
+    def pending(self) -> bool:
+        return bool(self.entries())

@@ -1,0 +1,134 @@
+"""Run-sequence plots (analysis.plots) of the golden annotated results."""
+
+import bz2
+import json
+import struct
+from pathlib import Path
+
+import pytest
+from matplotlib.collections import LineCollection, PathCollection
+from matplotlib.colors import to_rgba
+
+from analysis.plots import (PlotError, absolute_delta, build_figure, execution_png, plot_execution,
+                            plot_filename, segments_of, steady_segment_indices)
+
+GOLDEN = Path("/work/shared/golden/warmup_stats/corpus_500")
+RICHARDS = "richards:Graal:default-java"
+
+
+@pytest.fixture(scope="module")
+def annotated() -> dict:
+    with bz2.open(GOLDEN / "input.json.bz2") as fh:
+        results = json.load(fh)
+    results.update(json.loads((GOLDEN / "annotated.json").read_text()))
+    return results
+
+
+def png_size(data: bytes) -> tuple[int, int]:
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    return struct.unpack(">II", data[16:24])
+
+
+def test_segments_use_changepoint_as_last_iteration():
+    segs = segments_of([3, 7], [5.0, 2.0, 1.0], [0.1, 0.1, 0.1], 10)
+    assert [(s.start, s.end) for s in segs] == [(0, 3), (4, 7), (8, 9)]
+    with pytest.raises(PlotError):
+        segments_of([3], [1.0], [0.1], 10)
+
+
+def test_steady_segments_walk_back_while_equivalent():
+    segs = segments_of([9, 19, 29], [5.0, 1.0005, 1.0, 1.0002], [0, 0, 0, 0], 40)
+    assert steady_segment_indices(segs, 0.001, "warmup") == {1, 2, 3}
+    assert steady_segment_indices(segs, 0.0001, "warmup") == {3}
+    assert steady_segment_indices(segs, 0.001, "no steady state") == set()
+    assert absolute_delta("10%", segs) == pytest.approx(0.1)
+    assert absolute_delta("0.001", segs) == 0.001
+
+
+def test_figure_elements_match_annotations(annotated):
+    fig = build_figure(annotated, RICHARDS, 0, "oraclebox")
+    assert len(fig.axes) == 2  # no core cycle counts in this corpus: main + zoom
+    main = fig.axes[0]
+    assert len(main.child_axes) == 1  # the inset
+    cpts = annotated["changepoints"][RICHARDS][0]
+    by_gid = {c.get_gid(): c for c in main.collections}
+    vlines = by_gid["changepoints"].get_segments()
+    assert sorted(float(seg[0][0]) for seg in vlines) == cpts
+    # Outliers circled: one scatter whose points are the outlier indices.
+    outliers = by_gid["outliers"]
+    assert isinstance(outliers, PathCollection) and outliers.get_facecolors().size == 0  # open circles
+    assert sorted(int(x) for x, _ in outliers.get_offsets()) == annotated["all_outliers"][RICHARDS][0]
+    # Segment means: one dashed horizontal line per segment, at the segment's mean.
+    levels = [float(seg[0][1]) for seg in by_gid["segment-means"].get_segments()]
+    assert levels == pytest.approx(annotated["changepoint_means"][RICHARDS][0])
+    assert by_gid["segment-means"].get_linestyle()[0][1]  # dashed
+    # Richards warms up: only the last segment is steady (black); the rest grey.
+    steady, other = by_gid["steady-segments"], by_gid["other-segments"]
+    assert isinstance(steady, LineCollection)
+    assert len(steady.get_segments()) == 1 and len(other.get_segments()) == len(cpts)
+    assert steady.get_segments()[0][-1][0] == len(annotated["wallclock_times"][RICHARDS][0]) - 1
+    assert tuple(steady.get_colors()[0]) == to_rgba("black")
+    assert tuple(other.get_colors()[0]) != to_rgba("black")
+    title = fig._suptitle.get_text()
+    assert title == "richards, Graal, oraclebox, Proc. exec. #1 (warmup)"
+
+
+def test_zoom_panel_narrows_to_steady_state(annotated):
+    fig = build_figure(annotated, RICHARDS, 0, "m")
+    main, zoom = fig.axes[:2]
+    (m_lo, m_hi), (z_lo, z_hi) = main.get_ylim(), zoom.get_ylim()
+    assert m_lo <= z_lo < z_hi <= m_hi
+    assert (z_hi - z_lo) < (m_hi - m_lo) / 10
+    # Constant (timer-quantised) steady data keeps the main panel's range.
+    fig = build_figure(annotated, "nsieve:Graal:default-java", 0, "m")
+    assert fig.axes[1].get_ylim() == fig.axes[0].get_ylim()
+
+
+def test_core_cycle_panels_added(annotated):
+    data = json.loads(json.dumps(annotated))
+    times = data["wallclock_times"][RICHARDS][2]
+    data["core_cycle_counts"][RICHARDS][2] = [[int(t * 3e9) for t in times] for _ in range(3)]
+    fig = build_figure(data, RICHARDS, 2, "m")
+    assert len(fig.axes) == 5
+    assert [ax.get_ylabel() for ax in fig.axes[2:]] == ["CC #0", "CC #1", "CC #2"]
+
+
+def test_png_bytes_and_file(annotated, tmp_path):
+    png = execution_png(annotated, "fasta:Graal:default-java", 6, "oraclebox", dpi=50)
+    w, h = png_size(png)
+    assert (w, h) == (500, 300)
+    out = plot_execution(annotated, "nsieve:Graal:default-java", 0, "oraclebox",
+                         tmp_path / plot_filename("nsieve:Graal:default-java", 0))
+    assert out.name == "nsieve__Graal__default-java__0.png"
+    assert png_size(out.read_bytes())[0] > 0
+
+
+@pytest.mark.parametrize("key,pexec,needle", [
+    ("nope:Graal:x", 0, "no benchmark"),
+    (RICHARDS, 8, "execution 8 does not exist"),
+    ("badkey", 0, "bench:vm:variant"),
+])
+def test_bad_requests_raise_plot_error(annotated, key, pexec, needle):
+    with pytest.raises(PlotError, match=needle):
+        build_figure(annotated, key, pexec, "m")
+
+
+def test_unclassified_execution_is_plotted_without_marks(annotated):
+    data = json.loads(json.dumps(annotated))
+    for field in ("changepoints", "changepoint_means", "changepoint_vars"):
+        data[field][RICHARDS][0] = []
+    data["classifications"][RICHARDS][0] = None  # too short for changepoints
+    fig = build_figure(data, RICHARDS, 0, "m")
+    gids = {c.get_gid() for c in fig.axes[0].collections}
+    assert "other-segments" in gids and "changepoints" not in gids and "segment-means" not in gids
+    assert fig._suptitle.get_text().endswith("(unclassified)")
+
+
+def test_crashed_and_unannotated_executions(annotated):
+    data = json.loads(json.dumps(annotated))
+    data["wallclock_times"][RICHARDS][1] = []
+    with pytest.raises(PlotError, match="no iterations"):
+        build_figure(data, RICHARDS, 1, "m")
+    del data["changepoints"]
+    with pytest.raises(PlotError, match="annotate"):
+        build_figure(data, RICHARDS, 0, "m")

@@ -1,0 +1,83 @@
+"""A test-only external runner: <benchmark file> <iterations> <param> <debug>.
+
+The benchmark file holds one word naming a behaviour:
+  ok        valid document; times encode identity: param + pid / 1e9 + i / 1e12 per iteration,
+            and "pid=<pid> param=<param>" on stdout (crash test checks they agree)
+  slow      like ok, sleeping 20 ms per iteration (so random kills land mid-run)
+  garbage   prints garbage on fd 3
+  wrongkeys a document with missing/extra keys
+  short     one iteration fewer than asked
+  crash     SIGSEGV after some stderr output
+  fail      traceback on stderr, exit 1, no document
+  hang      sleeps forever (with a child process that also sleeps)
+  huge      60 MB on stdout and stderr, then a valid document
+  noresults exits 0 without writing a document
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+
+def document(times):
+    return {"protocol_version": 1, "wallclock_times": times, "core_cycle_counts": [],
+            "aperf_counts": [], "mperf_counts": [], "counters": {"available": False, "reason": "fake runner"}}
+
+
+def write_doc(doc):
+    fd = int(os.environ.get("COLDRUN_RESULTS_FD", "3"))
+    data = (doc if isinstance(doc, bytes) else json.dumps(doc).encode())
+    while data:
+        n = os.write(fd, data)
+        data = data[n:]
+    os.close(fd)
+
+
+def main():
+    bench, iterations, param = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    with open(bench) as f:
+        behaviour = f.read().strip()
+    pid = os.getpid()
+    times = [param + pid / 1e9 + i / 1e12 for i in range(iterations)]
+    if behaviour in ("ok", "slow"):
+        for _ in range(iterations):
+            if behaviour == "slow":
+                time.sleep(0.02)
+        print(f"pid={pid} param={param}")
+        write_doc(document(times))
+    elif behaviour == "garbage":
+        write_doc(b"this is not json {{{")
+    elif behaviour == "wrongkeys":
+        d = document(times)
+        del d["counters"]
+        d["extra"] = 1
+        write_doc(d)
+    elif behaviour == "short":
+        write_doc(document(times[:-1]))
+    elif behaviour == "crash":
+        sys.stderr.write("about to crash: segfault coming\n")
+        sys.stderr.flush()
+        os.kill(pid, signal.SIGSEGV)
+    elif behaviour == "fail":
+        raise RuntimeError("benchmark exploded")
+    elif behaviour == "hang":
+        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+        time.sleep(600)
+    elif behaviour == "huge":
+        chunk = b"x" * (1 << 20)
+        for _ in range(60):
+            os.write(1, chunk)
+            os.write(2, chunk)
+        os.write(2, b"\nEND-OF-STDERR\n")
+        write_doc(document(times))
+    elif behaviour == "noresults":
+        pass
+    else:
+        sys.exit(f"unknown behaviour {behaviour!r}")
+
+
+if __name__ == "__main__":
+    main()

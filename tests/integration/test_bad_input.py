@@ -1,0 +1,197 @@
+"""Bad input ends in one clear line and a non-zero exit (or an errored job with the reason); no tracebacks."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from conftest import REPO, coldrun, make_experiment
+
+
+def one_line_error(r, *fragments: str) -> str:
+    assert r.returncode != 0, r.stdout
+    assert "Traceback" not in r.stderr, r.stderr
+    lines = [ln for ln in r.stderr.splitlines() if ln.startswith("coldrun: ")]
+    assert len(lines) == 1, r.stderr
+    for f in fragments:
+        assert f in lines[0], lines[0]
+    return lines[0]
+
+
+def test_malformed_toml(tmp_path):
+    p = tmp_path / "bad.toml"
+    p.write_text("name = \"x\"\n[[broken\n")
+    one_line_error(coldrun("check", str(p)), str(p), "malformed TOML")
+
+
+def test_wrong_type_names_field(exp_factory):
+    p = exp_factory({"a": "ok"})
+    p.write_text(p.read_text().replace("iterations = 5", "iterations = \"five\""))
+    one_line_error(coldrun("check", str(p)), "vms.fake.iterations", "integer")
+
+
+def test_unknown_key_suggests(exp_factory):
+    p = exp_factory({"a": "ok"})
+    p.write_text(p.read_text().replace("boot_settle = 0", "boot_setle = 0"))
+    one_line_error(coldrun("check", str(p)), "waits.boot_setle", "did you mean 'boot_settle'")
+
+
+def test_bad_duration_and_size(exp_factory):
+    p = exp_factory({"a": "ok"}, extra='execution_timeout = "3 fortnights"')
+    one_line_error(coldrun("check", str(p)), "execution_timeout", "3min")
+    p = exp_factory({"a": "ok"}, extra='heap_limit = 2048')
+    one_line_error(coldrun("check", str(p)), "heap_limit", "unit")
+
+
+def test_missing_benchmark_file(exp_factory, tmp_path):
+    p = exp_factory({"a": "ok"})
+    (tmp_path / "benchmarks" / "a" / "fake" / "bench.txt").unlink()
+    one_line_error(coldrun("check", str(p)), "benchmarks.a", "bench.txt missing")
+    state = tmp_path / "s"
+    one_line_error(coldrun("start", str(p), "--simulate-reboots", "--state-dir", str(state)), "missing")
+    assert not (state / "schedule").exists()
+
+
+def test_missing_c_benchmark_suggests_make(tmp_path):
+    d = tmp_path / "demo" / "benchmarks" / "x" / "c"
+    d.mkdir(parents=True)
+    (tmp_path / "demo" / "Makefile").write_text("all:\n")
+    p = tmp_path / "e.toml"
+    p.write_text('name="e"\nexecutions=1\nbenchmarks_dir="demo/benchmarks"\nbenchmarks={x=1}\n'
+                 'variants.c={target="bench.so",subdir="c"}\nvms.c={runner="c",iterations=2,variants=["c"]}\n')
+    line = one_line_error(coldrun("check", str(p)), "bench.so missing", "run make -C")
+    assert line.rstrip().endswith(str(tmp_path / "demo")) or "demo" in line.split("make -C")[1]
+
+
+def test_missing_executable(exp_factory):
+    p = exp_factory({"a": "ok"})
+    p.write_text(p.read_text().replace(f'executable = "{sys.executable}"', 'executable = "no-such-vm-xyz"'))
+    one_line_error(coldrun("check", str(p)), "vms.fake.executable", "not found on PATH")
+    p.write_text(p.read_text().replace('"no-such-vm-xyz"', '"/opt/nowhere/python9"'))
+    one_line_error(coldrun("check", str(p)), "vms.fake.executable", "does not exist")
+
+
+def test_unknown_runner(exp_factory):
+    p = exp_factory({"a": "ok"})
+    p.write_text(p.read_text().replace('runner = "external"', 'runner = "cobol"'))
+    one_line_error(coldrun("check", str(p)), "vms.fake.runner", "known: ")
+
+
+def test_unwritable_state_dir(exp_factory, tmp_path):
+    p = exp_factory({"a": "ok"})
+    blocker = tmp_path / "afile"
+    blocker.write_text("not a directory")
+    one_line_error(coldrun("start", str(p), "--simulate-reboots", "--state-dir", str(blocker / "state")),
+                   "cannot create the state dir")
+
+
+def test_state_dir_of_another_experiment(exp_factory, tmp_path):
+    p = exp_factory({"a": "ok"})
+    state = tmp_path / "s"
+    r = coldrun("start", str(p), "--simulate-reboots", "--state-dir", str(state))
+    assert r.returncode == 0, r.stderr
+    other = tmp_path / "other.toml"
+    other.write_text(p.read_text().replace('name = "t"', 'name = "other"'))
+    one_line_error(coldrun("start", str(other), "--simulate-reboots", "--state-dir", str(state)),
+                   "already holds an experiment")
+    # A copy swapped in from another experiment is refused, and nothing recorded is touched.
+    records_before = sorted(os.listdir(state / "executions"))
+    (state / "experiment.toml").write_text(other.read_text())
+    one_line_error(coldrun("resume", str(state)), "another experiment")
+    assert sorted(os.listdir(state / "executions")) == records_before
+
+
+def test_experiment_file_changed_mid_run(exp_factory, tmp_path):
+    p = exp_factory({"a": "ok"}, executions=2)
+    state = tmp_path / "s"
+    r = coldrun("start", str(p), "--simulate-reboots", "--state-dir", str(state),
+                env={"COLDRUN_TEST_PAUSE_AT": "after-flag"})
+    assert r.returncode == -9
+    p.write_text(p.read_text().replace("iterations = 5", "iterations = 6"))
+    one_line_error(coldrun("resume", str(state)), "changed since the experiment started", "iterations = 6")
+
+
+def test_corrupted_schedule(exp_factory, tmp_path):
+    p = exp_factory({"a": "ok"}, executions=2)
+    state = tmp_path / "s"
+    assert coldrun("start", str(p), "--simulate-reboots", "--state-dir", str(state)).returncode == 0
+    sched = state / "schedule"
+    good = sched.read_bytes()
+    records = sorted(os.listdir(state / "executions"))
+    # An unknown state byte
+    idx = good.index(b"end_header\n") + len(b"end_header\n")
+    sched.write_bytes(good[:idx] + b"Z" + good[idx + 1:])
+    for cmd in (("resume", str(state)), ("status", str(state)),
+                ("export", str(state), "-o", str(tmp_path / "x.json.bz2"))):
+        one_line_error(coldrun(*cmd), "schedule is corrupted")
+    # Truncated
+    sched.write_bytes(good[:-7])
+    one_line_error(coldrun("resume", str(state)), "schedule is corrupted")
+    # A key edited in place (same length) is caught by the digest
+    sched.write_bytes(good.replace(b"a:fake:fake", b"b:fake:fake", 1))
+    one_line_error(coldrun("status", str(state)), "jobs_sha256")
+    assert sorted(os.listdir(state / "executions")) == records
+    sched.write_bytes(good)
+    assert coldrun("status", str(state)).returncode == 0
+
+
+def test_misbehaving_runners_become_errored_jobs(exp_factory, tmp_path):
+    behaviours = {"good": "ok", "garbage": "garbage", "wrongkeys": "wrongkeys", "short": "short",
+                  "crash": "crash", "fail": "fail", "hang": "hang", "huge": "huge", "noresults": "noresults"}
+    p = exp_factory(behaviours, extra='execution_timeout = "2s"')
+    state = tmp_path / "s"
+    r = coldrun("start", str(p), "--simulate-reboots", "--state-dir", str(state), timeout=120)
+    assert r.returncode == 0, r.stderr[-3000:]
+    native = tmp_path / "n.json"
+    assert coldrun("export", str(state), "--format", "native", "-o", str(native)).returncode == 0
+    ex = {e["bench"]: e for e in json.loads(native.read_text())["executions"]}
+    assert ex["good"]["state"] == "completed" and len(ex["good"]["wallclock_times"]) == 5
+    assert ex["garbage"]["state"] == "errored" and "not JSON" in ex["garbage"]["reason"]
+    assert ex["wrongkeys"]["state"] == "errored" and "keys wrong" in ex["wrongkeys"]["reason"]
+    assert ex["short"]["state"] == "errored" and "4 iterations, configured 5" in ex["short"]["reason"]
+    assert ex["crash"]["state"] == "errored" and "SIGSEGV" in ex["crash"]["reason"]
+    assert "segfault coming" in ex["crash"]["stderr_tail"]
+    assert ex["fail"]["state"] == "errored" and "status 1" in ex["fail"]["reason"]
+    assert "benchmark exploded" in ex["fail"]["stderr_tail"]
+    assert ex["hang"]["state"] == "timed_out" and ex["hang"]["timed_out"] is True
+    assert ex["hang"]["duration_seconds"] < 10
+    assert ex["huge"]["state"] == "completed"
+    assert ex["huge"]["stdout_bytes"] == 60 << 20 and len(ex["huge"]["stdout_tail"]) <= 64 * 1024
+    assert ex["huge"]["stderr_tail"].endswith("END-OF-STDERR\n")
+    assert ex["noresults"]["state"] == "errored" and "no results document" in ex["noresults"]["reason"]
+    # The crash's stderr tail also reached the log.
+    assert "segfault coming" in (state / "log").read_text()
+    # The hung runner's child was killed with its process group.
+    ps = subprocess.run(["pgrep", "-f", "time.sleep\\(600\\)"], capture_output=True, text=True)
+    assert ps.stdout.strip() == ""
+    krun_out = tmp_path / "k.json.bz2"
+    assert coldrun("export", str(state), "--format", "krun", "-o", str(krun_out)).returncode == 0
+    st = coldrun("status", str(state))
+    assert "errored 6" in st.stdout and "timed out 1" in st.stdout and "last error" in st.stdout
+
+
+def test_second_resume_says_already_running(exp_factory, tmp_path):
+    p = exp_factory({"a": "slow"}, iterations=200)   # ~4 s of running
+    state = tmp_path / "s"
+    env = dict(os.environ)
+    env.pop("COLDRUN_TEST_PAUSE_AT", None)
+    proc = subprocess.Popen([sys.executable, "-m", "supervisor", "start", str(p), "--simulate-reboots",
+                             "--state-dir", str(state)], cwd=str(REPO), env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 20
+        while not (state / "runner.json").exists():
+            assert time.monotonic() < deadline, "runner never started"
+            time.sleep(0.05)
+        line = one_line_error(coldrun("resume", str(state)), "already running (pid")
+        assert str(proc.pid) in line
+        # status reads without the lock
+        st = coldrun("status", str(state))
+        assert st.returncode == 0 and "running 1" in st.stdout
+    finally:
+        proc.wait(timeout=60)
+    assert proc.returncode == 0

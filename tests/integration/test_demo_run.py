@@ -1,0 +1,65 @@
+"""The demo runs to completion in simulated mode and exports one record per job."""
+
+from __future__ import annotations
+
+import bz2
+import json
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import REPO, coldrun
+
+
+@pytest.fixture(scope="module")
+def demo_built():
+    if shutil.which("cc") is None and shutil.which("gcc") is None:
+        pytest.skip("no C compiler: the demo's C benchmarks cannot be built")
+    p = subprocess.run(["make", "-s", "-C", str(REPO / "configs" / "demo")], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    if not (REPO / "iteration_runners" / "c" / "iterations_runner").is_file():
+        pytest.skip("C iteration runner not built (python setup.py build_ext --inplace)")
+
+
+def test_demo_completes_and_exports(demo_built, tmp_path):
+    state = tmp_path / "demo-state"
+    r = coldrun("check", "configs/demo.toml")
+    assert r.returncode == 0, r.stderr
+    assert "18 jobs" in r.stdout
+    r = coldrun("start", "configs/demo.toml", "--simulate-reboots", "--state-dir", str(state), timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "experiment finished" in r.stderr
+
+    st = coldrun("status", str(state))
+    assert st.returncode == 0
+    assert "18/18 done" in st.stdout and "completed 18" in st.stdout
+
+    out = tmp_path / "demo_results.json.bz2"
+    r = coldrun("export", str(state), "--format", "krun", "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    krun = json.loads(bz2.decompress(out.read_bytes()))
+    assert set(krun) >= {"wallclock_times", "core_cycle_counts", "aperf_counts", "mperf_counts",
+                         "pexec_flags", "eta_estimates", "audit", "config", "error_flag"}
+    assert len(krun["wallclock_times"]) == 6
+    for key, per_exec in krun["wallclock_times"].items():
+        assert len(per_exec) == 3, key
+        assert all(len(times) == 100 for times in per_exec), key
+        assert krun["pexec_flags"][key] == ["C", "C", "C"]
+    assert krun["audit"]["uname"].startswith("Linux ")
+    assert krun["error_flag"] is False
+
+    native_out = tmp_path / "demo.json.bz2"
+    r = coldrun("export", str(state), "--format", "native", "-o", str(native_out))
+    assert r.returncode == 0, r.stderr
+    native = json.loads(bz2.decompress(native_out.read_bytes()))
+    assert native["format"] == "coldrun-native" and native["format_version"] == 1
+    assert len(native["jobs"]) == 18 and len(native["executions"]) == 18
+    seen = {(e["key"], e["pexec"]) for e in native["executions"]}
+    assert len(seen) == 18
+    for e in native["executions"]:
+        assert e["state"] == "completed" and len(e["wallclock_times"]) == 100
+        # every per-core list has one entry per iteration
+        for k in ("core_cycle_counts", "aperf_counts", "mperf_counts"):
+            assert all(len(core) == 100 for core in e[k])
+        assert e["environment"]["LANG"] == "C" and e["environment_bytes"] > 0

@@ -1,0 +1,55 @@
+"""libkruntime's C unit tests (injected clock/counter source), compiled and run for real."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+LIBKRUNTIME = Path(__file__).resolve().parents[2] / "libkruntime"
+
+
+@pytest.fixture(scope="module")
+def test_binary(tmp_path_factory) -> Path:
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler (cc/gcc) on PATH to build libkruntime's C tests")
+    out = tmp_path_factory.mktemp("ctest") / "test_libkruntime"
+    subprocess.run(
+        [cc, "-O2", "-Wall", "-Wextra", "-Werror", "-std=gnu11", f"-I{LIBKRUNTIME}", "-o", str(out),
+         str(LIBKRUNTIME / "tests" / "test_libkruntime.c"),
+         str(LIBKRUNTIME / "libkruntime.c"), str(LIBKRUNTIME / "sources.c")],
+        check=True, capture_output=True, text=True,
+    )
+    return out
+
+
+def test_all_c_checks_pass(test_binary):
+    proc = subprocess.run([str(test_binary)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    passed, failed = (int(w) for w in proc.stdout.split()[0:3:2])
+    assert failed == 0 and passed >= 35, proc.stdout
+
+
+@pytest.mark.parametrize(
+    "mode, message",
+    [
+        ("counter_backwards", "counter went backwards on core 0 (500 -> 499)"),
+        ("wallclock_backwards", "wall clock went backwards"),
+        ("precision_loss", "loss of precision converting 9007199254740993"),
+        ("precision_loss_getter", "loss of precision converting 18446744073709551615"),
+        ("bad_mdata_idx", "mdata index 2 is not 0"),
+        ("core_out_of_range", "core 2 out of range 0..1"),
+        ("core_unavailable", "per-core counters are unavailable: no PMU here"),
+        ("get_before_measure", "krun_measure(1) has not been called"),
+        ("measure_before_init", "called before krun_init"),
+        ("init_twice", "krun_init called twice"),
+    ],
+)
+def test_fatal_errors_exit_1_with_one_line(test_binary, mode, message):
+    proc = subprocess.run([str(test_binary), mode], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1, (proc.returncode, proc.stderr)
+    assert message in proc.stderr
+    assert proc.stderr.startswith("libkruntime: ") and proc.stderr.count("\n") == 1

@@ -1,0 +1,89 @@
+"""Contract A: runner_command, KNOWN_RUNNERS, benchmark_filename, document validation."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+import iteration_runners as ir
+from iteration_runners.protocol import ProtocolError, parse_document
+
+
+def test_python_argv_is_in_krun_order_with_vm_args_before_the_runner():
+    argv, env = ir.runner_command("python", "/usr/bin/python3", ["-X", "dev"], "/b/bench.py", 10, 7, True)
+    assert argv == ["/usr/bin/python3", "-X", "dev", str(ir.PYTHON_RUNNER), "/b/bench.py", "10", "7", "1"]
+    assert env["COLDRUN_RESULTS_FD"] == "3"
+    for key in ("COLDRUN_KRUNTIME_EXTENSION", "COLDRUN_LIBKRUNTIME"):
+        assert os.path.isabs(env[key]) and os.path.isfile(env[key]), key
+
+
+def test_c_runner_is_the_built_binary_unless_one_is_given():
+    argv, env = ir.runner_command("c", "", [], "/b/bench.so", 3, 0, False)
+    assert argv == [str(ir.C_RUNNER), "/b/bench.so", "3", "0", "0"]
+    assert os.access(argv[0], os.X_OK)
+    assert env == {"COLDRUN_RESULTS_FD": "3"}
+    argv, _ = ir.runner_command("c", "/opt/my_runner", [], "/b/bench.so", 3, 0, False)
+    assert argv[0] == "/opt/my_runner"
+
+
+def test_unknown_runner_names_the_known_ones():
+    with pytest.raises(ValueError, match="known runners: python, c"):
+        ir.runner_command("cobol", "x", [], "b", 1, 1, False)
+    with pytest.raises(ValueError, match="python, c"):
+        ir.benchmark_filename("cobol")
+
+
+@pytest.mark.parametrize("iterations", [0, -1, True, "5"])
+def test_bad_iteration_counts_are_rejected(iterations):
+    with pytest.raises(ValueError, match="iterations"):
+        ir.runner_command("python", "python3", [], "b.py", iterations, 1, False)
+
+
+def test_c_runner_takes_no_vm_args():
+    with pytest.raises(ValueError, match="vm_args"):
+        ir.runner_command("c", "", ["-x"], "b.so", 1, 1, False)
+
+
+def test_benchmark_filenames():
+    assert ir.KNOWN_RUNNERS == ("python", "c")
+    assert ir.benchmark_filename("python") == "bench.py"
+    assert ir.benchmark_filename("c") == "bench.so"
+
+
+def _doc(**over):
+    doc = {"protocol_version": 1, "wallclock_times": [0.5, 0.25], "core_cycle_counts": [],
+           "aperf_counts": [], "mperf_counts": [], "counters": {"available": False, "reason": "VM"}}
+    doc.update(over)
+    return json.dumps(doc)
+
+
+def test_valid_documents_parse():
+    assert parse_document(_doc())["wallclock_times"] == [0.5, 0.25]
+    with_counters = _doc(core_cycle_counts=[[1, 2]], aperf_counts=[[3, 4]], mperf_counts=[[2**64 - 1, 0]],
+                         counters={"available": True, "reason": None}, instrumentation={"jit": []})
+    assert parse_document(with_counters)["mperf_counts"] == [[2**64 - 1, 0]]
+
+
+@pytest.mark.parametrize(
+    "raw, message",
+    [
+        ("", "no results document"),
+        ('{"protocol_version": 1', "not valid JSON"),
+        (_doc(extra=1), "unknown keys"),
+        (_doc(protocol_version=2), "protocol_version"),
+        (_doc(wallclock_times=[]), "non-empty"),
+        (_doc(core_cycle_counts=[[1]], aperf_counts=[[1]], mperf_counts=[[1]],
+              counters={"available": True, "reason": None}), "2 entries"),
+        (_doc(core_cycle_counts=[[1, 2]], aperf_counts=[[1, 2]], mperf_counts=[[1, 2]]), "available is false"),
+        (_doc(counters={"available": False, "reason": None}), "available is false"),
+        (_doc(core_cycle_counts=[[1, -2]], aperf_counts=[[1, 2]], mperf_counts=[[1, 2]],
+              counters={"available": True, "reason": None}), "unsigned 64-bit"),
+        (_doc(core_cycle_counts=[[1, 2]], aperf_counts=[], mperf_counts=[[1, 2]],
+              counters={"available": True, "reason": None}), "different numbers of cores"),
+    ],
+)
+def test_invalid_documents_are_rejected_with_a_reason(raw, message):
+    with pytest.raises(ProtocolError, match=message):
+        parse_document(raw)

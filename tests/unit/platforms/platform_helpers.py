@@ -1,0 +1,101 @@
+"""Helpers for platform tests: copies of the fake machine trees, a log that
+remembers, and stateful command doubles for what RecordingCommands cannot
+express (a user that exists after useradd, an MSR that keeps what wrmsr wrote)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+from pathlib import Path
+from typing import Sequence
+
+import pytest
+
+from supervisor.platforms.policy import PlatformPolicy
+from supervisor.system import CommandResult, FakeClock, SystemRoot
+
+ROOTS = Path(__file__).resolve().parents[2] / "fixtures" / "roots"
+LINUX_SHAPES = ["intel-desktop", "amd-server", "acpi-old", "vm-nocpufreq"]
+
+
+def tree_digest(path: Path) -> dict[str, str]:
+    """relative path -> content hash (or "dir"/"link"), for byte-for-byte comparisons."""
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(path):
+        for d in dirnames:
+            out[os.path.relpath(os.path.join(dirpath, d), path)] = "dir"
+        for f in filenames:
+            full = os.path.join(dirpath, f)
+            rel = os.path.relpath(full, path)
+            out[rel] = "link:" + os.readlink(full) if os.path.islink(full) else \
+                hashlib.sha256(Path(full).read_bytes()).hexdigest()
+    return out
+
+
+class MemoryLog:
+    def __init__(self):
+        self.events: list[tuple[str, str, dict]] = []
+
+    def _log(self, level):
+        def log(event, **kw):
+            self.events.append((level, event, kw))
+        return log
+
+    def __getattr__(self, level):
+        if level in ("debug", "info", "warning", "error", "critical", "msg"):
+            return self._log(level)
+        raise AttributeError(level)
+
+    def named(self, event: str) -> list[dict]:
+        return [kw for _, e, kw in self.events if e == event]
+
+
+class FakeMachineCommands:
+    """Answers the commands the Linux platform runs, keeping state between calls."""
+
+    def __init__(self, users: set[str] | None = None, msr: dict[int, int] | None = None,
+                 dpkg: str = "libc6 2.36-9 amd64\ncoreutils 9.1-1 amd64\n"):
+        self.users = set(users or ())
+        self.msr = dict(msr or {})
+        self.dpkg = dpkg
+        self.calls: list[tuple[str, ...]] = []
+
+    def run(self, argv: Sequence[str], *, input: str | None = None, timeout: float | None = None) -> CommandResult:
+        a = tuple(str(x) for x in argv)
+        self.calls.append(a)
+        ok = lambda out="": CommandResult(a, 0, out, "")  # noqa: E731
+        if a[0] == "id":
+            return ok("1001\n") if a[-1] in self.users else CommandResult(a, 1, "", f"id: '{a[-1]}': no such user")
+        if a[0] == "useradd":
+            self.users.add(a[-1])
+            return ok()
+        if a[0] == "userdel":
+            self.users.discard(a[-1])
+            return ok()
+        if a[0] == "rdmsr" and self.msr:
+            return ok(f"{self.msr[int(a[2])]:x}\n")
+        if a[0] == "wrmsr" and self.msr:
+            self.msr[int(a[2])] = int(a[4], 16)
+            return ok()
+        if a[0] in ("modprobe", "sync", "systemctl", "shutdown"):
+            return ok()
+        if a[0] == "dpkg-query":
+            return ok(self.dpkg)
+        return CommandResult(a, 127, "", f"{a[0]}: command not found")
+
+
+def make_linux(root: Path, state_dir: Path, policy: PlatformPolicy | None = None, commands=None,
+               clock=None, log=None, **kw):
+    from supervisor.platforms import make_platform
+    return make_platform("linux", policy or PlatformPolicy(), state_dir, root=SystemRoot(root),
+                         commands=commands or FakeMachineCommands(), clock=clock or FakeClock(),
+                         log=log or MemoryLog(), **kw)
+
+
+def vm_policy(**kw) -> PlatformPolicy:
+    """What a user sets to run the real Linux platform in a VM without cpufreq or sensors."""
+    base = dict(governor="ignore", turbo="ignore", energy_performance_preference="ignore",
+                tickless="ignore", intel_pstate="ignore")
+    base.update(kw)
+    return PlatformPolicy(**base)

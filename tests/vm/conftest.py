@@ -1,0 +1,67 @@
+"""Fixtures for the real-reboot VM tests: the cached guest image and a per-test guest.
+
+Skipped, with the reason printed, when the tools cannot be used here (not
+root, no qemu/debootstrap).  CI installs them:
+    apt-get install -y --no-install-recommends qemu-system-x86 qemu-utils debootstrap e2fsprogs
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import vm_image  # noqa: E402
+from vm_qemu import Guest  # noqa: E402
+
+APT_LINE = ("apt-get install -y --no-install-recommends qemu-system-x86 qemu-utils "
+            "debootstrap e2fsprogs")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "vm: boots a real qemu guest (slow; deselect with -m 'not vm')")
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if "tests/vm/" in str(item.fspath):
+            item.add_marker(pytest.mark.vm)
+
+
+@pytest.fixture(scope="session")
+def guest_image() -> vm_image.GuestImage:
+    if os.environ.get("COLDRUN_SKIP_VM_TESTS"):
+        pytest.skip("COLDRUN_SKIP_VM_TESTS is set")
+    missing = vm_image.missing_tools()
+    if missing:
+        pytest.skip(f"VM tests need {', '.join(missing)}: install with `{APT_LINE}`")
+    found = vm_image.cached_image()
+    if found:
+        return found
+    if os.geteuid() != 0:
+        pytest.skip("building the VM image needs root (debootstrap); no cached image in "
+                    f"{vm_image.CACHE_DIR}")
+    log = vm_image.CACHE_DIR.parent / "coldrun-vm-build.log"
+    try:
+        with open(log, "w") as f:
+            return vm_image.build_image(log=f)
+    except Exception as e:  # network or mirror trouble: say why, don't fail the suite
+        pytest.skip(f"could not build the Debian guest image ({e}); see {log}")
+
+
+@pytest.fixture
+def make_guest(tmp_path):
+    guests: list[Guest] = []
+
+    def make(image, disk, payload, **kw) -> Guest:
+        g = Guest(image, disk, payload, tmp_path, **kw)
+        guests.append(g)
+        return g
+
+    yield make
+    for g in guests:
+        g.kill()

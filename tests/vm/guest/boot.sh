@@ -1,0 +1,71 @@
+#!/bin/sh
+# Test-only: run at every boot of the VM-test guest by coldrun-vmtest.service
+# (baked into the image), from the read-only payload disk.  Lines starting
+# with VMTEST- are what the host-side test reads from the serial console.
+P=/mnt/payload
+M=/var/lib/coldrun-vmtest
+COLDRUN=/opt/coldrun/bin/coldrun
+say() { echo "VMTEST-$*" > /dev/console; }
+
+say "BOOT $(cat /proc/sys/kernel/random/boot_id)"
+mode=$(cat "$P/mode")
+
+if [ "$mode" = smoke ]; then
+    # The harness check: systemd is up, the payload is readable, python runs.
+    state=$(systemctl is-system-running --wait 2>&1)
+    say "SMOKE system=$state python=$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])') uname=$(uname -r)"
+    systemctl poweroff
+    exit 0
+fi
+
+STATE_DIR=$(cat "$P/state_dir")
+mkdir -p "$M"
+if [ ! -e "$M/started" ]; then
+    # First boot: what the README tells a user to do, then `coldrun start`.
+    install -m 755 "$P/fake-sendmail" /usr/sbin/sendmail
+    python3 -m venv /opt/coldrun || { say "SETUP-FAILED venv"; systemctl poweroff; exit 1; }
+    /opt/coldrun/bin/pip install -q --no-index --find-links "$P/wheels" coldrun \
+        || { say "SETUP-FAILED pip"; systemctl poweroff; exit 1; }
+    rm -rf /root/exp && cp -r "$P/exp" /root/exp
+    for c in /root/exp/benchmarks/*/c/bench.c; do
+        gcc -O2 -Wall -fPIC -shared -o "${c%.c}.so" "$c" || { say "SETUP-FAILED gcc"; systemctl poweroff; exit 1; }
+    done
+    touch "$M/started"
+    sync
+    say "START perf_event_max_sample_rate=$(cat /proc/sys/kernel/perf_event_max_sample_rate)"
+    "$COLDRUN" start /root/exp/exp.toml --state-dir "$STATE_DIR" > "$M/start.out" 2>&1
+    rc=$?
+    say "START-EXIT rc=$rc $(tail -c 400 "$M/start.out" | tr '\n' ' ')"
+    [ $rc -eq 0 ] || systemctl poweroff
+    exit 0
+fi
+
+# Later boots: watch the experiment with `coldrun status` (reads only, no
+# lock) while `coldrun resume` runs, and power off once coldrun has removed
+# its unit (the experiment is finished).  If the unit is still installed but
+# nothing runs it for a while, something broke: say so and power off.
+idle=0
+n=0
+while true; do
+    n=$((n + 1))
+    out=$("$COLDRUN" status "$STATE_DIR" 2>&1)
+    rc=$?
+    active=$(systemctl list-units --no-legend --state=active,activating 'coldrun@*' | wc -l)
+    rate=$(cat /proc/sys/kernel/perf_event_max_sample_rate)
+    say "STATUS n=$n rc=$rc active=$active perf_event_max_sample_rate=$rate $(echo "$out" | tr '\n' ' ' | cut -c1-300)"
+    if [ ! -e /etc/systemd/system/coldrun@.service ] && [ "$active" -eq 0 ]; then
+        say "FINISHED perf_event_max_sample_rate=$rate units=$(systemctl list-unit-files --no-legend 'coldrun@*' | wc -l)"
+        sync
+        systemctl poweroff
+        exit 0
+    fi
+    if [ "$active" -eq 0 ]; then idle=$((idle + 1)); else idle=0; fi
+    if [ $idle -ge 15 ]; then
+        say "STUCK $(systemctl list-units --all --no-legend 'coldrun@*' | tr '\n' ' ')"
+        journalctl -b -u 'coldrun@*' --no-pager | tail -n 40 > /dev/console
+        sync
+        systemctl poweroff
+        exit 1
+    fi
+    sleep 2
+done

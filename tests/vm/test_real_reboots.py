@@ -1,0 +1,197 @@
+"""coldrun in a real Debian guest, rebooting for real between process executions.
+
+The guest is started the way the README tells a user to: coldrun installed
+from wheels into a venv, then ``coldrun start exp.toml`` as root.  From then
+on only systemd and coldrun act: the boot unit runs ``coldrun resume`` at
+each boot until the schedule is done, then coldrun removes the unit and
+restores the settings, and the (test-only) watcher powers the guest off.
+Afterwards the guest's disk is read with debugfs.
+
+The second test cuts the power (qemu ``system_reset``) at least five times in
+different phases of the boot cycle and checks that nothing is lost or
+counted twice.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from vm_payload import STATE_DIR, build_payload
+from vm_qemu import Guest, GuestError, copy_disk, guest_path_exists, read_guest_tree
+
+ITERATIONS = 30          # vms.*.iterations in guest/exp.toml
+KEYS = ("fib:python:default-python", "fib:c:default-c")
+UNIT_FILE = "/etc/systemd/system/coldrun@.service"
+UNIT_LINK = "/etc/systemd/system/multi-user.target.wants/coldrun@var-lib-coldrun-vmtest.service"
+COLDRUN = [sys.executable, "-m", "supervisor"]
+
+
+@dataclass
+class Run:
+    guest: Guest
+    disk: Path
+    out: Path
+    serial: str = ""
+    state: Path | None = None
+    bundle: dict = field(default_factory=dict)
+    cuts: list[tuple[str, str]] = field(default_factory=list)
+
+
+def start_guest(guest_image, make_guest, tmp_path: Path, executions: int) -> Run:
+    payload = build_payload(tmp_path, executions=executions)
+    disk = tmp_path / "root.ext4"
+    copy_disk(guest_image.disk, disk)
+    guest = make_guest(guest_image, disk, payload)
+    guest.start()
+    return Run(guest, disk, tmp_path / "out")
+
+
+def collect(run: Run) -> Run:
+    """After power-off: the state dir, the mails and the export bundle from the guest's disk."""
+    run.serial = run.guest.serial()
+    run.state = read_guest_tree(run.disk, STATE_DIR, run.out)
+    bundle = run.out / "bundle.json"
+    r = subprocess.run([*COLDRUN, "export", str(run.state), "--format", "native", "-o", str(bundle)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    run.bundle = json.loads(bundle.read_text())
+    return run
+
+
+def assert_one_record_per_job(run: Run, executions: int) -> None:
+    jobs, execs = run.bundle["jobs"], run.bundle["executions"]
+    assert len(jobs) == executions * len(KEYS)
+    assert [j["state"] for j in jobs] == ["completed"] * len(jobs), jobs
+    seen = sorted((e["key"], e["pexec"]) for e in execs)
+    assert seen == sorted((k, p) for k in KEYS for p in range(executions)), seen
+    for e in execs:
+        assert e["state"] == "completed"
+        assert len(e["wallclock_times"]) == ITERATIONS
+        assert all(t > 0 for t in e["wallclock_times"])
+    # One process execution per boot, boots increasing in schedule order.
+    boots = [e["boot"] for e in sorted(execs, key=lambda e: (e["pexec"], KEYS.index(e["key"])))]
+    assert boots == sorted(boots) and len(set(boots)) == len(boots), boots
+
+
+def assert_wound_down(run: Run) -> None:
+    assert not guest_path_exists(run.disk, UNIT_FILE), "the boot unit is still installed"
+    assert not guest_path_exists(run.disk, UNIT_LINK), "the boot unit is still enabled"
+    start = re.search(r"VMTEST-START perf_event_max_sample_rate=(\d+)", run.serial)
+    end = re.search(r"VMTEST-FINISHED perf_event_max_sample_rate=(\d+) units=(\d+)", run.serial)
+    assert start and end, "start/finish markers missing from the serial console"
+    assert end.group(1) == start.group(1), "perf_event_max_sample_rate was not restored"
+    assert end.group(2) == "0", "systemd still lists a coldrun@ unit file"
+    during = set(re.findall(r"VMTEST-STATUS .*?active=1 perf_event_max_sample_rate=(\d+)", run.serial))
+    assert "1" in during, f"coldrun never set the sample rate to 1 while running: {during}"
+
+
+def assert_status_worked_during_a_real_boot(run: Run) -> None:
+    ok = [l for l in run.serial.splitlines()
+          if re.search(r"VMTEST-STATUS n=\d+ rc=0 active=1 .*experiment vmtest: running \(hardware\)", l)]
+    assert ok, "coldrun status never answered while coldrun resume was running"
+
+
+def log_boots(run: Run) -> list[int]:
+    boots = []
+    for line in (run.state / "log").read_text().splitlines():
+        try:
+            ev = json.loads(line)
+        except ValueError:
+            continue   # a line torn by a power cut
+        if ev.get("event") == "boot":
+            boots.append(ev["boot"])
+    return boots
+
+
+def mails(run: Run) -> list[str]:
+    try:
+        d = read_guest_tree(run.disk, "/var/mail/sent", run.out / "mail")
+    except AssertionError:
+        return []
+    return [p.read_text() for p in sorted(d.glob("*.eml"))]
+
+
+def wait_started(run: Run) -> int:
+    m = run.guest.wait_for(r"VMTEST-START perf", timeout=600)
+    return m.end()
+
+
+def test_experiment_survives_real_reboots(guest_image, make_guest, tmp_path):
+    executions = 2
+    run = start_guest(guest_image, make_guest, tmp_path, executions)
+    wait_started(run)
+    run.guest.wait_for(r"VMTEST-(FINISHED|STUCK|SETUP-FAILED)", timeout=900)
+    assert "VMTEST-FINISHED" in run.guest.serial(), GuestError("experiment did not finish", run.guest)
+    assert run.guest.wait_exit(timeout=120) == 0
+    collect(run)
+
+    assert_one_record_per_job(run, executions)
+    assert all(j["attempts"] == 1 for j in run.bundle["jobs"])
+    assert_wound_down(run)
+    assert_status_worked_during_a_real_boot(run)
+    # Every boot is in coldrun's log: one per job plus the finishing boot.
+    assert log_boots(run) == list(range(1, executions * len(KEYS) + 2))
+    guest_boots = set(re.findall(r"VMTEST-BOOT (\S+)", run.serial))
+    assert len(guest_boots) == executions * len(KEYS) + 2      # + the boot that ran `coldrun start`
+    sent = mails(run)
+    assert any("started vmtest" in m for m in sent), sent
+    assert any("finished vmtest" in m for m in sent), sent
+    print(f"accel={run.guest.accel} boots={len(guest_boots)}")
+
+
+# Where a power cut lands: after the serial console shows the trigger, wait
+# a random time in the window.  Together they cover shutdown, early boot,
+# the boot settle wait, a running benchmark and the window between a
+# finished job and the reboot.
+PHASES = [
+    ("during reboot / early boot", r"rebooting boot=\d+", (0.5, 6.0)),
+    ("boot settle wait", r"\] boot boot=\d+", (0.3, 2.0)),
+    ("benchmark running", r"runner started", (0.0, 0.3)),
+    ("job finished, before reboot", r"finished job", (0.0, 0.4)),
+    ("before coldrun resume", r"VMTEST-BOOT", (0.0, 1.0)),
+]
+
+
+def test_power_cuts_lose_and_duplicate_nothing(guest_image, make_guest, tmp_path):
+    executions = 3
+    cuts_wanted = 5
+    rng = random.Random()
+    seed = rng.randrange(2**32)
+    rng.seed(seed)
+    print(f"power-cut seed {seed}")
+    run = start_guest(guest_image, make_guest, tmp_path, executions)
+    offset = wait_started(run)
+    order = PHASES[:]
+    rng.shuffle(order)
+    for name, trigger, (lo, hi) in order[:cuts_wanted]:
+        m = run.guest.wait_for(trigger, timeout=300, after=offset)
+        time.sleep(rng.uniform(lo, hi))
+        seen = run.guest.serial()
+        last = [l for l in seen[m.start():].splitlines() if "coldrun" in l or "VMTEST" in l]
+        run.guest.power_cut()
+        run.cuts.append((name, last[-1].strip() if last else ""))
+        offset = len(seen)
+        # Let the guest come back before the next trigger is looked for.
+        offset = run.guest.wait_for(r"VMTEST-BOOT", timeout=300, after=offset).start()
+    run.guest.wait_for(r"VMTEST-(FINISHED|STUCK|SETUP-FAILED)", timeout=900, after=offset)
+    assert "VMTEST-FINISHED" in run.guest.serial(), GuestError("experiment did not finish", run.guest)
+    assert run.guest.wait_exit(timeout=120) == 0
+    collect(run)
+    for name, last in run.cuts:
+        print(f"cut during {name}: last line {last[:150]!r}")
+
+    assert len(run.cuts) >= cuts_wanted
+    assert_one_record_per_job(run, executions)
+    assert sum(j["attempts"] for j in run.bundle["jobs"]) >= len(run.bundle["jobs"])
+    assert_wound_down(run)
+    boots = log_boots(run)
+    assert boots == sorted(boots), boots

@@ -1,0 +1,89 @@
+"""The per-run payload disk: coldrun as wheels, the experiment, and the guest's boot script.
+
+coldrun is installed in the guest the way a user installs it: a wheel built
+from the working tree (``pip wheel``) plus its dependencies' wheels,
+installed offline with pip into a venv.  The dependencies' wheels are
+downloaded once and cached (keyed by the dependency list).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+from vm_image import CACHE_DIR
+from vm_qemu import make_ext4
+
+REPO = Path(__file__).resolve().parents[2]
+GUEST_FILES = Path(__file__).parent / "guest"
+STATE_DIR = "/var/lib/coldrun/vmtest"
+# What pip must not copy from the working tree into the wheel build.
+_IGNORE = shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info", "__pycache__",
+                                 "cache", "*-state", "demo-results", ".pytest_cache", "*.so",
+                                 "iterations_runner")
+
+
+def dependency_wheels() -> Path:
+    deps = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+    key = hashlib.sha256("\n".join(sorted(deps)).encode()).hexdigest()[:12]
+    out = CACHE_DIR / f"deps-{key}"
+    if (out / "complete").exists():
+        return out
+    tmp = out.with_name(out.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--only-binary=:all:",
+                    "--python-version", "3.11", "--platform", "manylinux2014_x86_64",
+                    "--platform", "manylinux_2_17_x86_64", "--platform", "manylinux_2_28_x86_64",
+                    "-d", str(tmp), *deps], check=True)
+    (tmp / "complete").write_text("\n".join(deps) + "\n")
+    shutil.rmtree(out, ignore_errors=True)
+    tmp.rename(out)
+    return out
+
+
+def coldrun_wheel(dest: Path, work: Path) -> Path:
+    """Build the coldrun wheel from a clean copy of the working tree."""
+    src = work / "src"
+    shutil.copytree(REPO, src, ignore=_IGNORE, symlinks=True)
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
+                    "-w", str(dest), str(src)], check=True, capture_output=True)
+    wheels = list(dest.glob("coldrun-*.whl"))
+    assert len(wheels) == 1, wheels
+    return wheels[0]
+
+
+def experiment_dir(dest: Path, executions: int) -> None:
+    text = (GUEST_FILES / "exp.toml").read_text()
+    assert "\nexecutions = 2\n" in text
+    (dest).mkdir(parents=True)
+    (dest / "exp.toml").write_text(text.replace("\nexecutions = 2\n", f"\nexecutions = {executions}\n"))
+    # The demo's fib benchmark in both languages; the C one is compiled in the guest.
+    demo = REPO / "configs/demo/benchmarks/fib"
+    for lang, name in (("python", "bench.py"), ("c", "bench.c")):
+        d = dest / "benchmarks/fib" / lang
+        d.mkdir(parents=True)
+        shutil.copy(demo / lang / name, d / name)
+
+
+def build_payload(work: Path, *, executions: int) -> Path:
+    """Make payload.ext4 in ``work`` and return its path."""
+    pdir = work / "payload"
+    wheels = pdir / "wheels"
+    wheels.mkdir(parents=True)
+    for whl in dependency_wheels().glob("*.whl"):
+        shutil.copy(whl, wheels)
+    coldrun_wheel(wheels, work)
+    experiment_dir(pdir / "exp", executions)
+    for name in ("boot.sh", "fake-sendmail"):
+        shutil.copy(GUEST_FILES / name, pdir / name)
+    (pdir / "mode").write_text("experiment\n")
+    (pdir / "state_dir").write_text(STATE_DIR + "\n")
+    size_mb = 32 + sum(f.stat().st_size for f in pdir.rglob("*") if f.is_file()) // 2**20 * 2
+    image = work / "payload.ext4"
+    make_ext4(pdir, image, size_mb, "payload")
+    return image
