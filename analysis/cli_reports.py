@@ -1,8 +1,8 @@
 """The report subcommands of ``coldrun-analyze``: table, plot, diff.
 
 ``add_report_commands(subparsers)`` registers them on the main parser; each
-sets ``func`` to a callable ``func(args) -> int`` (the exit status) that
-prints one clear line on bad input instead of a traceback.
+sets ``func`` to a callable ``func(args) -> int`` (the exit status: 0, or 2
+after printing one clear line on bad input instead of a traceback).
 
 Inputs may be, and are recognised by content:
 - a summary JSON (warmup_stats ``--output-json``: top-level ``machines``);
@@ -24,12 +24,15 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .diff import DiffError, diff_summaries, render_diff
-from .plots import PlotError, execution_png, plot_filename, plot_execution
+from .plots import PlotError, PlotRequest, plot_filename, plot_many
 from .reports import SummaryFormatError, render_html, render_latex, render_text, summary_rows
 
 TABLE_FORMATS = ("text", "html", "latex")
 PLOT_SUFFIXES = ("png", "pdf", "svg")
 ANNOTATION_KEYS = ("classifications", "changepoints", "changepoint_means", "changepoint_vars")
+USER_ERROR_EXIT = 2
+# Resolution of the plots embedded in the HTML report (keeps the page small).
+EMBEDDED_PLOT_DPI = 72
 # warmup_stats' --quality low bootstrap size.
 LOW_QUALITY_RESAMPLES = 10000
 
@@ -182,14 +185,13 @@ def merge_summaries(items: list[tuple[Path, dict]]) -> dict:
     return merged
 
 
-def all_plots(annotated: dict, machine: str) -> dict[str, bytes]:
-    """PNG of every non-empty process execution, labelled 'key #N'."""
-    plots = {}
-    for key in sorted(annotated.get("wallclock_times", {})):
-        for pexec, times in enumerate(annotated["wallclock_times"][key]):
-            if times:
-                plots[f"{key} execution {pexec}"] = execution_png(annotated, key, pexec, machine, dpi=72)
-    return plots
+def all_plots(annotated: dict, machine: str, jobs: int = 1) -> dict[str, bytes]:
+    """PNG of every non-empty process execution, labelled 'key execution N'."""
+    requests = [PlotRequest(key, pexec, machine, dpi=EMBEDDED_PLOT_DPI)
+                for key in sorted(annotated.get("wallclock_times", {}))
+                for pexec, times in enumerate(annotated["wallclock_times"][key]) if times]
+    images = plot_many(annotated, requests, jobs)
+    return {f"{r.key} execution {r.pexec}": png for r, png in zip(requests, images)}
 
 
 def _write(text: str, output: str | None) -> None:
@@ -226,7 +228,7 @@ def run_table(args: argparse.Namespace) -> int:
             sources += [load_input(p) for p in args.plots_from or []]
             for item in sources:
                 annotated = to_annotated(item, options)
-                plots.update(all_plots(annotated, machine_name(annotated)))
+                plots.update(all_plots(annotated, machine_name(annotated), options.jobs))
         text = render_html(summary, plots or None)
     _write(text, args.output)
     return 0
@@ -246,7 +248,7 @@ def run_plot(args: argparse.Namespace) -> int:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ReportInputError(f"{out_dir}: cannot create directory ({exc.strerror or exc})") from None
-    written = 0
+    requests = []
     for key in keys:
         executions = annotated["wallclock_times"][key]
         if args.execution is not None:
@@ -257,11 +259,10 @@ def run_plot(args: argparse.Namespace) -> int:
             wanted = [args.execution]
         else:
             wanted = [i for i, times in enumerate(executions) if times]
-        for pexec in wanted:
-            target = out_dir / plot_filename(key, pexec, "." + args.image_format)
-            plot_execution(annotated, key, pexec, machine, target)
-            written += 1
-    print(f"Wrote {written} plot(s) to {out_dir}", file=sys.stderr)
+        requests += [PlotRequest(key, pexec, machine, out_dir / plot_filename(key, pexec, "." + args.image_format))
+                     for pexec in wanted]
+    plot_many(annotated, requests, max(1, args.jobs))
+    print(f"Wrote {len(requests)} plot(s) to {out_dir}", file=sys.stderr)
     return 0
 
 
@@ -288,14 +289,15 @@ def run_diff(args: argparse.Namespace) -> int:
 
 
 def _guarded(func: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
-    """User errors become one line on stderr and exit status 1."""
+    """User errors become one line on stderr and exit status 2 (like
+    analysis.errors.AnalysisError and argparse)."""
 
     def run(args: argparse.Namespace) -> int:
         try:
             return func(args)
         except (ReportInputError, SummaryFormatError, PlotError, DiffError) as exc:
             print(f"coldrun-analyze {args.command}: error: {exc}", file=sys.stderr)
-            return 1
+            return USER_ERROR_EXIT
 
     run.__name__ = func.__name__
     return run

@@ -16,6 +16,7 @@ with matplotlib's Agg canvas directly (no pyplot state, nothing interactive).
 from __future__ import annotations
 
 import io
+import multiprocessing
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -248,3 +249,41 @@ def plot_execution(annotated: dict, key: str, pexec: int, machine: str, out_path
 def plot_filename(key: str, pexec: int, suffix: str = ".png") -> str:
     """A file name for one execution's plot: bench__vm__variant__N.png."""
     return "__".join(key.split(":")) + f"__{pexec}{suffix}"
+
+
+@dataclass(frozen=True)
+class PlotRequest:
+    key: str
+    pexec: int
+    machine: str
+    target: Path | None = None  # None: return PNG bytes instead of writing
+    dpi: int = 100
+
+
+# The annotated results forked plotting workers read (inherited, not pickled).
+_BATCH_RESULTS: dict | None = None
+
+
+def _plot_one(annotated: dict, req: PlotRequest) -> bytes | Path:
+    if req.target is None:
+        return execution_png(annotated, req.key, req.pexec, req.machine, dpi=req.dpi)
+    return plot_execution(annotated, req.key, req.pexec, req.machine, req.target)
+
+
+def _plot_in_worker(req: PlotRequest) -> bytes | Path:
+    assert _BATCH_RESULTS is not None
+    return _plot_one(_BATCH_RESULTS, req)
+
+
+def plot_many(annotated: dict, requests: list[PlotRequest], jobs: int = 1) -> list[bytes | Path]:
+    """Several plots, in order; with jobs > 1 in forked worker processes
+    (plots are CPU-bound and independent)."""
+    global _BATCH_RESULTS
+    if jobs <= 1 or len(requests) < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        return [_plot_one(annotated, r) for r in requests]
+    _BATCH_RESULTS = annotated
+    try:
+        with multiprocessing.get_context("fork").Pool(min(jobs, len(requests))) as pool:
+            return pool.map(_plot_in_worker, requests, chunksize=1)
+    finally:
+        _BATCH_RESULTS = None

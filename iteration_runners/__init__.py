@@ -17,9 +17,17 @@ RUNNERS_DIR = Path(__file__).resolve().parent
 PYTHON_RUNNER = RUNNERS_DIR / "python" / "iterations_runner.py"
 C_RUNNER = RUNNERS_DIR / "c" / "iterations_runner"
 
-KNOWN_RUNNERS: tuple[str, ...] = ("python", "c")
-
+_CORE_RUNNERS = ("python", "c")
 _BENCHMARK_FILENAMES = {"python": "bench.py", "c": "bench.so"}
+
+
+def _language_runners() -> tuple[str, ...]:
+    from iteration_runners import languages
+
+    return languages.KNOWN_LANGUAGE_RUNNERS
+
+
+KNOWN_RUNNERS: tuple[str, ...] = _CORE_RUNNERS + _language_runners()
 
 
 def _check_runner(runner: str) -> None:
@@ -30,7 +38,11 @@ def _check_runner(runner: str) -> None:
 def benchmark_filename(runner: str) -> str:
     """Default benchmark file name for a runner (e.g. "bench.py", "bench.so")."""
     _check_runner(runner)
-    return _BENCHMARK_FILENAMES[runner]
+    if runner in _BENCHMARK_FILENAMES:
+        return _BENCHMARK_FILENAMES[runner]
+    from iteration_runners import languages
+
+    return languages.benchmark_filename(runner)
 
 
 def c_runner_path() -> Path:
@@ -69,6 +81,9 @@ def runner_command(
     iterations: int,
     param: int,
     debug: bool,
+    *,
+    instrument: bool = False,
+    startup: bool = False,
 ) -> tuple[list[str], dict[str, str]]:
     """Argv (Krun order) and extra environment for one process execution.
 
@@ -76,8 +91,18 @@ def runner_command(
     For "c" there is no runner file: the executable is the runner binary (the
     built one when ``executable`` is empty) and ``vm_args`` must be empty.
     The results channel (fd 3) must be passed by the caller (``pass_fds``).
+    Other languages, instrumentation and startup-time mode are built by
+    ``iteration_runners.languages``.
     """
     _check_runner(runner)
+    if runner not in _CORE_RUNNERS or startup:
+        from iteration_runners import languages
+
+        return languages.language_runner_command(
+            runner, executable, vm_args, benchmark_path, iterations, param, debug,
+            instrument=instrument, startup=startup)
+    if instrument:
+        raise ValueError(f"instrumentation is available for pypy and java only, not {runner!r}")
     if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
         raise ValueError(f"iterations must be a positive integer, got {iterations!r}")
     if isinstance(param, bool) or not isinstance(param, int):

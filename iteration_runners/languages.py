@@ -272,10 +272,11 @@ def _java_class_and_dir(benchmark_path: str) -> tuple[str, str]:
             f"Java benchmark {benchmark_path} must be compiled: give the .class file "
             "(javac it against iteration_runners/java/build/classes)"
         )
-    return name, str(path.parent if str(path.parent) else ".")
+    # Absolute: the benchmark user's working directory is not the supervisor's.
+    return name, os.path.abspath(path.parent)
 
 
-def _base_env(runner: str) -> dict[str, str]:
+def _base_env() -> dict[str, str]:
     return {
         ENV_RESULTS_FD: str(RESULTS_FD),
         ENV_LIBKRUNTIME: str(libkruntime_path()),
@@ -312,7 +313,7 @@ def language_runner_command(
             f"instrumentation is available for pypy and java only, not {runner!r}"
         )
     exe = executable or spec.default_executable
-    env = _base_env(runner)
+    env = _base_env()
     tail = [str(iterations), str(param), "1" if debug else "0"]
 
     if runner == "java":

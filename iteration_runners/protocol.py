@@ -10,7 +10,8 @@ from iteration_runners import PROTOCOL_VERSION
 REQUIRED_KEYS = frozenset(
     {"protocol_version", "wallclock_times", "core_cycle_counts", "aperf_counts", "mperf_counts", "counters"}
 )
-OPTIONAL_KEYS = frozenset({"instrumentation"})
+OPTIONAL_KEYS = frozenset({"instrumentation", "startup"})
+STARTUP_KEYS = frozenset({"clock", "wrapper_time", "runner_time", "seconds"})
 PER_CORE_KEYS = ("core_cycle_counts", "aperf_counts", "mperf_counts")
 U64_MAX = 2**64 - 1
 
@@ -85,3 +86,17 @@ def validate_document(doc: Any) -> None:
 
     if "instrumentation" in doc and not isinstance(doc["instrumentation"], dict):
         raise ProtocolError("instrumentation must be a JSON object")
+    if "startup" in doc:
+        _validate_startup(doc["startup"], times)
+
+
+def _validate_startup(startup: Any, times: list) -> None:
+    # Startup-time mode: the wrapper's and the dummy runner's clock readings,
+    # and their difference, which is also the single "iteration" time.
+    if not isinstance(startup, dict) or set(startup) != STARTUP_KEYS:
+        raise ProtocolError(f"startup must be an object with exactly {sorted(STARTUP_KEYS)}")
+    seconds = startup["seconds"]
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds < 0:
+        raise ProtocolError(f"startup.seconds is {seconds!r}, not a non-negative number")
+    if times != [seconds]:
+        raise ProtocolError("in startup mode wallclock_times must be [startup.seconds]")

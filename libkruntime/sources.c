@@ -55,7 +55,7 @@ static int64_t real_clock_ns(void *ctx)
 static char reason_buf[1024];
 static const char *backend_name = "none";
 
-static void add_reason(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void add_reason(const char *fmt, ...) __attribute__((format(printf, 1, 2), unused));
 static void add_reason(const char *fmt, ...)
 {
     size_t used = strlen(reason_buf);

@@ -49,6 +49,7 @@ class Boot:
     root: SystemRoot
     commands: Commands
     clock: Clock
+    platform: Platform | None = None   # injected by tests; else built from the schedule's mode
 
 
 class _Terminated(BaseException):
@@ -67,12 +68,23 @@ def reexec_resume(state_dir: Path) -> None:
 
 
 def boot(state_dir: str | Path, *, root: SystemRoot | None = None, commands: Commands | None = None,
-         clock: Clock | None = None, stderr=sys.stderr, reexec: bool = True) -> int:
-    """Run one boot; returns the exit code when there is nothing more to do in this process."""
+         clock: Clock | None = None, stderr=sys.stderr, reexec: bool = True,
+         platform: Platform | None = None) -> int:
+    """Run one boot; returns the exit code when there is nothing more to do in this process.
+
+    With ``reexec`` False (tests) a simulated reboot just returns 0 after one job.
+    """
     state = StateDir(state_dir)
-    schedule = state.schedule()
-    state.lock()
-    schedule = state.schedule()      # re-read under the lock
+    state.schedule()                 # a clear error for a non-state dir before touching it
+    lock_fd = state.lock()
+    try:
+        return _boot_locked(state, root, commands, clock, stderr, reexec, platform)
+    finally:
+        os.close(lock_fd)
+
+
+def _boot_locked(state: StateDir, root, commands, clock, stderr, reexec: bool, platform_override) -> int:
+    schedule = state.schedule()      # read under the lock
     log = make_logger(state.log_path, stderr)
     exp, _ = state.experiment(schedule)
     if schedule.status == "finished":
@@ -85,7 +97,7 @@ def boot(state_dir: str | Path, *, root: SystemRoot | None = None, commands: Com
                            f"fix the cause and run coldrun resume --continue {state.path}, "
                            f"or coldrun abort {state.path}")
     ctx = Boot(state, schedule, exp, log, root or SystemRoot("/"), commands or RealCommands(),
-               clock or RealClock())
+               clock or RealClock(), platform_override)
     boot_no = schedule.boots + 1
     schedule.set_boots(boot_no)
     log = ctx.log = log.bind(boot=boot_no)
@@ -128,6 +140,8 @@ def boot(state_dir: str | Path, *, root: SystemRoot | None = None, commands: Com
 
 
 def ctx_platform(ctx: Boot) -> Platform:
+    if ctx.platform is not None:
+        return ctx.platform
     return build_platform(ctx.schedule.mode, ctx.exp.platform, ctx.state.path, root=ctx.root,
                           commands=ctx.commands, clock=ctx.clock, log=ctx.log)
 

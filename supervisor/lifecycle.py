@@ -55,7 +55,16 @@ def start(experiment_file: str, state_dir: str, *, simulate: bool, root: SystemR
     validate_files(exp, exp_dir, experiment_file, sorted({j.key for j in jobs if not j.skipped}))
     state = StateDir(state_dir)
     state.prepare_new(Path(experiment_file))
-    state.lock()
+    lock_fd = state.lock()
+    try:
+        return _start_locked(exp, text, experiment_file, jobs, seed, state, simulate, root, commands, clock,
+                             stderr, reexec)
+    finally:
+        os.close(lock_fd)
+
+
+def _start_locked(exp, text, experiment_file, jobs, seed, state, simulate, root, commands, clock, stderr,
+                  reexec) -> int:
     log = make_logger(state.log_path, stderr)
     root, commands, clock = root or SystemRoot("/"), commands or RealCommands(), clock or RealClock()
     mode = "simulated" if simulate else "hardware"

@@ -26,12 +26,17 @@ _VALID_OUTCOMES = {"C", "E", "T", "O"}
 def reconcile(state: StateDir, schedule: Schedule, exp: Experiment, log: Any) -> list[str]:
     """Apply the rules above; returns one line per change (also logged)."""
     changes: list[str] = []
+
+    def note(line: str) -> None:   # logged at once: a cut may follow any change
+        changes.append(line)
+        log.warning("reconcile: " + line)
+
     for name in remove_temp_files(state.path):
-        changes.append(f"removed half-written record {name}")
+        note(f"removed half-written record {name}")
     orphan = state.runner_in_flight()
     if orphan:
         if kill_orphan(int(orphan["pid"]), orphan.get("create_time")):
-            changes.append(f"killed runner process group {orphan['pid']} left by the previous boot")
+            note(f"killed runner process group {orphan['pid']} left by the previous boot")
         state.clear_runner()
     for job in schedule.jobs:
         if job.state != RUNNING:
@@ -43,16 +48,14 @@ def reconcile(state: StateDir, schedule: Schedule, exp: Experiment, log: Any) ->
                 from supervisor.errors import ColdrunError
                 raise ColdrunError(f"{rec}: record has no valid outcome ({outcome!r}); it was altered")
             schedule.set_job(job, outcome)
-            changes.append(f"job {job.index} ({job.key} #{job.pexec}) had its record: now {job.state_name}")
+            note(f"job {job.index} ({job.key} #{job.pexec}) had its record: now {job.state_name}")
         elif exp.rerun.crashed == "requeue" and job.attempts < exp.rerun.max_attempts:
             schedule.set_job(job, OUTSTANDING)
-            changes.append(f"job {job.index} ({job.key} #{job.pexec}) crashed during attempt {job.attempts}: "
+            note(f"job {job.index} ({job.key} #{job.pexec}) crashed during attempt {job.attempts}: "
                            f"re-queued")
         else:
             schedule.set_job(job, CRASHED)
-            changes.append(f"job {job.index} ({job.key} #{job.pexec}) crashed during attempt {job.attempts}: "
+            note(f"job {job.index} ({job.key} #{job.pexec}) crashed during attempt {job.attempts}: "
                            f"marked crashed")
         pause_point("in-reconcile", schedule.boots)
-    for line in changes:
-        log.warning("reconcile: " + line)
     return changes

@@ -27,7 +27,9 @@ TEX_COLOURS = {BETTER: "lightgreen", WORSE: "lightred", DIFFERENT: "lightyellow"
 
 
 def _signed(x: float, fmt: str) -> str:
-    return ("+" if x >= 0 else "-") + (fmt % abs(x))
+    """'+0.5' / '-0.5'; a change that rounds to zero is '+0...' (never '-0')."""
+    text = fmt % abs(x)
+    return ("-" if x < 0 and float(text) != 0 else "+") + text
 
 
 def diff_cells(row: SummaryRow, before: SummaryRow | None) -> list[str]:

@@ -13,6 +13,9 @@
 // COLDRUN_INSTRUMENT=1 also records, after each iteration (outside the timed
 // region), the JIT's cumulative compilation time and every garbage
 // collector's cumulative time and count, into "instrumentation".
+//
+// Exit status (PROTOCOL.md): 0 document written; 1 the benchmark threw;
+// 2 bad usage or setup; 3 the results channel failed.
 
 import java.lang.management.CompilationMXBean;
 import java.lang.management.GarbageCollectorMXBean;

@@ -8,6 +8,9 @@
 // libkruntime through a small N-API addon (kruntime_addon.c, path in
 // COLDRUN_KRUN_NODE_ADDON), keeps results in preallocated typed arrays and
 // writes one protocol-1 JSON document to the results fd (PROTOCOL.md).
+//
+// Exit status: 0 document written; 1 the benchmark threw; 2 bad usage or
+// setup; 3 the results channel failed.
 "use strict";
 
 const fs = require("fs");

@@ -9,6 +9,9 @@
 --
 -- Lua numbers are doubles: 64-bit counter deltas go through
 -- krun_u64_to_double, which exits with an error rather than round.
+--
+-- Exit status (PROTOCOL.md): 0 document written; 1 the benchmark failed;
+-- 2 bad usage or setup; 3 the results channel failed.
 
 local ffi = require("ffi")
 ffi.cdef[[

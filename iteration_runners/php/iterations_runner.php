@@ -11,6 +11,9 @@
 //
 // PHP integers are signed 64-bit: an unsigned counter delta that does not fit
 // is an error, never silently wrapped.
+//
+// Exit status (PROTOCOL.md): 0 document written; 1 the benchmark failed;
+// 2 bad usage or setup; 3 the results channel failed.
 
 // The CLI prints errors to stdout by default; they belong with the other diagnostics.
 ini_set("display_errors", "stderr");

@@ -7,6 +7,9 @@
 # standard library's libffi binding), keeps results in preallocated arrays and
 # writes one protocol-1 JSON document to the results fd (PROTOCOL.md).
 # Ruby integers are arbitrary precision, so the exact 64-bit deltas are used.
+#
+# Exit status (PROTOCOL.md): 0 document written; 1 the benchmark failed;
+# 2 bad usage or setup; 3 the results channel failed.
 
 require "fiddle"
 require "json"
@@ -55,7 +58,9 @@ module Krun
 
   def self.load(path)
     lib = Fiddle.dlopen(path)
-    fn = ->(name, args, ret) { Fiddle::Function.new(lib[name], args, ret) }
+    # need_gvl: true keeps the GVL across the call: releasing and retaking it
+    # would land inside the measured interval (about 1 us per iteration).
+    fn = ->(name, args, ret) { Fiddle::Function.new(lib[name], args, ret, need_gvl: true) }
     const_set(:LIB, lib)
     const_set(:INIT, fn.call("krun_init", [], Fiddle::TYPE_VOID))
     const_set(:DONE, fn.call("krun_done", [], Fiddle::TYPE_VOID))

@@ -209,6 +209,13 @@ def test_render_diff_latex_colours(mixed_diff):
     assert r"\newcommand{\ccell}" in tex
 
 
+def test_render_diff_change_signs():
+    from analysis.reports.diff_tables import _signed
+    assert _signed(-0.5, "%.1f") == "-0.5"
+    assert _signed(0.25, "%.2f") == "+0.25"
+    assert _signed(-0.000001, "%.5f") == "+0.00000"
+
+
 def test_render_diff_rejects_unknown_format(mixed_diff):
     with pytest.raises(ValueError, match="unknown diff format"):
         render_diff(mixed_diff, "pdf")

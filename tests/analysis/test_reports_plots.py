@@ -9,8 +9,8 @@ import pytest
 from matplotlib.collections import LineCollection, PathCollection
 from matplotlib.colors import to_rgba
 
-from analysis.plots import (PlotError, absolute_delta, build_figure, execution_png, plot_execution,
-                            plot_filename, segments_of, steady_segment_indices)
+from analysis.plots import (PlotError, PlotRequest, absolute_delta, build_figure, execution_png,
+                            plot_execution, plot_filename, plot_many, segments_of, steady_segment_indices)
 
 GOLDEN = Path("/work/shared/golden/warmup_stats/corpus_500")
 RICHARDS = "richards:Graal:default-java"
@@ -132,3 +132,14 @@ def test_crashed_and_unannotated_executions(annotated):
     del data["changepoints"]
     with pytest.raises(PlotError, match="annotate"):
         build_figure(data, RICHARDS, 0, "m")
+
+
+def test_plot_many_in_workers_matches_serial(annotated, tmp_path):
+    requests = [PlotRequest(RICHARDS, 0, "m", dpi=30), PlotRequest(RICHARDS, 1, "m", dpi=30),
+                PlotRequest(RICHARDS, 2, "m", target=tmp_path / "r2.svg")]
+    parallel = plot_many(annotated, requests, jobs=2)
+    serial = plot_many(annotated, requests[:2], jobs=1)
+    assert parallel[:2] == serial and parallel[0] != parallel[1]
+    assert parallel[2] == tmp_path / "r2.svg" and (tmp_path / "r2.svg").read_text().lstrip().startswith("<?xml")
+    with pytest.raises(PlotError, match="does not exist"):
+        plot_many(annotated, [PlotRequest(RICHARDS, 0, "m", dpi=20), PlotRequest(RICHARDS, 99, "m")], jobs=2)

@@ -6,6 +6,7 @@ helpers themselves."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -80,13 +81,17 @@ def require_libkruntime() -> Path:
         pytest.skip(f"libkruntime shared library not available: {exc}")
 
 
-def require_tool(runner: str) -> str:
+def require_tool(runner: str, *, needs_ffi_glue: bool = True) -> str:
     name, package = TOOLS[runner]
     path = shutil.which(name)
     if path is None:
         pytest.skip(f"{name} is not installed (apt-get install {package})")
     if runner == "java" and shutil.which("javac") is None:
         pytest.skip("javac is not installed (apt-get install openjdk-17-jdk-headless)")
+    if runner == "javascript" and needs_ffi_glue:
+        include = Path(os.environ.get("COLDRUN_NODE_INCLUDE", "/usr/include/node"))
+        if not (include / "node_api.h").is_file():
+            pytest.skip(f"Node.js headers missing: no {include}/node_api.h (apt-get install libnode-dev)")
     return path
 
 

@@ -193,3 +193,22 @@ def test_runner_refuses_to_start_without_the_results_channel(setup):
                           timeout=120, close_fds=True)
     assert proc.returncode == 2
     assert "fd 3" in proc.stderr
+
+
+@pytest.mark.parametrize("setup", LANGS, indirect=True)
+def test_runner_reads_real_per_cpu_perf_counters_through_its_ffi(setup):
+    """libkruntime's test mode puts the software cpu-clock perf event in place of
+    all three counters, so the real per-CPU counter path runs without a PMU."""
+    lang, bench_dir, java_dir = setup
+    argv, env = languages.language_runner_command(
+        lang, "", [], bench_path(lang, "good", bench_dir, java_dir), 3, 20000, False)
+    doc = check_document(run(argv, env, {"COLDRUN_COUNTERS": "test-software-events"}), 3)
+    if not doc["counters"]["available"]:
+        pytest.skip(f"per-CPU perf events unavailable here: {doc['counters']['reason']}")
+    ncores = len(doc["core_cycle_counts"])
+    assert ncores >= 1
+    # Reads nest (APERF outermost, then MPERF, then cycles, then the clock):
+    # the same event read over nested intervals can only shrink inwards.
+    for core in range(ncores):
+        for i in range(3):
+            assert doc["aperf_counts"][core][i] >= doc["mperf_counts"][core][i] >= doc["core_cycle_counts"][core][i]

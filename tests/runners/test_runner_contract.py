@@ -47,9 +47,26 @@ def test_c_runner_takes_no_vm_args():
 
 
 def test_benchmark_filenames():
-    assert ir.KNOWN_RUNNERS == ("python", "c")
+    assert ir.KNOWN_RUNNERS == ("python", "c", "pypy", "lua", "javascript", "java", "ruby", "php")
     assert ir.benchmark_filename("python") == "bench.py"
     assert ir.benchmark_filename("c") == "bench.so"
+    assert ir.benchmark_filename("lua") == "bench.lua"
+
+
+def test_language_runners_dispatch_through_contract_a():
+    argv, env = ir.runner_command("ruby", "", [], "/b/bench.rb", 5, 7, False)
+    assert argv[-4:] == ["/b/bench.rb", "5", "7", "0"] and env["COLDRUN_RESULTS_FD"] == "3"
+    with pytest.raises(ValueError, match="pypy and java only"):
+        ir.runner_command("c", "", [], "/b/bench.so", 5, 7, False, instrument=True)
+
+
+def test_startup_document_is_validated():
+    from iteration_runners.protocol import ProtocolError, parse_document
+
+    startup = {"clock": "monotonic_raw", "wrapper_time": "1.0", "runner_time": "1.5", "seconds": 0.5}
+    assert parse_document(_doc(wallclock_times=[0.5], startup=startup))["startup"]["seconds"] == 0.5
+    with pytest.raises(ProtocolError, match="startup.seconds"):
+        parse_document(_doc(wallclock_times=[0.5], startup={**startup, "seconds": 0.7}))
 
 
 def _doc(**over):

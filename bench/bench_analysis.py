@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""Speed of coldrun's analysis, printed as figures (no pass/fail timing in tests).
+
+1. Changepoints: time per 2000-iteration series of ``cpt_meanvar`` (R's
+   cpt.meanvar PELT exactly), on R's own golden series and on generated ones,
+   beside R's time for the same call (13.6 ms per 2000-point series, measured
+   with R 4.2.2 + changepoint 2.2.2 in /work/shared/reference/warmup_stats.md
+   -- R is not installed here, so that figure is quoted, not re-measured).
+2. Paper scale: 3660 process executions x 2000 iterations (122 benchmarks x 30
+   executions; seeded mix of flat, warm-up, slowdown and no-steady-state
+   series with noise, spikes and timer quantisation) through annotate +
+   summary with 100,000-resample bootstraps, with the wall time of each stage
+   and the peak RSS of this process and its workers. Targets: <= 30 s, <= 2 GB.
+
+Usage: python bench/bench_analysis.py [--jobs N] [--seed S] [--executions N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import resource
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from analysis.changepoints import cpt_meanvar  # noqa: E402
+from analysis.pipeline import annotate, default_jobs  # noqa: E402
+from analysis.summary import summarise  # noqa: E402
+
+R_MS_PER_2000 = 13.6  # reference figure (see module docstring)
+GOLDEN = Path("/work/shared/golden/changepoint/cpt_meanvar_pelt.json")
+ITERATIONS = 2000
+PEXECS = 30
+
+
+def make_series(rng: np.random.Generator, kind: str) -> list[float]:
+    """One realistic in-process iteration sequence of the given shape."""
+    n = ITERATIONS
+    base = float(rng.uniform(0.01, 2.0))
+    noise = base * float(rng.choice([1e-4, 5e-4, 2e-3, 1e-2]))
+    t = np.full(n, base)
+    if kind == "warmup":
+        k = int(rng.integers(5, 400))
+        t[:k] = base * float(rng.uniform(1.05, 3.0))
+        if rng.random() < 0.5:  # a gradual second phase
+            k2 = int(rng.integers(k, 800))
+            t[k:k2] = base * float(rng.uniform(1.01, 1.05))
+    elif kind == "slowdown":
+        k = int(rng.integers(5, 1200))
+        t[:k] = base * float(rng.uniform(0.7, 0.97))
+    elif kind == "nss":
+        k = int(rng.integers(1600, 1950))
+        t[k:] = base * float(rng.uniform(1.05, 1.3))
+    t = t + rng.normal(0, noise, n)
+    spikes = rng.choice(n, size=int(rng.integers(0, 12)), replace=False)
+    t[spikes] *= rng.uniform(1.5, 4.0, spikes.shape[0])
+    if rng.random() < 0.15:  # a coarse timer: values on a 1 us grid
+        t = np.round(t, 6)
+    return [float(v) for v in np.abs(t)]
+
+
+def make_dataset(seed: int, executions: int) -> dict:
+    rng = np.random.default_rng(seed)
+    n_keys = max(1, executions // PEXECS)
+    kinds = ["flat", "warmup", "slowdown", "nss"]
+    wct = {}
+    for k in range(n_keys):
+        # Mostly consistent benchmarks, some inconsistent ones.
+        main_kind = str(rng.choice(kinds, p=[0.35, 0.4, 0.15, 0.1]))
+        execs = []
+        for _ in range(PEXECS):
+            kind = main_kind if rng.random() < 0.85 else str(rng.choice(kinds[:3]))
+            execs.append(make_series(rng, kind))
+        wct[f"bench{k:03d}:vm{k % 4}:default-lang"] = execs
+    return {"wallclock_times": wct, "audit": {"uname": "Linux benchbox 6.1.0 x86_64"}}
+
+
+def bench_changepoints(rng: np.random.Generator) -> None:
+    series: list[tuple[str, list]] = []
+    if GOLDEN.exists():
+        cases = json.loads(GOLDEN.read_text())["cases"]
+        series += [("R golden", c["x"]) for c in cases if len(c["x"]) == ITERATIONS]
+    series += [("generated", make_series(rng, k)) for k in ("flat", "warmup", "slowdown", "nss") * 10]
+    print(f"changepoints: cpt_meanvar on {ITERATIONS}-iteration series (best of 3 passes)")
+    for label in sorted({s[0] for s in series}):
+        xs = [np.asarray(x, dtype=np.float64) for lab, x in series if lab == label]
+        best = math.inf
+        for _ in range(3):
+            t0 = time.perf_counter()
+            for x in xs:
+                cpt_meanvar(x)
+            best = min(best, (time.perf_counter() - t0) / len(xs))
+        ms = best * 1e3
+        print(f"  {label:10s} {len(xs):3d} series: coldrun {ms:6.2f} ms/series | R {R_MS_PER_2000:.1f} ms/series"
+              f" | speed-up x{R_MS_PER_2000 / ms:.1f}")
+
+
+def peak_rss_mb() -> tuple[float, float]:
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    return own, children
+
+
+def bench_paper_scale(seed: int, executions: int, jobs: int) -> None:
+    t0 = time.perf_counter()
+    data = make_dataset(seed, executions)
+    n = sum(len(v) for v in data["wallclock_times"].values())
+    t1 = time.perf_counter()
+    print(f"paper scale: {n} process executions x {ITERATIONS} iterations, {len(data['wallclock_times'])} benchmarks, "
+          f"{jobs} worker(s); generated in {t1 - t0:.1f} s (not counted)")
+    annotated = annotate(data, jobs=jobs, progress=True, warn=lambda m: None)
+    t2 = time.perf_counter()
+    summary = summarise({"benchbox": annotated}, resamples=100000, seed=seed, jobs=jobs, progress=True,
+                        warn=lambda m: None)
+    t3 = time.perf_counter()
+    classes: dict[str, int] = {}
+    for benches in summary["machines"]["benchbox"].values():
+        for b in benches.values():
+            classes[b["classification"]] = classes.get(b["classification"], 0) + 1
+    own, children = peak_rss_mb()
+    print(f"  annotate (outliers + changepoints + classification): {t2 - t1:6.1f} s")
+    print(f"  summary (100,000-resample bootstraps):                {t3 - t2:6.1f} s")
+    print(f"  total:                                                {t3 - t1:6.1f} s   (target <= 30 s)")
+    print(f"  peak RSS: main process {own:.0f} MB, largest worker {children:.0f} MB   (target <= 2048 MB)")
+    print(f"  benchmark classes: {dict(sorted(classes.items()))}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--jobs", type=int, default=default_jobs())
+    ap.add_argument("--seed", type=int, default=2017)
+    ap.add_argument("--executions", type=int, default=3660)
+    ap.add_argument("--skip-paper-scale", action="store_true")
+    args = ap.parse_args()
+    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
+    bench_changepoints(np.random.default_rng(args.seed))
+    if not args.skip_paper_scale:
+        bench_paper_scale(args.seed, args.executions, args.jobs)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

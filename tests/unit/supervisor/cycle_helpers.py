@@ -1,0 +1,85 @@
+"""Small experiments run in-process with injected platforms (no re-exec)."""
+
+from __future__ import annotations
+
+import io
+import sys
+import textwrap
+from pathlib import Path
+
+from supervisor.cycle import boot
+from supervisor.lifecycle import start
+from supervisor.platforms.base import PostCheckResult
+from supervisor.platforms.simulated import SimulatedPlatform
+from supervisor.platforms.policy import PlatformPolicy
+
+FAKE_RUNNER = Path(__file__).resolve().parents[2] / "integration" / "runners" / "fake_runner.py"
+
+
+def experiment(tmp: Path, behaviours: dict[str, str], *, executions: int = 1, extra: str = "",
+               rerun: str = "") -> Path:
+    for bench, behaviour in behaviours.items():
+        d = tmp / "benchmarks" / bench
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "b.txt").write_text(behaviour)
+    benches = "\n".join(f"{b} = {i + 1}" for i, b in enumerate(behaviours))
+    text = textwrap.dedent(f"""\
+        name = "unit"
+        executions = {executions}
+        execution_timeout = "5s"
+        {extra}
+        [waits]
+        boot_settle = 0
+        sync = 0
+        [rerun]
+        {rerun}
+        [benchmarks]
+        {{benches}}
+        [variants.v]
+        target = "b.txt"
+        [vms.fake]
+        runner = "external"
+        executable = "{sys.executable}"
+        args = ["{FAKE_RUNNER}"]
+        iterations = 3
+        variants = ["v"]
+        """).replace("{benches}", benches)
+    p = tmp / "exp.toml"
+    p.write_text(text)
+    return p
+
+
+class ScriptedPlatform(SimulatedPlatform):
+    """Simulated, except post_checks answers from a script (a list of PostCheckResult, last repeats)."""
+
+    def __init__(self, script: list[PostCheckResult]):
+        super().__init__(PlatformPolicy(), log=_Quiet())
+        self.script = list(script)
+        self.calls = 0
+
+    def post_checks(self, before, measurements):
+        self.calls += 1
+        return self.script.pop(0) if len(self.script) > 1 else self.script[0]
+
+
+class _Quiet:
+    def __getattr__(self, name):
+        return lambda *a, **k: None
+
+
+def start_quiet(exp: Path, state: Path) -> int:
+    return start(str(exp), str(state), simulate=True, stderr=io.StringIO(), reexec=False)
+
+
+def boot_quiet(state: Path, platform=None) -> int:
+    return boot(state, stderr=io.StringIO(), reexec=False, platform=platform)
+
+
+def run_to_end(state: Path, platform=None, limit: int = 100) -> int:
+    from supervisor.schedule import Schedule
+    for _ in range(limit):
+        rc = boot_quiet(state, platform)
+        sched = Schedule.load(state / "schedule")
+        if rc != 0 or sched.status != "running":
+            return rc
+    raise AssertionError("did not finish")
