@@ -108,6 +108,7 @@ exact_value(double f_tau, double sx, double sx2, Py_ssize_t len, double pen)
 #define LN2 0.6931471805599453
 #define SQRT2 1.4142135623730951
 #define LOG_ERR 1e-6
+#define LOG_ERR_COARSE 5e-3
 #define REL_ERR 1e-12
 #define FLOOR 0.00000000001
 
@@ -168,6 +169,9 @@ approx_avx2(Py_ssize_t nchk, double t, const double *ctau, const double *cs1, co
     const __m256d ln2 = _mm256_set1_pd(LN2), l2p1 = _mm256_set1_pd(log_two_pi + 1.0);
     const __m256d magic = _mm256_set1_pd(4503599627370496.0 + 1023.0);
     const __m256d logerr = _mm256_set1_pd(LOG_ERR), vslack = _mm256_set1_pd(slack);
+    const __m256d logerr_coarse = _mm256_set1_pd(LOG_ERR_COARSE);
+    const __m256d vfine = _mm256_set1_pd(1e-8), vcoarse = _mm256_set1_pd(1e-12);
+    const __m256d inf = _mm256_set1_pd(INFINITY), ninf = _mm256_set1_pd(-INFINITY);
     const __m256i mant = _mm256_set1_epi64x(0x000fffffffffffffLL);
     const __m256i onebits = _mm256_set1_epi64x(0x3ff0000000000000LL);
     const __m256i expmask = _mm256_set1_epi64x(0x7ffLL);
@@ -178,12 +182,21 @@ approx_avx2(Py_ssize_t nchk, double t, const double *ctau, const double *cs1, co
         __m256d len = _mm256_sub_pd(vt, _mm256_loadu_pd(ctau + i));
         __m256d sx = _mm256_sub_pd(vs1, _mm256_loadu_pd(cs1 + i));
         __m256d sx2 = _mm256_sub_pd(vs2, _mm256_loadu_pd(cs2 + i));
-        __m256d a = _mm256_sub_pd(sx2, _mm256_div_pd(_mm256_mul_pd(sx, sx), len));
-        /* 1/len from the single-precision estimate and two Newton steps. */
+        /* 1/len from the single-precision estimate and two Newton steps
+         * (relative error ~1e-15). */
         __m256d il = _mm256_cvtps_pd(_mm_rcp_ps(_mm256_cvtpd_ps(len)));
         il = _mm256_mul_pd(il, _mm256_fnmadd_pd(len, il, two));
         il = _mm256_mul_pd(il, _mm256_fnmadd_pd(len, il, two));
-        __m256d sig = _mm256_blendv_pd(_mm256_mul_pd(a, il), vfloor, _mm256_cmp_pd(a, zero, _CMP_LE_OQ));
+        /* No division: a differs from R's sx2 - (sx*sx)/len by < 2e-15 * q,
+         * so its relative error is < 2e-7 when a > 1e-8 q (log error well
+         * inside LOG_ERR) and < 2e-3 when a > 1e-12 q (log error inside
+         * LOG_ERR_COARSE). Below that (cancellation, and every segment R
+         * floors) the value is unknown and the exact path decides. */
+        __m256d q = _mm256_mul_pd(_mm256_mul_pd(sx, sx), il);
+        __m256d a = _mm256_sub_pd(sx2, q);
+        __m256d fine = _mm256_cmp_pd(a, _mm256_mul_pd(q, vfine), _CMP_GT_OQ);
+        __m256d unsure = _mm256_cmp_pd(a, _mm256_mul_pd(q, vcoarse), _CMP_LE_OQ);
+        __m256d sig = _mm256_blendv_pd(_mm256_mul_pd(a, il), vfloor, unsure);
         __m256i bits = _mm256_castpd_si256(sig);
         __m256d m = _mm256_castsi256_pd(_mm256_or_si256(_mm256_and_si256(bits, mant), onebits));
         __m256i eb = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi64(bits, 52), expmask), magicbits);
@@ -202,9 +215,9 @@ approx_avx2(Py_ssize_t nchk, double t, const double *ctau, const double *cs1, co
         p = _mm256_fmadd_pd(p, z, _mm256_set1_pd(0.9999999425426703));
         __m256d lg = _mm256_fmadd_pd(e, ln2, _mm256_mul_pd(z, p));
         __m256d v = _mm256_add_pd(_mm256_fmadd_pd(len, _mm256_add_pd(l2p1, lg), _mm256_loadu_pd(cf + i)), vpen);
-        __m256d margin = _mm256_fmadd_pd(len, logerr, vslack);
-        __m256d h = _mm256_add_pd(v, margin);
-        _mm256_storeu_pd(lo + i, _mm256_sub_pd(v, margin));
+        __m256d margin = _mm256_fmadd_pd(len, _mm256_blendv_pd(logerr_coarse, logerr, fine), vslack);
+        __m256d h = _mm256_blendv_pd(_mm256_add_pd(v, margin), inf, unsure);
+        _mm256_storeu_pd(lo + i, _mm256_blendv_pd(_mm256_sub_pd(v, margin), ninf, unsure));
         _mm256_storeu_pd(hi + i, h);
         vmin = _mm256_min_pd(vmin, h);
     }
@@ -581,6 +594,99 @@ resample_sum(xoshiro *r, const double *seg, uint32_t len)
     return a + b;
 }
 
+#ifdef HAVE_AVX2_PATH
+/* Four xoshiro256** generators in the lanes of AVX2 registers. */
+typedef struct {
+    __m256i s0, s1, s2, s3;
+} xoshiro4;
+
+__attribute__((target("avx2"))) static inline __m256i
+rotl4(__m256i x, int k)
+{
+    return _mm256_or_si256(_mm256_slli_epi64(x, k), _mm256_srli_epi64(x, 64 - k));
+}
+
+__attribute__((target("avx2"))) static inline __m256i
+xoshiro4_next(xoshiro4 *r)
+{
+    __m256i s1x5 = _mm256_add_epi64(_mm256_slli_epi64(r->s1, 2), r->s1);
+    __m256i rot = rotl4(s1x5, 7);
+    __m256i result = _mm256_add_epi64(_mm256_slli_epi64(rot, 3), rot);
+    __m256i t = _mm256_slli_epi64(r->s1, 17);
+    r->s2 = _mm256_xor_si256(r->s2, r->s0);
+    r->s3 = _mm256_xor_si256(r->s3, r->s1);
+    r->s1 = _mm256_xor_si256(r->s1, r->s2);
+    r->s0 = _mm256_xor_si256(r->s0, r->s3);
+    r->s2 = _mm256_xor_si256(r->s2, t);
+    r->s3 = rotl4(r->s3, 45);
+    return result;
+}
+
+/* Four unbiased indices in [0, len) from the 32-bit halves picked by
+ * `shift` (0 or 32) of fresh random words; rejected lanes redraw. */
+__attribute__((target("avx2"))) static inline __m256i
+bounded4(xoshiro4 *r, __m256i bits, __m256i vlen, __m256i vthr)
+{
+    const __m256i mask32 = _mm256_set1_epi64x(0xffffffffLL);
+    __m256i prod = _mm256_mul_epu32(bits, vlen);
+    __m256i rej = _mm256_cmpgt_epi64(vthr, _mm256_and_si256(prod, mask32));
+    while (!_mm256_testz_si256(rej, rej)) {
+        __m256i again = _mm256_mul_epu32(xoshiro4_next(r), vlen);
+        prod = _mm256_blendv_epi8(prod, again, rej);
+        rej = _mm256_and_si256(rej, _mm256_cmpgt_epi64(vthr, _mm256_and_si256(prod, mask32)));
+    }
+    return _mm256_srli_epi64(prod, 32);
+}
+
+/* Resample means of one execution, four resamples at a time (one per lane). */
+__attribute__((target("avx2"))) static void
+resample_exec_avx2(xoshiro4 *r, const double *v, const int64_t *so, int64_t g0, int64_t g1,
+                   Py_ssize_t n_resamples, double *means)
+{
+    double total = (double)(so[g1] - so[g0]);
+    for (Py_ssize_t base = 0; base < n_resamples; base += 4) {
+        __m256d acc_a = _mm256_setzero_pd(), acc_b = _mm256_setzero_pd();
+        for (int64_t g = g0; g < g1; g++) {
+            const double *seg = v + so[g];
+            uint32_t len = (uint32_t)(so[g + 1] - so[g]);
+            if (len == 0)
+                continue;
+            __m256i vlen = _mm256_set1_epi64x(len);
+            __m256i vthr = _mm256_set1_epi64x((0u - len) % len);
+            uint32_t j = 0;
+            for (; j + 2 <= len; j += 2) {
+                __m256i bits = xoshiro4_next(r);
+                __m256i ia = bounded4(r, bits, vlen, vthr);
+                __m256i ib = bounded4(r, _mm256_srli_epi64(bits, 32), vlen, vthr);
+                acc_a = _mm256_add_pd(acc_a, _mm256_i64gather_pd(seg, ia, 8));
+                acc_b = _mm256_add_pd(acc_b, _mm256_i64gather_pd(seg, ib, 8));
+            }
+            if (j < len) {
+                __m256i ia = bounded4(r, xoshiro4_next(r), vlen, vthr);
+                acc_a = _mm256_add_pd(acc_a, _mm256_i64gather_pd(seg, ia, 8));
+            }
+        }
+        double lane[4];
+        _mm256_storeu_pd(lane, _mm256_div_pd(_mm256_add_pd(acc_a, acc_b), _mm256_set1_pd(total)));
+        for (int k = 0; k < 4 && base + k < n_resamples; k++)
+            means[base + k] = total > 0 ? lane[k] : NAN;
+    }
+}
+
+__attribute__((target("avx2"))) static void
+bootstrap_avx2(const uint64_t lanes[16], const double *v, const int64_t *so, const int64_t *po,
+               Py_ssize_t npexec, Py_ssize_t n_resamples, double *means)
+{
+    xoshiro4 r4;
+    r4.s0 = _mm256_loadu_si256((const __m256i *)lanes);
+    r4.s1 = _mm256_loadu_si256((const __m256i *)(lanes + 4));
+    r4.s2 = _mm256_loadu_si256((const __m256i *)(lanes + 8));
+    r4.s3 = _mm256_loadu_si256((const __m256i *)(lanes + 12));
+    for (Py_ssize_t p = 0; p < npexec; p++)
+        resample_exec_avx2(&r4, v, so, po[p], po[p + 1], n_resamples, means + p * n_resamples);
+}
+#endif
+
 static PyObject *
 py_bootstrap_means(PyObject *self, PyObject *args)
 {
@@ -613,13 +719,27 @@ py_bootstrap_means(PyObject *self, PyObject *args)
         }
     Py_BEGIN_ALLOW_THREADS
     xoshiro rng = {{k0, k1, k2, k3}};
-    for (Py_ssize_t p = 0; p < npexec; p++) {
-        int64_t total = so[po[p + 1]] - so[po[p]];
-        for (Py_ssize_t r = 0; r < n_resamples; r++) {
-            double sum = 0.0;
-            for (int64_t g = po[p]; g < po[p + 1]; g++)
-                sum += resample_sum(&rng, v + so[g], (uint32_t)(so[g + 1] - so[g]));
-            means[p * n_resamples + r] = total > 0 ? sum / (double)total : NAN;
+#ifdef HAVE_AVX2_PATH
+    if (use_avx2) {
+        /* Lane generators seeded from the scalar one: distinct streams. */
+        uint64_t lanes[16];
+        for (int k = 0; k < 16; k++)
+            lanes[k] = xoshiro_next(&rng);
+        for (int k = 0; k < 4; k++)
+            if ((lanes[k] | lanes[4 + k] | lanes[8 + k] | lanes[12 + k]) == 0)
+                lanes[k] = 1;
+        bootstrap_avx2(lanes, v, so, po, npexec, n_resamples, means);
+    } else
+#endif
+    {
+        for (Py_ssize_t p = 0; p < npexec; p++) {
+            int64_t total = so[po[p + 1]] - so[po[p]];
+            for (Py_ssize_t r = 0; r < n_resamples; r++) {
+                double sum = 0.0;
+                for (int64_t g = po[p]; g < po[p + 1]; g++)
+                    sum += resample_sum(&rng, v + so[g], (uint32_t)(so[g + 1] - so[g]));
+                means[p * n_resamples + r] = total > 0 ? sum / (double)total : NAN;
+            }
         }
     }
     Py_END_ALLOW_THREADS
@@ -631,6 +751,136 @@ done:
     PyBuffer_Release(&pexecs);
     PyBuffer_Release(&out);
     return ret;
+}
+
+/* ---- Outliers ---------------------------------------------------------------
+ * warmup_stats' sliding-window rule (analysis/outliers.py has the Python
+ * statement of it): window [i-half, min(size, i+half)), skipped while it
+ * starts at 0 with fewer than w points, outlier when strictly outside
+ * median +- 3 * (p90 - p10) with warmup_stats' median and percentile
+ * expressions, evaluated here in the same double operations. The window is
+ * kept sorted incrementally (binary search + memmove) instead of sorting
+ * every window. */
+static Py_ssize_t
+lower_pos(const double *a, Py_ssize_t n, double v)
+{
+    Py_ssize_t lo = 0, hi = n;
+    while (lo < hi) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        if (a[mid] < v)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static void
+sorted_insert(double *a, Py_ssize_t *n, double v)
+{
+    Py_ssize_t pos = lower_pos(a, *n, v);
+    memmove(a + pos + 1, a + pos, (size_t)(*n - pos) * sizeof(double));
+    a[pos] = v;
+    (*n)++;
+}
+
+static void
+sorted_remove(double *a, Py_ssize_t *n, double v)
+{
+    Py_ssize_t pos = lower_pos(a, *n, v);
+    memmove(a + pos, a + pos + 1, (size_t)(*n - pos - 1) * sizeof(double));
+    (*n)--;
+}
+
+static double
+ws_percentile(const double *d, Py_ssize_t size, double pc)
+{
+    if (size == 1)
+        return d[0];
+    double index = (double)(size - 1) * (pc / 100.0);
+    double f = floor(index), c = ceil(index);
+    if (f == c)
+        return d[(Py_ssize_t)index];
+    double d0 = d[(Py_ssize_t)f] * (c - index);
+    double d1 = d[(Py_ssize_t)c] * (index - f);
+    return d0 + d1;
+}
+
+static double
+ws_median(const double *d, Py_ssize_t size)
+{
+    if (size == 1)
+        return d[0];
+    Py_ssize_t index = (size - 1) / 2;
+    if (size % 2 == 1)
+        return d[index];
+    return (d[index] + d[index + 1]) / 2.0;
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static PyObject *
+py_outliers(PyObject *self, PyObject *args)
+{
+    Py_buffer buf;
+    Py_ssize_t window;
+    if (!PyArg_ParseTuple(args, "y*n", &buf, &window))
+        return NULL;
+    const double *x = buf.buf;
+    Py_ssize_t size = buf.len / (Py_ssize_t)sizeof(double);
+    Py_ssize_t half = window / 2;
+    PyObject *out = PyList_New(0);
+    double *win = NULL;
+    if (!out)
+        goto done;
+    if (half < 1 || size == 0)
+        goto done;
+    win = malloc((size_t)(2 * half + 1) * sizeof(double));
+    if (!win) {
+        Py_CLEAR(out);
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t n = 0, cur_lo = 0, cur_hi = 0, started = 0;
+    for (Py_ssize_t i = 0; i < size; i++) {
+        Py_ssize_t lo = i - half < 0 ? 0 : i - half;
+        Py_ssize_t hi = i + half > size ? size : i + half;
+        if (lo == 0 && hi < window)
+            continue;
+        if (!started) {
+            n = hi - lo;
+            memcpy(win, x + lo, (size_t)n * sizeof(double));
+            qsort(win, (size_t)n, sizeof(double), cmp_double);
+            started = 1;
+        } else {
+            for (Py_ssize_t k = cur_lo; k < lo; k++)
+                sorted_remove(win, &n, x[k]);
+            for (Py_ssize_t k = cur_hi; k < hi; k++)
+                sorted_insert(win, &n, x[k]);
+        }
+        cur_lo = lo;
+        cur_hi = hi;
+        double med = ws_median(win, n);
+        double band = 3 * (ws_percentile(win, n, 90.0) - ws_percentile(win, n, 10.0));
+        if (x[i] > med + band || x[i] < med - band) {
+            PyObject *idx = PyLong_FromSsize_t(i);
+            if (!idx || PyList_Append(out, idx) < 0) {
+                Py_XDECREF(idx);
+                Py_CLEAR(out);
+                goto done;
+            }
+            Py_DECREF(idx);
+        }
+    }
+done:
+    free(win);
+    PyBuffer_Release(&buf);
+    return out;
 }
 
 static PyMethodDef methods[] = {
@@ -645,6 +895,8 @@ static PyMethodDef methods[] = {
      "boundaries into values (nseg+1); exec_offsets: int64 segment index where each\n"
      "execution starts (nexec+1); k0..k3: xoshiro256** state (not all zero); out:\n"
      "writable float64 buffer of nexec*n_resamples resample means, execution-major."},
+    {"outliers", py_outliers, METH_VARARGS,
+     "outliers(x, window) -> list[int]: warmup_stats' sliding-window outliers of a float64 buffer."},
     {"r_mean", py_r_mean, METH_VARARGS,
      "r_mean(x) -> float: R's mean() of a float64 buffer (two-pass long double)."},
     {NULL, NULL, 0, NULL},

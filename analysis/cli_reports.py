@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import bz2
 import json
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -122,6 +123,14 @@ class AnalysisOptions:
     resamples: int | None = None  # bootstrap size; None: warmup_stats' high quality
     seed: int | None = None
     jobs: int = 1
+    # Classifier settings (None: warmup_stats' defaults from the iteration count).
+    window: int | None = None
+    steady: int | None = None
+    delta: str | None = None
+    # Only for warmup_stats CSV input.
+    vm: str | None = None
+    language: str | None = None
+    uname: str | None = None
 
 
 def _core_call(path: Path, func, *args, **kwargs):
@@ -142,9 +151,12 @@ def to_annotated(item: LoadedInput, options: AnalysisOptions | None = None) -> d
         raise ReportInputError(f"{item.path}: is a summary JSON, which has no per-iteration times; "
                                "pass the results file instead")
     pipeline, _ = _analysis_core(item.path)
-    by_machine = _core_call(item.path, pipeline.load_results, [str(item.path)])
+    by_machine = _core_call(item.path, pipeline.load_results, [str(item.path)], vm=options.vm,
+                            language=options.language, uname=options.uname)
     (results,) = by_machine.values()
-    annotated = _core_call(item.path, pipeline.annotate, results, jobs=options.jobs)
+    classifier = {name: getattr(options, name) for name in ("window", "steady", "delta")
+                  if getattr(options, name) is not None}
+    annotated = _core_call(item.path, pipeline.annotate, results, jobs=options.jobs, **classifier)
     # Later steps (summary, plots) reuse this instead of analysing again.
     item.kind, item.document = "annotated", annotated
     return annotated
@@ -199,17 +211,26 @@ def _write(text: str, output: str | None) -> None:
         sys.stdout.write(text)
         return
     out = Path(output)
-    try:
-        out.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise ReportInputError(f"{out}: cannot write ({exc.strerror or exc})") from None
+    _write_file(out, text)
     print(f"Wrote {out}", file=sys.stderr)
+
+
+def _write_file(out: Path, text: str) -> None:
+    """Write via a temporary file and rename, so a failure leaves no half file."""
+    tmp = out.with_name(out.name + ".tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, out)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise ReportInputError(f"{out}: cannot write ({exc.strerror or exc})") from None
 
 
 def _options(args: argparse.Namespace) -> AnalysisOptions:
     resamples = {"high": None, "low": LOW_QUALITY_RESAMPLES}[getattr(args, "quality", "high")]
+    extra = {name: getattr(args, name, None) for name in ("window", "steady", "delta", "vm", "language", "uname")}
     return AnalysisOptions(resamples=resamples, seed=getattr(args, "seed", None),
-                           jobs=max(1, getattr(args, "jobs", 1) or 1))
+                           jobs=max(1, getattr(args, "jobs", 1) or 1), **extra)
 
 
 def run_table(args: argparse.Namespace) -> int:
@@ -280,10 +301,7 @@ def run_diff(args: argparse.Namespace) -> int:
     except DiffError as exc:
         raise ReportInputError(f"{before_item.path} vs {after_item.path}: {exc}") from None
     if args.json:
-        try:
-            Path(args.json).write_text(json.dumps(result, indent=4, sort_keys=True), encoding="utf-8")
-        except OSError as exc:
-            raise ReportInputError(f"{args.json}: cannot write ({exc.strerror or exc})") from None
+        _write_file(Path(args.json), json.dumps(result, indent=4, sort_keys=True))
     _write(render_diff(result, args.format), args.output)
     return 0
 
@@ -303,12 +321,21 @@ def _guarded(func: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Na
     return run
 
 
-def _analysis_arguments(parser: argparse.ArgumentParser) -> None:
+def _analysis_arguments(parser: argparse.ArgumentParser, *, summary: bool = True) -> None:
+    """Options that only matter when RESULTS still need analysing."""
     group = parser.add_argument_group("analysis of raw results")
-    group.add_argument("--quality", choices=("high", "low"), default="high",
-                       help="steady perf bootstrap size: 100000 (high) or 10000 (low) resamples")
-    group.add_argument("--seed", type=int, help="bootstrap seed, for reproducible steady perf")
-    group.add_argument("--jobs", type=int, default=1, help="worker processes")
+    if summary:
+        group.add_argument("--quality", choices=("high", "low"), default="high",
+                           help="steady perf bootstrap size: 100000 (high) or 10000 (low) resamples")
+        group.add_argument("--seed", type=int, help="bootstrap seed, for reproducible steady perf")
+    group.add_argument("--jobs", type=int, default=1, help="worker processes (also for plotting)")
+    group.add_argument("--window", type=int, help="outlier window (default: int(0.1 x iterations))")
+    group.add_argument("--steady", type=int, help="steady-state iterations (default: int(0.25 x iterations))")
+    group.add_argument("--delta", help='equivalence delta: seconds (default "0.001") or e.g. "1%%"')
+    csv = parser.add_argument_group("warmup_stats CSV input")
+    csv.add_argument("--vm", help="VM name for CSV input")
+    csv.add_argument("--language", help="language for CSV input")
+    csv.add_argument("--uname", help="uname -a of the machine, for CSV input")
 
 
 def add_report_commands(subparsers) -> None:
@@ -336,7 +363,7 @@ def add_report_commands(subparsers) -> None:
                       help="only process execution N (numbered from 0)")
     plot.add_argument("--machine", help="machine name for titles (default: from the audit's uname)")
     plot.add_argument("--image-format", choices=PLOT_SUFFIXES, default="png")
-    plot.add_argument("--jobs", type=int, default=1, help="worker processes for the analysis")
+    _analysis_arguments(plot, summary=False)
     plot.set_defaults(func=_guarded(run_plot), command="plot")
 
     diff = subparsers.add_parser("diff", help="compare two result sets (warmup_stats' diff)")

@@ -30,7 +30,8 @@ import math
 from typing import Sequence
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
+
+from analysis import _pelt
 
 DEFAULT_WINDOW_RATIO = 0.1
 DEFAULT_THRESHOLD = 1
@@ -67,60 +68,17 @@ def percentile(sorted_data: Sequence[float], pc: float) -> float:
     return sorted_data[f] * (c - index) + sorted_data[c] * (index - f)
 
 
-def _percentile_rows(rows: np.ndarray, pc: float) -> np.ndarray:
-    """:func:`percentile` of every (sorted) row at once, same expression."""
-    size = rows.shape[1]
-    if size == 1:
-        return rows[:, 0].copy()
-    index = (size - 1) * (pc / 100.0)
-    f, c = math.floor(index), math.ceil(index)
-    if f == c:
-        return rows[:, int(index)].copy()
-    return rows[:, f] * (c - index) + rows[:, c] * (index - f)
-
-
-def _median_rows(rows: np.ndarray) -> np.ndarray:
-    size = rows.shape[1]
-    index = (size - 1) // 2
-    if size % 2 == 1:
-        return rows[:, index].copy()
-    return (rows[:, index] + rows[:, index + 1]) / 2.0
-
-
-def _outlier_mask(values: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    med = _median_rows(rows)
-    band = BAND_FACTOR * (_percentile_rows(rows, 90.0) - _percentile_rows(rows, 10.0))
-    return (values > med + band) | (values < med - band)
-
-
 def find_outliers(data: Sequence[float] | np.ndarray, window: int) -> list[int]:
-    """0-based indices of the outliers of one process execution (``all_outliers``)."""
-    arr = np.asarray(data, dtype=np.float64)
-    size = arr.shape[0]
-    half = window // 2
-    if half < 1 or size == 0:
-        return []
-    # First tested index: the window must not start at 0 with fewer than w points.
-    first = next((i for i in range(size) if not (i - half <= 0 and min(size, i + half) < window)), size)
-    found: list[np.ndarray] = []
-    full = 2 * half
-    # Indices with a full-width window [i-half, i+half) inside the data.
-    last_full = size - half + 1  # exclusive
-    if first < last_full and size >= full:
-        starts = np.arange(first, last_full) - half
-        windows = sliding_window_view(arr, full)[starts[0] : starts[-1] + 1]
-        rows = np.sort(windows, axis=1)
-        mask = _outlier_mask(arr[first:last_full], rows)
-        found.append(np.nonzero(mask)[0] + first)
-    # Tail: windows clipped at the end of the data, one width each.
-    for i in range(max(first, last_full), size):
-        lo, hi = max(0, i - half), min(size, i + half)
-        rows = np.sort(arr[lo:hi])[np.newaxis, :]
-        if _outlier_mask(arr[i : i + 1], rows)[0]:
-            found.append(np.array([i]))
-    if not found:
-        return []
-    return [int(i) for i in np.concatenate(found)]
+    """0-based indices of the outliers of one process execution (``all_outliers``).
+
+    Runs in C (``analysis._pelt.outliers``): the same rule and the same double
+    expressions as :func:`median`/:func:`percentile`, with the window kept
+    sorted incrementally instead of re-sorting each one.
+    """
+    arr = np.ascontiguousarray(data, dtype=np.float64)
+    if window < 0:
+        raise ValueError("the outlier window must not be negative")
+    return _pelt.outliers(arr, int(window))
 
 
 def split_common_unique(

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from supervisor import __version__
 from supervisor.errors import ColdrunError
+from supervisor.platforms.cli import add_platform_commands
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
@@ -138,6 +139,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     sc = sub.add_parser("schema", help="print the JSON Schema of the experiment file")
     sc.set_defaults(func=_cmd_schema)
+
+    add_platform_commands(sub)     # coldrun platform show|check (read only)
     return p
 
 

@@ -142,24 +142,23 @@ def _boot_locked(state: StateDir, root, commands, clock, stderr, reexec: bool, p
 def ctx_platform(ctx: Boot) -> Platform:
     if ctx.platform is not None:
         return ctx.platform
-    return build_platform(ctx.schedule.mode, ctx.exp.platform, ctx.state.path, root=ctx.root,
+    return build_platform(ctx.schedule.mode, ctx.exp, ctx.state.path, root=ctx.root,
                           commands=ctx.commands, clock=ctx.clock, log=ctx.log)
 
 
 def _check_audit(ctx: Boot, platform: Platform) -> str | None:
+    """Compare the machine's audit with the one stored at start; a change stops the experiment."""
+    from supervisor.platforms import compare_audit
     path = ctx.state.path / "audit.json"
     try:
         start = json.loads(path.read_text())
     except (OSError, ValueError):
-        return None
+        return f"{path}: audit taken at start is missing or unreadable"
     now = json.loads(json.dumps(platform.audit(), default=str))   # same normalisation as at start
-    allowed = set(getattr(ctx.exp.platform, "audit_allow_changes", [])) | {"volatile"}
-    if "*" in allowed:
-        return None
-    changed = sorted(k for k in set(start) | set(now) - allowed
-                     if k not in allowed and start.get(k) != now.get(k))
-    if changed:
-        return f"machine changed since the experiment started (audit sections: {', '.join(changed)})"
+    now["experiment_sha256"] = ctx.schedule.experiment_sha256
+    diffs = compare_audit(start, now, list(getattr(ctx.exp.platform, "audit_allow_changes", [])))
+    if diffs:
+        return "machine changed since the experiment started: " + "; ".join(diffs)
     return None
 
 

@@ -69,8 +69,10 @@ def _start_locked(exp, text, experiment_file, jobs, seed, state, simulate, root,
     root, commands, clock = root or SystemRoot("/"), commands or RealCommands(), clock or RealClock()
     mode = "simulated" if simulate else "hardware"
     state.write_experiment(text, Path(experiment_file), sys.argv)
-    platform = build_platform(mode, exp.platform, state.path, root=root, commands=commands, clock=clock, log=log)
-    write_atomic(state.path / "audit.json", json.dumps(platform.audit(), default=str).encode())
+    platform = build_platform(mode, exp, state.path, root=root, commands=commands, clock=clock, log=log)
+    audit = json.loads(json.dumps(platform.audit(), default=str))
+    audit["experiment_sha256"] = experiment_sha256(text)
+    write_atomic(state.path / "audit.json", json.dumps(audit).encode())
     for report in platform.apply_and_verify():
         if not report.get("ok", True):
             log.warning("platform control not as wanted", **{k: str(v) for k, v in report.items()})
@@ -143,7 +145,7 @@ def abort(state_dir: str, *, root: SystemRoot | None = None, commands: Commands 
     state = StateDir(state_dir)
     schedule = state.schedule()
     try:
-        state.lock()
+        lock_fd = state.lock()
     except AlreadyRunning:
         holder = state.lock_holder()
         if holder:
@@ -151,13 +153,22 @@ def abort(state_dir: str, *, root: SystemRoot | None = None, commands: Commands 
         deadline = time.monotonic() + wait_seconds
         while True:   # waiting for another process to let go: nothing to block on but the lock itself
             try:
-                state.lock()
+                lock_fd = state.lock()
                 break
             except AlreadyRunning:
                 if time.monotonic() > deadline:
                     raise ColdrunError(f"{state.path}: supervisor pid {holder} did not stop within "
                                        f"{wait_seconds:.0f}s; stop it and run coldrun abort again")
                 time.sleep(0.1)
+    try:
+        return _abort_locked(state, root, commands, clock, stderr)
+    finally:
+        os.close(lock_fd)
+
+
+def _abort_locked(state: StateDir, root, commands, clock, stderr) -> int:
+    from supervisor.cycle import Boot
+    from supervisor.reconcile import reconcile
     schedule = state.schedule()
     if schedule.status == "aborted":
         raise ColdrunError(f"{state.path}: experiment was already aborted")
@@ -166,7 +177,7 @@ def abort(state_dir: str, *, root: SystemRoot | None = None, commands: Commands 
     ctx = Boot(state, schedule, exp, log, root or SystemRoot("/"), commands or RealCommands(),
                clock or RealClock())
     reconcile(state, schedule, exp, log)
-    platform = build_platform(schedule.mode, exp.platform, state.path, root=ctx.root, commands=ctx.commands,
+    platform = build_platform(schedule.mode, exp, state.path, root=ctx.root, commands=ctx.commands,
                               clock=ctx.clock, log=log)
     _wind_down(platform, ctx, f"aborted {exp.name}", f"coldrun experiment aborted: {summary_line(schedule)}")
     schedule.set_status("aborted")

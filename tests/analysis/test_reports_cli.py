@@ -116,6 +116,17 @@ def test_raw_results_go_through_the_real_pipeline(tmp_path, capsys):
                         "--execution", "0"], capsys)
     assert code == 0, err
     assert (tmp_path / "fasta__Graal__default-java__0.png").stat().st_size > 1000
+    # Classifier options reach the pipeline; its errors come back as one line.
+    code, _, err = run(["table", raw, "--delta", "abc"], capsys)
+    assert code == 2 and "delta" in err and len(err.strip().splitlines()) == 1
+
+
+def test_through_coldrun_analyze_entry_point(capsys):
+    cli = pytest.importorskip("analysis.cli", reason="analysis.cli (analysis-core area) not present")
+    assert cli.main(["table", SUMMARY]) == 0
+    assert "Machine: oraclebox" in capsys.readouterr().out
+    assert cli.main(["table", SUMMARY, "-o", "/nonexistent/dir/t.txt"]) == 2
+    assert "/nonexistent/dir/t.txt: cannot write" in capsys.readouterr().err
 
 
 def test_plot_one_execution_and_all(annotated_file, tmp_path, capsys):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 import vm_image  # noqa: E402
-from vm_qemu import Guest  # noqa: E402
+from vm_payload import build_payload  # noqa: E402
+from vm_qemu import Guest, GuestError, copy_disk  # noqa: E402
 
 APT_LINE = ("apt-get install -y --no-install-recommends qemu-system-x86 qemu-utils "
             "debootstrap e2fsprogs")
@@ -51,6 +53,37 @@ def guest_image() -> vm_image.GuestImage:
             return vm_image.build_image(log=f)
     except Exception as e:  # network or mirror trouble: say why, don't fail the suite
         pytest.skip(f"could not build the Debian guest image ({e}); see {log}")
+
+
+@dataclass
+class PreparedGuest:
+    """A guest disk with coldrun installed (and the boot that installed it)."""
+    disk: Path
+    serial: str
+    accel: str
+
+
+@pytest.fixture(scope="session")
+def prepared_guest(guest_image, tmp_path_factory) -> PreparedGuest:
+    """Boot the image once with the install payload: coldrun goes into a venv in
+    the guest from the working tree's wheel, then the guest powers off.  Each
+    experiment run starts from a copy of this disk."""
+    work = tmp_path_factory.mktemp("prepare")
+    payload = build_payload(work, mode="prepare")
+    disk = work / "root.ext4"
+    copy_disk(guest_image.disk, disk)
+    guest = Guest(guest_image, disk, payload, work)
+    guest.start()
+    try:
+        guest.wait_for(r"VMTEST-(PREPARED|SETUP-FAILED).*", timeout=900)
+        serial = guest.serial()
+        if "VMTEST-SETUP-FAILED" in serial:
+            raise GuestError("installing coldrun in the guest failed", guest)
+        rc = guest.wait_exit(timeout=300)
+        assert rc == 0, f"qemu exited with {rc}: {guest.qemu_output()[-500:]}"
+    finally:
+        guest.kill()
+    return PreparedGuest(disk, serial, guest.accel)
 
 
 @pytest.fixture

@@ -70,20 +70,29 @@ def experiment_dir(dest: Path, executions: int) -> None:
         shutil.copy(demo / lang / name, d / name)
 
 
-def build_payload(work: Path, *, executions: int) -> Path:
-    """Make payload.ext4 in ``work`` and return its path."""
-    pdir = work / "payload"
-    wheels = pdir / "wheels"
-    wheels.mkdir(parents=True)
-    for whl in dependency_wheels().glob("*.whl"):
-        shutil.copy(whl, wheels)
-    coldrun_wheel(wheels, work)
-    experiment_dir(pdir / "exp", executions)
+def build_payload(work: Path, *, mode: str, executions: int = 2) -> Path:
+    """Make ``work``/payload-<mode>.ext4 and return its path.
+
+    "prepare": the wheels (coldrun from the working tree, its dependencies);
+    "experiment": the experiment and its benchmarks.  Both carry boot.sh.
+    """
+    pdir = work / f"payload-{mode}"
+    pdir.mkdir(parents=True)
+    if mode == "prepare":
+        wheels = pdir / "wheels"
+        wheels.mkdir()
+        for whl in dependency_wheels().glob("*.whl"):
+            shutil.copy(whl, wheels)
+        coldrun_wheel(wheels, work)
+    elif mode == "experiment":
+        experiment_dir(pdir / "exp", executions)
+        (pdir / "state_dir").write_text(STATE_DIR + "\n")
+    else:
+        raise ValueError(mode)
     for name in ("boot.sh", "fake-sendmail"):
         shutil.copy(GUEST_FILES / name, pdir / name)
-    (pdir / "mode").write_text("experiment\n")
-    (pdir / "state_dir").write_text(STATE_DIR + "\n")
-    size_mb = 32 + sum(f.stat().st_size for f in pdir.rglob("*") if f.is_file()) // 2**20 * 2
-    image = work / "payload.ext4"
+    (pdir / "mode").write_text(mode + "\n")
+    size_mb = 16 + 2 * sum(f.stat().st_size for f in pdir.rglob("*") if f.is_file()) // 2**20
+    image = work / f"payload-{mode}.ext4"
     make_ext4(pdir, image, size_mb, "payload")
     return image

@@ -2,33 +2,42 @@
 # Test-only: run at every boot of the VM-test guest by coldrun-vmtest.service
 # (baked into the image), from the read-only payload disk.  Lines starting
 # with VMTEST- are what the host-side test reads from the serial console.
+#
+# mode "prepare": install coldrun as the README says (venv + pip install of
+#   the wheel), compile the C benchmark, report the system, power off.
+# mode "experiment": on the first boot `coldrun start`; on later boots watch
+#   the experiment with `coldrun status` and power off when it is finished.
 P=/mnt/payload
 M=/var/lib/coldrun-vmtest
 COLDRUN=/opt/coldrun/bin/coldrun
 say() { echo "VMTEST-$*" > /dev/console; }
+fail() { say "SETUP-FAILED $*"; systemctl poweroff; exit 1; }
 
 say "BOOT $(cat /proc/sys/kernel/random/boot_id)"
 mode=$(cat "$P/mode")
+mkdir -p "$M"
 
-if [ "$mode" = smoke ]; then
-    # The harness check: systemd is up, the payload is readable, python runs.
+if [ "$mode" = prepare ]; then
     state=$(systemctl is-system-running --wait 2>&1)
-    say "SMOKE system=$state python=$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])') uname=$(uname -r)"
+    install -m 755 "$P/fake-sendmail" /usr/sbin/sendmail
+    # The README's install: a venv, then pip install of the coldrun wheel.
+    # (--no-compile: byte-compiling everything under an emulated CPU costs minutes.)
+    python3 -m venv --without-pip /opt/coldrun || fail venv
+    pip_wheel=$(ls /usr/share/python-wheels/pip-*.whl | head -n 1)
+    /opt/coldrun/bin/python "$pip_wheel/pip" install -q --no-compile --no-index \
+        --find-links "$P/wheels" coldrun || fail pip
+    "$COLDRUN" --help > /dev/null || fail "coldrun --help"
+    say "PREPARED system=$state python=$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])') uname=$(uname -r) coldrun=$COLDRUN"
+    sync
     systemctl poweroff
     exit 0
 fi
 
 STATE_DIR=$(cat "$P/state_dir")
-mkdir -p "$M"
 if [ ! -e "$M/started" ]; then
-    # First boot: what the README tells a user to do, then `coldrun start`.
-    install -m 755 "$P/fake-sendmail" /usr/sbin/sendmail
-    python3 -m venv /opt/coldrun || { say "SETUP-FAILED venv"; systemctl poweroff; exit 1; }
-    /opt/coldrun/bin/pip install -q --no-index --find-links "$P/wheels" coldrun \
-        || { say "SETUP-FAILED pip"; systemctl poweroff; exit 1; }
     rm -rf /root/exp && cp -r "$P/exp" /root/exp
     for c in /root/exp/benchmarks/*/c/bench.c; do
-        gcc -O2 -Wall -fPIC -shared -o "${c%.c}.so" "$c" || { say "SETUP-FAILED gcc"; systemctl poweroff; exit 1; }
+        gcc -O2 -Wall -fPIC -shared -o "${c%.c}.so" "$c" || fail gcc
     done
     touch "$M/started"
     sync
