@@ -101,14 +101,14 @@ exact_value(double f_tau, double sx, double sx2, Py_ssize_t len, double pen)
  *    (absolute error < 6e-8): log error bounded by LOG_ERR = 1e-6;
  *  - the remaining roundings (a few ulps of |F| + |cost| + pen) are bounded
  *    by REL_ERR = 1e-12 times a per-step bound on those magnitudes.
- * Inputs are restricted (in the Python wrapper) to finite |x| < 1e100, so
- * sigsq is a normal double whenever it is not floored.
+ * Inputs are restricted (in the Python wrapper) to finite x with x == 0 or
+ * 1e-100 <= |x| < 1e100, so sigsq is a normal double whenever it is not
+ * floored.
  * The kernels return min(hi), an upper bound of the exact minimum.
  */
 #define LN2 0.6931471805599453
 #define SQRT2 1.4142135623730951
 #define LOG_ERR 1e-6
-#define LOG_ERR_COARSE 5e-3
 #define REL_ERR 1e-12
 #define FLOOR 0.00000000001
 
@@ -169,9 +169,6 @@ approx_avx2(Py_ssize_t nchk, double t, const double *ctau, const double *cs1, co
     const __m256d ln2 = _mm256_set1_pd(LN2), l2p1 = _mm256_set1_pd(log_two_pi + 1.0);
     const __m256d magic = _mm256_set1_pd(4503599627370496.0 + 1023.0);
     const __m256d logerr = _mm256_set1_pd(LOG_ERR), vslack = _mm256_set1_pd(slack);
-    const __m256d logerr_coarse = _mm256_set1_pd(LOG_ERR_COARSE);
-    const __m256d vfine = _mm256_set1_pd(1e-8), vcoarse = _mm256_set1_pd(1e-12);
-    const __m256d inf = _mm256_set1_pd(INFINITY), ninf = _mm256_set1_pd(-INFINITY);
     const __m256i mant = _mm256_set1_epi64x(0x000fffffffffffffLL);
     const __m256i onebits = _mm256_set1_epi64x(0x3ff0000000000000LL);
     const __m256i expmask = _mm256_set1_epi64x(0x7ffLL);
@@ -182,21 +179,15 @@ approx_avx2(Py_ssize_t nchk, double t, const double *ctau, const double *cs1, co
         __m256d len = _mm256_sub_pd(vt, _mm256_loadu_pd(ctau + i));
         __m256d sx = _mm256_sub_pd(vs1, _mm256_loadu_pd(cs1 + i));
         __m256d sx2 = _mm256_sub_pd(vs2, _mm256_loadu_pd(cs2 + i));
+        /* a exactly as R computes it (the one division kept), so
+         * cancellation and the 1e-11 floor decision are R's own. */
+        __m256d a = _mm256_sub_pd(sx2, _mm256_div_pd(_mm256_mul_pd(sx, sx), len));
         /* 1/len from the single-precision estimate and two Newton steps
-         * (relative error ~1e-15). */
+         * (relative error ~1e-15), enough for the approximate log. */
         __m256d il = _mm256_cvtps_pd(_mm_rcp_ps(_mm256_cvtpd_ps(len)));
         il = _mm256_mul_pd(il, _mm256_fnmadd_pd(len, il, two));
         il = _mm256_mul_pd(il, _mm256_fnmadd_pd(len, il, two));
-        /* No division: a differs from R's sx2 - (sx*sx)/len by < 2e-15 * q,
-         * so its relative error is < 2e-7 when a > 1e-8 q (log error well
-         * inside LOG_ERR) and < 2e-3 when a > 1e-12 q (log error inside
-         * LOG_ERR_COARSE). Below that (cancellation, and every segment R
-         * floors) the value is unknown and the exact path decides. */
-        __m256d q = _mm256_mul_pd(_mm256_mul_pd(sx, sx), il);
-        __m256d a = _mm256_sub_pd(sx2, q);
-        __m256d fine = _mm256_cmp_pd(a, _mm256_mul_pd(q, vfine), _CMP_GT_OQ);
-        __m256d unsure = _mm256_cmp_pd(a, _mm256_mul_pd(q, vcoarse), _CMP_LE_OQ);
-        __m256d sig = _mm256_blendv_pd(_mm256_mul_pd(a, il), vfloor, unsure);
+        __m256d sig = _mm256_blendv_pd(_mm256_mul_pd(a, il), vfloor, _mm256_cmp_pd(a, zero, _CMP_LE_OQ));
         __m256i bits = _mm256_castpd_si256(sig);
         __m256d m = _mm256_castsi256_pd(_mm256_or_si256(_mm256_and_si256(bits, mant), onebits));
         __m256i eb = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi64(bits, 52), expmask), magicbits);
@@ -215,9 +206,9 @@ approx_avx2(Py_ssize_t nchk, double t, const double *ctau, const double *cs1, co
         p = _mm256_fmadd_pd(p, z, _mm256_set1_pd(0.9999999425426703));
         __m256d lg = _mm256_fmadd_pd(e, ln2, _mm256_mul_pd(z, p));
         __m256d v = _mm256_add_pd(_mm256_fmadd_pd(len, _mm256_add_pd(l2p1, lg), _mm256_loadu_pd(cf + i)), vpen);
-        __m256d margin = _mm256_fmadd_pd(len, _mm256_blendv_pd(logerr_coarse, logerr, fine), vslack);
-        __m256d h = _mm256_blendv_pd(_mm256_add_pd(v, margin), inf, unsure);
-        _mm256_storeu_pd(lo + i, _mm256_blendv_pd(_mm256_sub_pd(v, margin), ninf, unsure));
+        __m256d margin = _mm256_fmadd_pd(len, logerr, vslack);
+        __m256d h = _mm256_add_pd(v, margin);
+        _mm256_storeu_pd(lo + i, _mm256_sub_pd(v, margin));
         _mm256_storeu_pd(hi + i, h);
         vmin = _mm256_min_pd(vmin, h);
     }

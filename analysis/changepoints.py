@@ -41,9 +41,11 @@ from analysis import _pelt
 MIN_SEGMENT_LENGTH = 2
 # R needs at least two minimum-length segments' worth of data.
 MIN_POINTS = 2 * MIN_SEGMENT_LENGTH
-# The C fast path bounds its approximate log for normal doubles only; timings
-# are nowhere near this, so anything larger is rejected rather than guessed.
+# The C fast path bounds its approximate log for normal doubles only, which
+# these limits guarantee for every non-floored segment variance; timings are
+# nowhere near them, so values outside are rejected rather than guessed.
 MAX_ABS_VALUE = 1e100
+MIN_ABS_NONZERO = 1e-100
 
 
 class TooShortForChangepoints(ValueError):
@@ -87,8 +89,9 @@ def cpt_meanvar(x: Sequence[float] | np.ndarray, penalty: float | None = None) -
         raise TooShortForChangepoints(
             f"{n} iterations left after removing outliers; changepoint analysis needs at least {MIN_POINTS}"
         )
-    if not np.all(np.isfinite(arr)) or np.max(np.abs(arr)) >= MAX_ABS_VALUE:
-        raise ValueError("iteration times must be finite numbers below 1e100")
+    mag = np.abs(arr)
+    if not np.all(np.isfinite(arr)) or np.max(mag) >= MAX_ABS_VALUE or np.any((mag > 0) & (mag < MIN_ABS_NONZERO)):
+        raise ValueError("iteration times must be finite, and 0 or between 1e-100 and 1e100 in magnitude")
     pen = penalty_for(n) if penalty is None else float(penalty)
     cpts, means, variances = _pelt.cpt_meanvar(arr, pen, MIN_SEGMENT_LENGTH)
     return CptResult(cpts=cpts, means=means, variances=variances, penalty=pen)

@@ -35,7 +35,7 @@ from analysis import _pelt
 
 DEFAULT_WINDOW_RATIO = 0.1
 DEFAULT_THRESHOLD = 1
-BAND_FACTOR = 3
+BAND_FACTOR = 3  # median +- BAND_FACTOR * (p90 - p10); the C code (_pelt.c) uses the same 3
 
 
 def default_window(iterations: int) -> int:

@@ -107,7 +107,7 @@ def _annotate_key(
             continue
         try:
             seg = cp.segment_execution(times, outs)
-        except cp.TooShortForChangepoints as exc:
+        except ValueError as exc:  # too short for R, or values outside what the C code accepts
             cpts.append([]), means.append([]), variances.append([]), classes.append(None)
             notes.append(f"{key} process execution {i}: {exc}; not classified")
             continue
@@ -170,9 +170,20 @@ def annotate(
     ``window``/``steady`` default to ``int(0.1 * iterations)`` and
     ``int(0.25 * iterations)``; ``delta`` is seconds (``"0.001"``) or
     ``"N%"``. ``jobs`` > 1 analyses benchmark keys in forked worker
-    processes; ``progress`` draws a bar on stderr (on a terminal).
+    processes; ``progress`` draws a bar on stderr.
+    ``load_results``' ``{machine: results}`` with a single machine is
+    accepted too (that machine's results are annotated).
     """
     classify.parse_delta(delta)  # fail early, with a clear message
+    if "wallclock_times" not in results:
+        # load_results' {machine: results}: accepted for a single machine.
+        machines = [m for m, r in results.items() if isinstance(r, dict) and "wallclock_times" in r]
+        if len(machines) != 1 or len(results) != 1:
+            raise AnalysisError(
+                "annotate takes one machine's results (a dict with 'wallclock_times'); "
+                f"got {len(results)} entries -- annotate each machine's results separately"
+            )
+        results = results[machines[0]]
     iterations = first_iterations(results)
     window = outliers.default_window(iterations) if window is None else int(window)
     steady = classify.default_steady(iterations) if steady is None else int(steady)

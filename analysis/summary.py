@@ -45,6 +45,7 @@ import numpy as np
 
 from analysis import bootstrap, classify
 from analysis.errors import AnalysisError, WarningSink, stderr_warning
+from analysis.inputs import machine_name
 from analysis.pipeline import is_annotated, run_parallel
 from analysis.progress import Progress
 
@@ -157,10 +158,15 @@ def summarise(
 ) -> dict:
     """warmup_stats' summary dict from ``{machine: annotated results}``.
 
+    A single annotated results dict (with ``wallclock_times`` at the top) is
+    accepted too; its machine comes from ``audit['uname']``.
+
     ``resamples`` is the bootstrap size B (100000 high quality, 10000 low);
     ``seed`` makes the bootstrap reproducible (None: fresh entropy, like
     warmup_stats). ``jobs`` > 1 bootstraps benchmarks in forked workers.
     """
+    if "wallclock_times" in annotated_by_machine:  # one machine's results given directly
+        annotated_by_machine = {machine_name(annotated_by_machine): annotated_by_machine}
     summary: dict[str, Any] = {"machines": {}, "warmup_format_version": WARMUP_FORMAT_VERSION}
     plans: list[tuple[str, str, str, dict]] = []
     for machine in sorted(annotated_by_machine):

@@ -54,25 +54,9 @@ def _cmd_start(args: argparse.Namespace) -> int:
 def _cmd_resume(args: argparse.Namespace) -> int:
     from supervisor.cycle import boot
     if args.continue_stopped:
-        _continue_stopped(args.state_dir)
+        from supervisor.lifecycle import continue_stopped
+        continue_stopped(args.state_dir)
     return boot(args.state_dir)
-
-
-def _continue_stopped(state_dir: str) -> None:
-    from supervisor.statedir import StateDir
-    state = StateDir(state_dir)
-    schedule = state.schedule()
-    fd = state.lock()
-    import os
-    try:
-        schedule = state.schedule()
-        if schedule.status != "stopped":
-            raise ColdrunError(f"{state.path}: --continue is for stopped experiments; this one is {schedule.status}")
-        schedule.set_status("running")
-        # Let the reboot-loop guard count afresh from here.
-        schedule.set_boots(schedule.total_attempts())
-    finally:
-        os.close(fd)
 
 
 def _cmd_status(args: argparse.Namespace) -> int:

@@ -211,7 +211,11 @@ def run_one(ctx: Boot, platform: Platform, job: JobLine) -> int | None:
     record["state"] = {"O": "rerun"}.get(outcome, STATE_NAMES[outcome])
     record["reason"] = reason
     pause_point("after-run", schedule.boots)
-    write_record(state.path, record)
+    try:
+        write_record(state.path, record)
+    except OSError as e:   # e.g. a full disk: the job stays claimed and is settled at the next start
+        raise ColdrunError(f"{state.path}: cannot write the execution record ({e.strerror}); free space or fix "
+                           f"permissions, then coldrun resume {state.path}")
     pause_point("after-record", schedule.boots)
     schedule.set_job(job, outcome)
     pause_point("after-flag", schedule.boots)
@@ -241,8 +245,10 @@ def _launch_and_judge(ctx: Boot, platform: Platform, job: JobLine, record: dict[
                                variant, home=str(state.home_path))
     except ColdrunError as e:
         return "E", f"cannot launch: {e}"
-    argv = platform.launch_prefix(job.key) + launch.argv
-    record.update({"argv": argv, "environment": launch.env, "environment_bytes": env_size(launch.env),
+    prefix = platform.launch_prefix(job.key)
+    argv = prefix + launch.argv
+    seen_env = _env_after_prefix(prefix, launch.env)
+    record.update({"argv": argv, "environment": seen_env, "environment_bytes": env_size(seen_env),
                    "cwd": str(state.home_path)})
 
     def started(pid: int) -> None:
@@ -281,6 +287,18 @@ def _launch_and_judge(ctx: Boot, platform: Platform, job: JobLine, record: dict[
     if "instrumentation" in doc:
         record["instrumentation"] = doc["instrumentation"]
     return "C", None
+
+
+def _env_after_prefix(prefix: list[str], env: dict[str, str]) -> dict[str, str]:
+    """The environment the runner sees: an `env K=V ...` in the platform's prefix overrides ours."""
+    seen = dict(env)
+    if "env" in prefix:
+        for token in prefix[prefix.index("env") + 1:]:
+            if "=" not in token or token.startswith("-"):
+                break
+            k, v = token.split("=", 1)
+            seen[k] = v
+    return seen
 
 
 def _fill_process_fields(record: dict[str, Any], res: ProcessResult) -> None:

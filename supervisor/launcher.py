@@ -146,6 +146,11 @@ def run_process(argv: list[str], env: dict[str, str], *, cwd: str, heap_limit: i
                 tail_bytes: int = DEFAULT_TAIL_BYTES, results_limit: int = DEFAULT_RESULTS_LIMIT,
                 on_started=None) -> ProcessResult:
     """Run ``argv`` to completion (or timeout) and return what it did."""
+    if "/" not in argv[0]:   # execve needs a path; look names up on the child's PATH, here in the parent
+        import shutil
+        found = shutil.which(argv[0], path=env.get("PATH", ""))
+        if found:
+            argv = [found, *argv[1:]]
     out_r, out_w = os.pipe2(os.O_CLOEXEC)
     err_r, err_w = os.pipe2(os.O_CLOEXEC)
     res_r, res_w = os.pipe2(os.O_CLOEXEC)

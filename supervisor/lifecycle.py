@@ -31,15 +31,18 @@ if TYPE_CHECKING:
 EXIT_STOPPED = 3
 
 
-def _mailer(exp, schedule: Schedule):
+def _mailer(exp, schedule: Schedule, commands: Commands, log: Any):
     from supervisor.mail import Mailer
-    return Mailer(exp.mail.to, exp.mail.quota, MailCounter(schedule))
+    return Mailer(exp.mail.to, exp.mail.quota, MailCounter(schedule), commands=commands, log=log)
 
 
 def start(experiment_file: str, state_dir: str, *, simulate: bool, root: SystemRoot | None = None,
           commands: Commands | None = None, clock: Clock | None = None, stderr=sys.stderr,
-          reexec: bool = True) -> int:
-    """Validate, create the state dir and schedule, then hand over to the first boot."""
+          reexec: bool = True, platform: Platform | None = None) -> int:
+    """Validate, create the state dir and schedule, then hand over to the first boot.
+
+    ``platform`` is injected by tests; otherwise built for the mode.
+    """
     if not simulate and os.geteuid() != 0:
         raise ColdrunError("coldrun start without --simulate-reboots controls the machine and must run as "
                            "root; add --simulate-reboots to try the experiment without touching the system")
@@ -58,25 +61,30 @@ def start(experiment_file: str, state_dir: str, *, simulate: bool, root: SystemR
     lock_fd = state.lock()
     try:
         return _start_locked(exp, text, experiment_file, jobs, seed, state, simulate, root, commands, clock,
-                             stderr, reexec)
+                             stderr, reexec, platform)
     finally:
         os.close(lock_fd)
 
 
 def _start_locked(exp, text, experiment_file, jobs, seed, state, simulate, root, commands, clock, stderr,
-                  reexec) -> int:
+                  reexec, platform) -> int:
     log = make_logger(state.log_path, stderr)
     root, commands, clock = root or SystemRoot("/"), commands or RealCommands(), clock or RealClock()
     mode = "simulated" if simulate else "hardware"
     state.write_experiment(text, Path(experiment_file), sys.argv)
-    platform = build_platform(mode, exp, state.path, root=root, commands=commands, clock=clock, log=log)
-    audit = json.loads(json.dumps(platform.audit(), default=str))
-    audit["experiment_sha256"] = experiment_sha256(text)
-    write_atomic(state.path / "audit.json", json.dumps(audit).encode())
-    for report in platform.apply_and_verify():
-        if not report.get("ok", True):
-            log.warning("platform control not as wanted", **{k: str(v) for k, v in report.items()})
-    baselines = platform.take_baselines()
+    platform = platform or build_platform(mode, exp, state.path, root=root, commands=commands, clock=clock,
+                                          log=log)
+    try:
+        audit = json.loads(json.dumps(platform.audit(), default=str))
+        audit["experiment_sha256"] = experiment_sha256(text)
+        write_atomic(state.path / "audit.json", json.dumps(audit).encode())
+        for report in platform.apply_and_verify():
+            if not report.get("ok", True):
+                log.warning("platform control not as wanted", **{k: str(v) for k, v in report.items()})
+        baselines = platform.take_baselines()
+    except ColdrunError as e:
+        platform.restore()     # undo whatever was applied before the failure
+        raise ColdrunError(f"{e} (nothing was started; settings restored)", e.exit_code)
     Schedule.create(state.schedule_path, render_new(
         jobs, experiment_sha256=experiment_sha256(text), mode=mode, order=exp.order, seed=seed,
         baselines=baselines))
@@ -92,7 +100,7 @@ def _start_locked(exp, text, experiment_file, jobs, seed, state, simulate, root,
     from supervisor.bootservice import install_and_enable
     install_and_enable(state.path, root=root, commands=commands, log=log)
     schedule = state.schedule()
-    _mailer(exp, schedule).send(f"started {exp.name}", f"coldrun started {n_run} process executions "
+    _mailer(exp, schedule, commands, log).send(f"started {exp.name}", f"coldrun started {n_run} process executions "
                                 f"(state dir {state.path}).", bypass_quota=True)
     platform.reboot()
     return 0
@@ -111,7 +119,7 @@ def _wind_down(platform: Platform, ctx: "Boot", subject: str, body: str) -> None
     if ctx.schedule.mode == "hardware":
         from supervisor.bootservice import disable_and_remove
         disable_and_remove(ctx.state.path, root=ctx.root, commands=ctx.commands, log=ctx.log)
-        _mailer(ctx.exp, ctx.schedule).send(subject, body, bypass_quota=True)
+        _mailer(ctx.exp, ctx.schedule, ctx.commands, ctx.log).send(subject, body, bypass_quota=True)
     else:
         ctx.log.info("simulated: would disable the boot service and mail", subject=subject)
 
@@ -172,6 +180,9 @@ def _abort_locked(state: StateDir, root, commands, clock, stderr) -> int:
     schedule = state.schedule()
     if schedule.status == "aborted":
         raise ColdrunError(f"{state.path}: experiment was already aborted")
+    if schedule.status == "finished":
+        stderr.write(f"coldrun: {state.path}: experiment already finished; nothing to abort\n")
+        return 0
     exp, _ = state.experiment(schedule, check_source=False)
     log = make_logger(state.log_path, stderr)
     ctx = Boot(state, schedule, exp, log, root or SystemRoot("/"), commands or RealCommands(),
@@ -183,3 +194,27 @@ def _abort_locked(state: StateDir, root, commands, clock, stderr) -> int:
     schedule.set_status("aborted")
     log.info("experiment aborted", summary=summary_line(schedule))
     return 0
+
+
+def continue_stopped(state_dir: str, *, root: SystemRoot | None = None, commands: Commands | None = None,
+                     stderr=sys.stderr) -> None:
+    """Let a stopped experiment run again (after the cause was fixed); re-enables the boot service."""
+    state = StateDir(state_dir)
+    state.schedule()
+    lock_fd = state.lock()
+    try:
+        schedule = state.schedule()
+        if schedule.status != "stopped":
+            raise ColdrunError(f"{state.path}: --continue is for stopped experiments; this one is "
+                               f"{schedule.status}")
+        log = make_logger(state.log_path, stderr)
+        if schedule.mode == "hardware":
+            from supervisor.bootservice import install_and_enable
+            install_and_enable(state.path, root=root or SystemRoot("/"), commands=commands or RealCommands(),
+                               log=log)
+        # The reboot-loop guard counts afresh from here.
+        schedule.set_boots(schedule.total_attempts())
+        schedule.set_status("running")
+        log.info("continuing a stopped experiment", reason_was=state.stop_reason())
+    finally:
+        os.close(lock_fd)

@@ -122,7 +122,7 @@ def runner_launch(exp: Experiment, exp_dir: Path, exp_path: str, bench: str, vm_
         try:
             argv, runner_env = iteration_runners.runner_command(
                 vm.runner, executable, list(vm.args), bench_file, vm.iterations, param, debug)
-        except ValueError as e:
+        except (ValueError, FileNotFoundError) as e:   # bad arguments, or the runner is not built
             raise ColdrunError(f"{exp_path}: vms.{vm_name}.runner: {e}")
         argv = list(argv)
     env = {"PATH": FIXED_PATH, "HOME": home, "LANG": "C"}
@@ -141,6 +141,10 @@ def validate_files(exp: Experiment, exp_dir: Path, exp_path: str, keys: list[str
     for vm_name, vm in exp.vms.items():
         check_runner_name(vm_name, vm, exp_path)
         resolve_executable(vm_name, vm, exp_path)
+    tried_vms: set[str] = set()
     for key in keys:
         bench, vm_name, variant = key.split(":")
         check_benchmark_file(exp, exp_dir, bench, vm_name, variant, exp_path)
+        if vm_name not in tried_vms:   # builds the runner's argv once: catches unbuilt runners early
+            tried_vms.add(vm_name)
+            runner_launch(exp, exp_dir, exp_path, bench, vm_name, variant, home="/nonexistent")

@@ -11,8 +11,8 @@ Layout (ASCII)::
     status=running_|finished|aborted_|stopped_
     boots=%08d
     mails_sent=%04d
-    temperature_slots=16
-    temp00=<sensor name, 40 wide> <%+09.2f>      (16 slots; unused: name "-")
+    temperature_slots=128
+    temp000=<sensor name, 64 wide> <%+09.2f>    (128 slots; unused: name "-")
     jobs=%08d
     jobs_sha256=<64 hex over "pexec key" lines>
     end_header
@@ -36,8 +36,8 @@ from supervisor.errors import ColdrunError
 from supervisor.jobs import JobSpec
 
 FORMAT_VERSION = 1
-TEMPERATURE_SLOTS = 16
-SENSOR_NAME_WIDTH = 40
+TEMPERATURE_SLOTS = 128   # big servers have a sensor per core
+SENSOR_NAME_WIDTH = 64
 MAX_ATTEMPTS_FIELD = 999
 
 OUTSTANDING, RUNNING, COMPLETED, ERRORED, TIMED_OUT, CRASHED, SKIPPED = "ORCETXS"
@@ -93,16 +93,16 @@ def render_new(jobs: list[JobSpec], *, experiment_sha256: str, mode: str, order:
     out = ["coldrun-schedule", f"format_version={FORMAT_VERSION:04d}",
            f"experiment_sha256={experiment_sha256}", f"mode={_pad(mode, 9)}",
            f"order={_pad(order, 11)}", f"seed={seed:020d}", f"status={_pad('running', 8)}",
-           f"boots={0:08d}", f"mails_sent={0:04d}", f"temperature_slots={TEMPERATURE_SLOTS:02d}"]
+           f"boots={0:08d}", f"mails_sent={0:04d}", f"temperature_slots={TEMPERATURE_SLOTS:03d}"]
     items = sorted(baselines.items())
     for slot in range(TEMPERATURE_SLOTS):
         if slot < len(items):
             name, value = items[slot]
             if len(name) > SENSOR_NAME_WIDTH or not re.fullmatch(r"\S+", name):
                 raise ColdrunError(f"temperature sensor name {name!r} is too long or has spaces")
-            out.append(f"temp{slot:02d}={name.ljust(SENSOR_NAME_WIDTH)} {value:+09.2f}")
+            out.append(f"temp{slot:03d}={name.ljust(SENSOR_NAME_WIDTH)} {value:+09.2f}")
         else:
-            out.append(f"temp{slot:02d}={'-'.ljust(SENSOR_NAME_WIDTH)} {0.0:+09.2f}")
+            out.append(f"temp{slot:03d}={'-'.ljust(SENSOR_NAME_WIDTH)} {0.0:+09.2f}")
     out.append(f"jobs={len(jobs):08d}")
     out.append(f"jobs_sha256={_jobs_digest([(j.pexec, j.key) for j in jobs])}")
     out.append("end_header")
@@ -166,9 +166,9 @@ class Schedule:
         field("status", r"(running_|finished|aborted_|stopped_)")
         field("boots", r"\d{8}")
         field("mails_sent", r"\d{4}")
-        slots = int(field("temperature_slots", r"\d{2}"))
+        slots = int(field("temperature_slots", r"\d{3}"))
         for slot in range(slots):
-            value = field(f"temp{slot:02d}", r"\S.{%d} [+-]\d{5}\.\d{2}" % (SENSOR_NAME_WIDTH - 1))
+            value = field(f"temp{slot:03d}", r"\S.{%d} [+-]\d{5}\.\d{2}" % (SENSOR_NAME_WIDTH - 1))
             name = value[:SENSOR_NAME_WIDTH].rstrip()
             if name != "-":
                 self.baselines[name] = float(value[SENSOR_NAME_WIDTH + 1:])

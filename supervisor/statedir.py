@@ -71,7 +71,13 @@ class StateDir:
         except OSError as e:
             raise ColdrunError(f"{self.path}: cannot create the state dir ({e.strerror}); choose a writable "
                                f"--state-dir")
-        leftovers = [p.name for p in self.path.iterdir() if p.name not in ("lock", "log")]
+        # Files of a start that failed before its schedule existed hold no results: reuse the dir.
+        ours = {"lock", "log", "experiment.toml", "meta.json", "audit.json", "undo.json", "home",
+                "executions", "schedule.tmp"}
+        leftovers = [p.name for p in self.path.iterdir() if p.name not in ours]
+        ex = executions_dir(self.path)
+        if ex.is_dir() and any(ex.iterdir()):
+            leftovers.append("executions/...")
         if leftovers:
             raise ColdrunError(f"{self.path}: state dir is not empty ({', '.join(sorted(leftovers)[:3])} ...) "
                                f"but holds no schedule; choose an empty or new --state-dir")
@@ -80,6 +86,7 @@ class StateDir:
         try:
             executions_dir(self.path).mkdir(exist_ok=True)
             self.home_path.mkdir(exist_ok=True)
+            fsync_dir(self.path)
         except OSError as e:
             raise ColdrunError(f"{self.path}: cannot write in the state dir ({e.strerror})")
 

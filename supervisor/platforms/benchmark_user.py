@@ -57,6 +57,7 @@ class BenchmarkUser:
             raise PlatformError(problem)
         if self.exists():  # ours, left by a crash: start from scratch
             self.delete()
+        self.state_dir.mkdir(parents=True, exist_ok=True)
         self._marker.write_text(self.name + "\n")
         if self.os_name == "openbsd":
             argv = ["useradd", "-m", "-k", self._skeleton(), "-g", "=uid", "-s", "/bin/sh", self.name]

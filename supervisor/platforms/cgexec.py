@@ -41,8 +41,11 @@ def main(argv: list[str]) -> int:
     except OSError as e:
         print(f"cgexec: {e}", file=sys.stderr)
         return 125
-    os.execvp(cmd[0], cmd)
-    return 125  # not reached
+    try:
+        os.execvp(cmd[0], cmd)
+    except OSError as e:  # e.g. the benchmark user cannot read the interpreter's directory
+        print(f"cgexec: cannot run {cmd[0]}: {e.strerror}", file=sys.stderr)
+    return 125
 
 
 if __name__ == "__main__":

@@ -64,16 +64,17 @@ def _change(r: ControlReport) -> str:
 
 
 def show(policy: PlatformPolicy, root_dir: str = "/", os_name: str | None = None,
-         out: TextIO = sys.stdout) -> list[ControlReport]:
+         out: TextIO | None = None) -> list[ControlReport]:
     """Print every control: now, wanted, what would change.  Changes nothing."""
+    out = out or sys.stdout
     platform = _platform(policy, root_dir, os_name)
     for line in machine_summary(platform):
         print(line, file=out)
     reports = platform.inspect()
     w = max(len(r.control) for r in reports)
-    print(f"\n{'control':{w}}  {'now':28}  {'policy wants':28}  change", file=out)
+    print(f"\n{'control':{w}}  {'now':34}  {'policy wants':28}  change", file=out)
     for r in reports:
-        print(f"{r.control:{w}}  {r.found[:28]:28}  {r.wanted[:28]:28}  {_change(r)}", file=out)
+        print(f"{r.control:{w}}  {r.found[:34]:34}  {r.wanted[:28]:28}  {_change(r)}", file=out)
     unavailable = [r.control for r in reports if r.action == "unavailable"]
     if unavailable:
         print(f"\nunavailable on this machine: {', '.join(unavailable)}", file=out)

@@ -102,12 +102,14 @@ class LinuxPlatform(UnixPlatform):
 
     # --- running the benchmark ---------------------------------------------------------
     def launch_prefix(self, job_name: str) -> list[str]:
-        """nice -20 (as root), cgroup placement, then drop to the fresh user.
+        """Default scheduler, nice -20 (as root), cgroup placement, then drop to the fresh user.
 
-        setpriv switches uid/gid/groups and execs; unlike sudo it leaves
-        inherited fds (the results channel, fd 3) open.
+        chrt --other makes the default scheduler (SCHED_OTHER) explicit,
+        whatever the supervisor inherited.  setpriv switches uid/gid/groups
+        and execs; unlike sudo it leaves inherited fds (the results channel,
+        fd 3) open.
         """
-        argv = ["nice", "-n", str(self.policy.nice)]
+        argv = ["chrt", "--other", "0", "nice", "-n", str(self.policy.nice)]
         if self.policy.pinning:
             argv += [sys.executable, "-m", "supervisor.platforms.cgexec", str(self.root.path(BENCH_CGROUP)), "--"]
         if self.policy.benchmark_user:
@@ -145,7 +147,10 @@ class LinuxPlatform(UnixPlatform):
             "packages_count": len([ln for ln in pk.stdout.splitlines() if ln.strip()]) if pk.ok else None,
             "coldrun_version": coldrun_version(),
             "virtual": self.is_virtual()[0],
+            "scaling_driver": facts.scaling_driver(root).describe(),
             VOLATILE: {
+                # Recorded, not compared: coldrun itself changes some of these.
+                "settings": {r.control: r.found for r in self.inspect()},
                 "uptime_s": float(uptime.split()[0]) if uptime else None,
                 "boot_id": facts.read_or_none(root, "/proc/sys/kernel/random/boot_id"),
                 "kernel_log_tail": [r.message for r in records[-50:]],

@@ -290,7 +290,7 @@ class TicklessCheck(Control):
         return found is not None and self._problem is None
 
     def fix(self, found: str | None) -> str:
-        return self._problem or ""
+        return (self._problem or "") + ' (or set tickless = "ignore" in [platform])'
 
     def unavailable_fix(self) -> str:
         return (f"cannot find the running kernel's config (/boot/config-{facts.kernel_release(self.root)} "

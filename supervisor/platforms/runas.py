@@ -29,8 +29,11 @@ def main(argv: list[str]) -> int:
         print(f"runas: still uid {os.geteuid()} after switching to {user}", file=sys.stderr)
         return 125
     os.environ.update(HOME=pw.pw_dir, USER=user, LOGNAME=user)
-    os.execvp(cmd[0], cmd)
-    return 125  # not reached
+    try:
+        os.execvp(cmd[0], cmd)
+    except OSError as e:  # e.g. the benchmark user cannot read the interpreter's directory
+        print(f"runas: cannot run {cmd[0]}: {e.strerror}", file=sys.stderr)
+    return 125
 
 
 if __name__ == "__main__":

@@ -83,3 +83,28 @@ def test_empty_inputs_are_refused():
         bootstrap_steady_perf([])
     with pytest.raises(ValueError):
         bootstrap_steady_perf([[[]]])
+
+
+def test_portable_path_gives_the_same_statistics():
+    """The scalar generator (no AVX2) is a different stream with the same law."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import numpy as np, json;from analysis.bootstrap import bootstrap_steady_perf as b;"
+        "v=list(np.random.default_rng(1).normal(1.0,0.1,1000));"
+        "r=b([[v[:600],v[600:]]],resamples=20000,seed=5);print(json.dumps([r.median,r.ci]))"
+    )
+    out = {}
+    for scalar in (False, True):
+        env = {k: v for k, v in os.environ.items() if k != "COLDRUN_PELT_SCALAR"}
+        if scalar:
+            env["COLDRUN_PELT_SCALAR"] = "1"
+        out[scalar] = subprocess.run([sys.executable, "-c", code], env=env, check=True,
+                                     capture_output=True, text=True).stdout
+    import json
+
+    (m0, c0), (m1, c1) = json.loads(out[False]), json.loads(out[True])
+    assert c1 == pytest.approx(c0, rel=0.05)
+    assert abs(m1 - m0) < c0 / 5

@@ -112,9 +112,13 @@ def test_fewer_than_four_points_is_refused():
     assert cpt_meanvar([1.0, 1.1, 1.0, 1.1]).cpts == [4]
 
 
-def test_non_finite_values_are_refused():
+def test_non_finite_and_extreme_values_are_refused():
     with pytest.raises(ValueError, match="finite"):
         cpt_meanvar([1.0, float("nan"), 1.0, 1.0, 1.0])
+    with pytest.raises(ValueError, match="1e-100"):
+        cpt_meanvar([1.0, 1e-300, 1.0, 1.0, 1.0])
+    # Zero times (a coarse timer) are fine.
+    assert cpt_meanvar([0.0, 0.0, 0.0, 0.0, 1e-3, 1e-3, 1e-3, 1e-3]).cpts[-1] == 8
 
 
 def test_map_to_original_moves_ends_past_outliers():

@@ -85,3 +85,25 @@ def test_parallel_and_serial_annotation_agree(results_file):
     data = json.loads(results_file.read_text())
     data["wallclock_times"]["c:vm:default-x"] = data["wallclock_times"]["b:vm:default-x"][::-1]
     assert annotate(data, jobs=1) == annotate(data, jobs=2)
+
+
+def test_summarise_accepts_one_machine_directly(results_file):
+    from analysis.summary import summarise
+
+    data = json.loads(results_file.read_text())
+    ann = annotate(data)
+    direct = summarise(ann, resamples=500, seed=1)
+    by_machine = summarise({"host1": ann}, resamples=500, seed=1)
+    assert direct == by_machine
+    assert list(direct["machines"]) == ["host1"]
+
+
+def test_annotate_accepts_load_results_output_for_one_machine(results_file):
+    from analysis.errors import AnalysisError
+    from analysis.pipeline import load_results
+
+    by_machine = load_results([results_file])
+    ann = annotate(by_machine)
+    assert ann["classifications"]["b:vm:default-x"] == ["warmup", "flat", "warmup"]
+    with pytest.raises(AnalysisError, match="one machine"):
+        annotate({"a": by_machine["host1"], "b": by_machine["host1"]})

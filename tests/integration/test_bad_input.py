@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from conftest import REPO, coldrun, make_experiment
+from coldrun_helpers import REPO, coldrun, make_experiment
 
 
 def one_line_error(r, *fragments: str) -> str:
@@ -170,6 +170,12 @@ def test_misbehaving_runners_become_errored_jobs(exp_factory, tmp_path):
     assert ps.stdout.strip() == ""
     krun_out = tmp_path / "k.json.bz2"
     assert coldrun("export", str(state), "--format", "krun", "-o", str(krun_out)).returncode == 0
+    import bz2
+    krun = json.loads(bz2.decompress(krun_out.read_bytes()))
+    assert krun["pexec_flags"]["hang:fake:fake"] == ["T"] and krun["pexec_flags"]["crash:fake:fake"] == ["E"]
+    assert krun["wallclock_times"]["crash:fake:fake"] == [[]]       # Krun stores failures as empty lists
+    assert len(krun["wallclock_times"]["good:fake:fake"][0]) == 5
+    assert krun["error_flag"] is True
     st = coldrun("status", str(state))
     assert "errored 6" in st.stdout and "timed out 1" in st.stdout and "last error" in st.stdout
 
@@ -195,3 +201,27 @@ def test_second_resume_says_already_running(exp_factory, tmp_path):
     finally:
         proc.wait(timeout=60)
     assert proc.returncode == 0
+
+
+def test_abort_stops_a_running_supervisor_and_its_runner(exp_factory, tmp_path):
+    p = exp_factory({"a": "slow", "b": "ok"}, iterations=500)   # ~10 s run
+    state = tmp_path / "s"
+    env = dict(os.environ)
+    env.pop("COLDRUN_TEST_PAUSE_AT", None)
+    proc = subprocess.Popen([sys.executable, "-m", "supervisor", "start", str(p), "--simulate-reboots",
+                             "--state-dir", str(state)], cwd=str(REPO), env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 20
+    while not (state / "runner.json").exists():
+        assert time.monotonic() < deadline, "runner never started"
+        time.sleep(0.05)
+    runner_pid = json.loads((state / "runner.json").read_text())["pid"]
+    r = coldrun("abort", str(state))
+    assert r.returncode == 0, r.stderr
+    assert proc.wait(timeout=20) == 143
+    time.sleep(0.1)
+    assert not os.path.exists(f"/proc/{runner_pid}") or \
+        open(f"/proc/{runner_pid}/stat").read().split()[2] == "Z"
+    st = coldrun("status", str(state))
+    assert "aborted" in st.stdout and "outstanding 2" in st.stdout
+    one_line_error(coldrun("resume", str(state)), "aborted")

@@ -21,7 +21,7 @@ import subprocess
 import sys
 import time
 
-from conftest import REPO, coldrun, make_experiment
+from coldrun_helpers import REPO, coldrun, make_experiment
 
 DETERMINISTIC = ["after-claim", "in-reconcile", "during-run", "in-reconcile", "after-run", "in-reconcile",
                  "after-record", "in-reconcile", "after-flag", "after-boot-count"]

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from conftest import REPO, coldrun
+from coldrun_helpers import REPO, coldrun
 
 
 @pytest.fixture(scope="module")
@@ -63,3 +63,28 @@ def test_demo_completes_and_exports(demo_built, tmp_path):
         for k in ("core_cycle_counts", "aperf_counts", "mperf_counts"):
             assert all(len(core) == 100 for core in e[k])
         assert e["environment"]["LANG"] == "C" and e["environment_bytes"] > 0
+
+
+def test_schema_command_prints_json_schema():
+    r = coldrun("schema")
+    assert r.returncode == 0, r.stderr
+    schema = json.loads(r.stdout)
+    assert schema["title"] == "Experiment" and "vms" in schema["required"]
+    assert "platform" in schema["properties"]
+
+
+def test_check_lists_keys_order_and_eta_for_random_order(tmp_path):
+    exp = (REPO / "configs" / "demo.toml").read_text().replace('order = "round-robin"',
+                                                               'order = "random"\nseed = 5')
+    exp = exp.replace('benchmarks_dir = "demo/benchmarks"',
+                      f'benchmarks_dir = "{REPO / "configs" / "demo" / "benchmarks"}"')
+    p = tmp_path / "random.toml"
+    p.write_text(exp)
+    r = coldrun("check", str(p), "--all")
+    if "missing: run make" in r.stderr:
+        import pytest
+        pytest.skip("demo C benchmarks not built (make -C configs/demo)")
+    assert r.returncode == 0, r.stderr
+    assert "order: random, seed 5" in r.stdout and "ETA: at least" in r.stdout
+    jobs = [ln.split()[2] for ln in r.stdout.splitlines() if ln.startswith("  ") and " O " in ln]
+    assert len(jobs) == 18 and jobs != sorted(jobs)

@@ -46,10 +46,10 @@ class Run:
     cuts: list[tuple[str, str]] = field(default_factory=list)
 
 
-def start_guest(guest_image, make_guest, tmp_path: Path, executions: int) -> Run:
-    payload = build_payload(tmp_path, executions=executions)
+def start_guest(guest_image, prepared_guest, make_guest, tmp_path: Path, executions: int) -> Run:
+    payload = build_payload(tmp_path, mode="experiment", executions=executions)
     disk = tmp_path / "root.ext4"
-    copy_disk(guest_image.disk, disk)
+    copy_disk(prepared_guest.disk, disk)
     guest = make_guest(guest_image, disk, payload)
     guest.start()
     return Run(guest, disk, tmp_path / "out")
@@ -125,9 +125,9 @@ def wait_started(run: Run) -> int:
     return m.end()
 
 
-def test_experiment_survives_real_reboots(guest_image, make_guest, tmp_path):
+def test_experiment_survives_real_reboots(guest_image, prepared_guest, make_guest, tmp_path):
     executions = 2
-    run = start_guest(guest_image, make_guest, tmp_path, executions)
+    run = start_guest(guest_image, prepared_guest, make_guest, tmp_path, executions)
     wait_started(run)
     run.guest.wait_for(r"VMTEST-(FINISHED|STUCK|SETUP-FAILED)", timeout=900)
     assert "VMTEST-FINISHED" in run.guest.serial(), GuestError("experiment did not finish", run.guest)
@@ -161,14 +161,14 @@ PHASES = [
 ]
 
 
-def test_power_cuts_lose_and_duplicate_nothing(guest_image, make_guest, tmp_path):
-    executions = 3
+def test_power_cuts_lose_and_duplicate_nothing(guest_image, prepared_guest, make_guest, tmp_path):
+    executions = 2
     cuts_wanted = 5
     rng = random.Random()
     seed = rng.randrange(2**32)
     rng.seed(seed)
     print(f"power-cut seed {seed}")
-    run = start_guest(guest_image, make_guest, tmp_path, executions)
+    run = start_guest(guest_image, prepared_guest, make_guest, tmp_path, executions)
     offset = wait_started(run)
     order = PHASES[:]
     rng.shuffle(order)

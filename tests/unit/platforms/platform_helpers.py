@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 from pathlib import Path
 from typing import Sequence
 
-import pytest
 
 from supervisor.platforms.policy import PlatformPolicy
 from supervisor.system import CommandResult, FakeClock, SystemRoot

@@ -1,6 +1,5 @@
 from supervisor.platforms.kernel_log import (DEFAULT_ALLOW, dmesg_new_lines, kmsg_position, kmsg_since,
                                              parse_kmsg_line, unexpected)
-from supervisor.platforms.policy import PlatformPolicy
 from supervisor.system import SystemRoot
 
 from platform_helpers import make_linux, vm_policy

@@ -28,14 +28,16 @@ def test_thermal_zones_are_sensors_too(machine):
 class Sensors:
     """Readings that move a fixed step per poll (cooling) or per heat() call (warming)."""
 
-    def __init__(self, clock, start, cool_per_s=0.0, heat_step=0.0):
+    def __init__(self, clock, start, cool_per_s=0.0, heat_step=0.0, cooling=None):
         self.clock, self.start, self.cool, self.heat_step = clock, dict(start), cool_per_s, heat_step
+        self.cooling = set(start) if cooling is None else cooling
         self.t0 = clock.monotonic()
         self.heated = 0
 
     def read(self):
         dt = self.clock.monotonic() - self.t0
-        return {k: v - self.cool * dt + self.heat_step * self.heated for k, v in self.start.items()}
+        return {k: v - (self.cool * dt if k in self.cooling else 0) + self.heat_step * self.heated
+                for k, v in self.start.items()}
 
     def heat(self):
         self.heated += 1
@@ -51,7 +53,7 @@ def test_within_tolerance_returns_at_once():
 
 def test_too_hot_waits_until_cooled_and_logs_who_and_how_much():
     clock, log = FakeClock(), MemoryLog()
-    s = Sensors(clock, {"cpu": 50.0, "nvme": 40.0}, cool_per_s=0.1)  # both cool; only cpu is out
+    s = Sensors(clock, {"cpu": 50.0, "nvme": 40.0}, cool_per_s=0.1, cooling={"cpu"})  # only cpu is out
     waited = wait_for_baselines(s.read, {"cpu": 40.0, "nvme": 40.0}, tolerance=3, deadline_seconds=3600,
                                 clock=clock, log=log, heat=s.heat)
     assert waited == pytest.approx(71, abs=1)  # 50 - 0.1 t <= 43

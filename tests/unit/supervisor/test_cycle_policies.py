@@ -150,3 +150,40 @@ def test_abort_settles_and_refuses_resume(tmp_path):
     assert sched.status == "aborted" and sched.jobs[0].state == "O"
     with pytest.raises(ColdrunError, match="aborted"):
         boot_quiet(state)
+
+
+def test_failed_start_restores_and_leaves_a_reusable_dir(tmp_path):
+    from supervisor.errors import PlatformError
+    from supervisor.lifecycle import start
+
+    class Refusing(ScriptedPlatform):
+        restored = 0
+
+        def apply_and_verify(self):
+            raise PlatformError("governor: cannot set performance (no cpufreq)")
+
+        def restore(self):
+            self.restored += 1
+
+    exp = experiment(tmp_path, {"a": "ok"})
+    state = tmp_path / "s"
+    plat = Refusing([CLEAN])
+    with pytest.raises(ColdrunError, match="governor: cannot set performance.*nothing was started"):
+        start(str(exp), str(state), simulate=True, stderr=io.StringIO(), reexec=False, platform=plat)
+    assert plat.restored == 1 and not (state / "schedule").exists()
+    assert start_quiet(exp, state) == 0          # the same dir can be used again
+    assert (state / "schedule").exists()
+
+
+def test_continue_after_stop(tmp_path):
+    from supervisor.lifecycle import continue_stopped
+    exp = experiment(tmp_path, {"a": "ok", "b": "ok"}, rerun="max_attempts = 1")
+    state = tmp_path / "s"
+    start_quiet(exp, state)
+    assert boot_quiet(state, ScriptedPlatform([THROTTLED])) == 3       # stops after the first job
+    continue_stopped(str(state), stderr=io.StringIO())
+    assert run_to_end(state) == 0
+    sched = Schedule.load(state / "schedule")
+    assert sched.status == "finished" and [j.state for j in sched.jobs] == ["C", "C"]
+    with pytest.raises(ColdrunError, match="--continue is for stopped"):
+        continue_stopped(str(state), stderr=io.StringIO())

@@ -96,3 +96,16 @@ def test_tail_counts_everything():
     for chunk in (b"abc", b"defghijklmnop", b"qrstuvwxyz" * 5):
         t.add(chunk)
     assert t.total == 66 and t.text() == "qrstuvwxyz" and t.truncated
+
+
+def test_bare_command_names_are_found_on_the_child_path():
+    r = run_process(["sh", "-c", "echo $0"], ENV, cwd="/", heap_limit=None, stack_limit=None, timeout=5)
+    assert r.exit_code == 0 and r.stdout.text().strip().endswith("sh")
+
+
+def test_recorded_environment_follows_an_env_prefix():
+    from supervisor.cycle import _env_after_prefix
+    prefix = ["nice", "-n", "-20", "setpriv", "--reuid=u", "--", "env", "HOME=/home/u", "USER=u"]
+    assert _env_after_prefix(prefix, {"HOME": "/x", "PATH": "/bin"}) == {"HOME": "/home/u", "PATH": "/bin",
+                                                                         "USER": "u"}
+    assert _env_after_prefix([], {"A": "1"}) == {"A": "1"}

@@ -76,4 +76,26 @@ def test_corruption_is_an_error_not_a_repair(tmp_path, mutate):
 def test_too_many_sensors_refused():
     with pytest.raises(Exception, match="temperature sensors"):
         render_new(JOBS, experiment_sha256="ab" * 32, mode="simulated", order="random", seed=1,
-                   baselines={f"s{i}": 1.0 for i in range(17)})
+                   baselines={f"s{i}": 1.0 for i in range(129)})
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2), st.sampled_from("ORCETXS"), st.integers(0, 999)), max_size=30),
+       st.integers(0, 99_999_999), st.integers(0, 9999))
+def test_any_update_sequence_round_trips(tmp_path_factory, updates, boots, mails):
+    path = make(tmp_path_factory.mktemp("s"))
+    size = path.stat().st_size
+    s = Schedule.load(path)
+    expected = {j.index: (j.state, j.attempts) for j in s.jobs}
+    for index, state, attempts in updates:
+        s.set_job(s.jobs[index], state, attempts)
+        expected[index] = (state, attempts)
+    s.set_boots(boots)
+    s.set_mails_sent(mails)
+    again = Schedule.load(path)
+    assert path.stat().st_size == size
+    assert {j.index: (j.state, j.attempts) for j in again.jobs} == expected
+    assert (again.boots, again.mails_sent) == (boots, mails)

@@ -1,0 +1,63 @@
+"""Helpers for the supervisor integration tests: build small experiments in tmp dirs and run coldrun as a user would."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+FAKE_RUNNER = Path(__file__).parent / "runners" / "fake_runner.py"
+
+
+def coldrun(*args: str, env: dict | None = None, timeout: float = 120, cwd: str | None = None):
+    """Run `python -m supervisor ARGS` and return the CompletedProcess (text)."""
+    full_env = dict(os.environ)
+    full_env.pop("COLDRUN_TEST_PAUSE_AT", None)
+    if env:
+        full_env.update(env)
+    return subprocess.run([sys.executable, "-m", "supervisor", *args], capture_output=True, text=True,
+                          env=full_env, timeout=timeout, cwd=cwd or str(REPO))
+
+
+def make_experiment(tmp: Path, behaviours: dict[str, str], *, executions: int = 1, iterations: int = 5,
+                    extra: str = "", params: dict[str, int] | None = None) -> Path:
+    """An experiment whose benchmarks are run by the fake external runner.
+
+    ``behaviours`` maps benchmark name -> behaviour word (see runners/fake_runner.py).
+    """
+    for i, (bench, behaviour) in enumerate(behaviours.items()):
+        d = tmp / "benchmarks" / bench / "fake"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "bench.txt").write_text(behaviour + "\n")
+    params = params or {b: 1000 * (i + 1) for i, b in enumerate(behaviours)}
+    bench_lines = "\n".join(f"{b} = {params[b]}" for b in behaviours)
+    text = textwrap.dedent(f"""\
+        name = "t"
+        executions = {executions}
+        {extra}
+
+        [waits]
+        boot_settle = 0
+        sync = 0
+        baseline_pause = 0
+
+        [benchmarks]
+        """) + bench_lines + textwrap.dedent(f"""
+
+        [variants.fake]
+        target = "bench.txt"
+        subdir = "fake"
+
+        [vms.fake]
+        runner = "external"
+        executable = "{sys.executable}"
+        args = ["{FAKE_RUNNER}"]
+        iterations = {iterations}
+        variants = ["fake"]
+        """)
+    path = tmp / "exp.toml"
+    path.write_text(text)
+    return path

@@ -1,0 +1,67 @@
+import os
+import shutil
+import sys
+
+import pytest
+
+from supervisor.errors import PlatformError
+
+from platform_helpers import FakeMachineCommands, make_linux, vm_policy
+
+
+def test_fresh_user_per_execution_with_setpriv_prefix(machine, tmp_path):
+    cmds = FakeMachineCommands()
+    p = make_linux(machine("vm-nocpufreq"), tmp_path / "s", vm_policy(), cmds)
+    prefix = p.launch_prefix("bench:vm:variant")
+    assert prefix[:6] == ["chrt", "--other", "0", "nice", "-n", "-20"]
+    assert prefix[6:11] == ["setpriv", "--reuid=coldrunbench", "--regid=coldrunbench", "--init-groups", "--"]
+    assert "HOME=/home/coldrunbench" in prefix and "sudo" not in prefix
+    useradd = next(c for c in cmds.calls if c[0] == "useradd")
+    assert "--skel" in useradd and os.listdir(useradd[useradd.index("--skel") + 1]) == []  # empty home
+    assert "coldrunbench" in cmds.users
+    p.end_launch("bench:vm:variant")
+    assert "coldrunbench" not in cmds.users
+    assert ("userdel", "--remove", "--force", "coldrunbench") in cmds.calls
+    assert not (tmp_path / "s/benchmark_user").exists()
+
+
+def test_pre_existing_account_is_never_used_or_deleted(machine, tmp_path):
+    cmds = FakeMachineCommands(users={"coldrunbench"})
+    p = make_linux(machine("vm-nocpufreq"), tmp_path / "s", vm_policy(), cmds)
+    with pytest.raises(PlatformError, match="already exists and was not created by coldrun"):
+        p.launch_prefix("k")
+    assert not any(c[0] in ("userdel", "useradd") for c in cmds.calls)
+    assert next(r for r in p.inspect() if r.control == "benchmark_user").fatal
+
+
+def test_leftover_from_a_crash_is_recreated(machine, tmp_path):
+    cmds = FakeMachineCommands(users={"coldrunbench"})
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s/benchmark_user").write_text("coldrunbench\n")  # coldrun created it, then the power went
+    p = make_linux(machine("vm-nocpufreq"), tmp_path / "s", vm_policy(), cmds)
+    p.launch_prefix("k")
+    kinds = [c[0] for c in cmds.calls if c[0] in ("useradd", "userdel")]
+    assert kinds == ["userdel", "useradd"]
+
+
+def test_without_benchmark_user_only_nice(machine, tmp_path):
+    p = make_linux(machine("vm-nocpufreq"), tmp_path / "s", vm_policy(benchmark_user=False, nice=-5))
+    assert p.launch_prefix("k") == ["chrt", "--other", "0", "nice", "-n", "-5"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root and setpriv to switch users")
+def test_setpriv_keeps_the_results_fd_open(tmp_path):
+    """The user switch must leave fd 3 (the runner's results channel) open, unlike sudo."""
+    r, w = os.pipe()
+    child = ("import os; os.write(3, str(os.getuid()).encode()); os.close(3)")
+    argv = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--init-groups", "--", sys.executable, "-c", child]
+    pid = os.fork()
+    if pid == 0:  # child: put the pipe on fd 3 exactly as the supervisor's pass_fds does
+        os.dup2(w, 3)
+        os.execvp(argv[0], argv)
+    os.close(w)
+    _, status = os.waitpid(pid, 0)
+    out = os.read(r, 100)
+    os.close(r)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert out == b"65534"

@@ -1,0 +1,73 @@
+"""Hardware mode with every seam injected: boot service in a fake root, recorded commands, a recording rebooter."""
+
+from __future__ import annotations
+
+import io
+import os
+
+import pytest
+
+from cycle_helpers import ScriptedPlatform, experiment
+from supervisor.cycle import boot
+from supervisor.errors import ColdrunError
+from supervisor.lifecycle import start
+from supervisor.platforms.base import PostCheckResult
+from supervisor.schedule import Schedule
+from supervisor.system import RecordingCommands, SystemRoot
+
+
+class RebootRecorder(ScriptedPlatform):
+    def __init__(self):
+        super().__init__([PostCheckResult()])
+        self.reboots = 0
+        self.restored = 0
+
+    def reboot(self):
+        self.reboots += 1
+
+    def restore(self):
+        self.restored += 1
+
+
+def fake_root(tmp):
+    root = tmp / "root"
+    (root / "run" / "systemd" / "system").mkdir(parents=True)
+    (root / "etc" / "systemd" / "system").mkdir(parents=True)
+    return SystemRoot(root)
+
+
+def test_non_root_start_is_refused(tmp_path):
+    if os.geteuid() == 0:
+        pytest.skip("running as root: the non-root refusal cannot be observed here")
+    exp = experiment(tmp_path, {"a": "ok"})
+    with pytest.raises(ColdrunError, match="must run as root"):
+        start(str(exp), str(tmp_path / "s"), simulate=False)
+
+
+def test_hardware_cycle_installs_reboots_and_cleans_up(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("hardware-mode start requires root (it refuses otherwise; see the test above)")
+    exp = experiment(tmp_path, {"a": "ok", "b": "ok"},
+                     extra='[mail]\nto = ["bench@example.org"]\nquota = 2')
+    state = tmp_path / "s"
+    root = fake_root(tmp_path)
+    commands = RecordingCommands(replies={("systemctl",): (0, "enabled\n", ""), ("sync",): (0, "", ""),
+                                          ("/usr/sbin/sendmail",): (0, "", "")})
+    plat = RebootRecorder()
+    kw = dict(root=root, commands=commands, stderr=io.StringIO(), platform=plat)
+    assert start(str(exp), str(state), simulate=False, reexec=False, **kw) == 0
+    assert plat.reboots == 1
+    assert Schedule.load(state / "schedule").mode == "hardware"
+    assert (root.root / "etc/systemd/system/coldrun@.service").is_file()
+    assert any(c[:2] == ("systemctl", "enable") for c in commands.calls)
+    for expected_reboots in (2, 3):
+        assert boot(state, reexec=False, **kw) == 0
+        assert plat.reboots == expected_reboots
+    assert boot(state, reexec=False, **kw) == 0          # finishing boot: no reboot
+    assert plat.reboots == 3 and plat.restored == 1
+    sched = Schedule.load(state / "schedule")
+    assert sched.status == "finished" and [j.state for j in sched.jobs] == ["C", "C"]
+    assert not (root.root / "etc/systemd/system/coldrun@.service").exists()
+    assert any(c[:2] == ("systemctl", "disable") for c in commands.calls)
+    mails = [c for c in commands.calls if c[0] == "/usr/sbin/sendmail"]
+    assert len(mails) == 2        # "started" and "finished", both bypass the quota
