@@ -129,14 +129,32 @@ def _boot_locked(state: StateDir, root, commands, clock, stderr, reexec: bool, p
         signal.signal(signal.SIGTERM, old)
     if rc is not None:
         return rc
-    left = sum(1 for j in schedule.jobs if j.state == "O")
-    log.info("rebooting", outstanding=left)
+    log.info("rebooting", **_progress(state, schedule))
     if schedule.mode == "simulated":
         if reexec:
             reexec_resume(state.path)
         return 0
     platform.reboot()
     return 0
+
+
+def _progress(state: StateDir, schedule: Schedule) -> dict[str, str]:
+    """done/total and a rough ETA from the schedule alone (time since start / attempts so far)."""
+    import calendar
+    import time
+    from supervisor.units import format_duration
+    c = schedule.counts()
+    total = len(schedule.jobs) - c["skipped"]
+    done = total - c["outstanding"] - c["running"]
+    out = {"done": f"{done}/{total}"}
+    try:
+        started = calendar.timegm(time.strptime(state.meta()["created"], "%Y-%m-%dT%H:%M:%SZ"))
+    except (ColdrunError, KeyError, ValueError):
+        return out
+    attempts = schedule.total_attempts()
+    if attempts:
+        out["eta"] = format_duration((time.time() - started) / attempts * c["outstanding"])
+    return out
 
 
 def ctx_platform(ctx: Boot) -> Platform:

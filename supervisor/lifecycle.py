@@ -147,17 +147,18 @@ def abort(state_dir: str, *, root: SystemRoot | None = None, commands: Commands 
     """Stop a running or idle experiment for good: settle jobs, restore, disable, mail."""
     import signal
     import time
-    from supervisor.cycle import Boot
-    from supervisor.reconcile import reconcile
     from supervisor.statedir import AlreadyRunning
     state = StateDir(state_dir)
-    schedule = state.schedule()
+    state.schedule()                 # a clear error for a non-state dir first
     try:
         lock_fd = state.lock()
     except AlreadyRunning:
         holder = state.lock_holder()
         if holder:
-            os.kill(holder, signal.SIGTERM)
+            try:
+                os.kill(holder, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
         deadline = time.monotonic() + wait_seconds
         while True:   # waiting for another process to let go: nothing to block on but the lock itself
             try:

@@ -48,6 +48,8 @@ def machine_summary(platform) -> list[str]:
         lines.append(f"kernel: {facts.kernel_release(root)}; cpus online: {len(platform.cpus())}; "
                      f"model: {facts.cpu_model(root)}")
         lines.append(f"scaling driver: {facts.scaling_driver(root).describe()}")
+        from supervisor.platforms.linux_controls import read_counter_facts
+        lines.append(f"hardware counters: {read_counter_facts(root, platform.cpus()).describe()}")
     temps = platform.read_temperatures()
     lines.append(f"temperature sensors: {len(temps)}" +
                  (" (" + ", ".join(f"{k}={v:.1f}°C" for k, v in sorted(temps.items())[:8]) +

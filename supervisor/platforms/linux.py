@@ -12,7 +12,8 @@ from supervisor.platforms.audit import VOLATILE, coldrun_version, digest_lines
 from supervisor.platforms.controls import Control
 from supervisor.platforms.cpulist import parse_cpulist
 from supervisor.platforms.kernel_log import DEFAULT_ALLOW, kmsg_position, kmsg_since, read_kmsg
-from supervisor.platforms.linux_controls import (BENCH_CGROUP, CpusetControl, EppControl, GovernorControl,
+from supervisor.platforms.linux_controls import (BENCH_CGROUP, CounterAccessControl, CpusetControl,
+                                                 EppControl, GovernorControl,
                                                  TicklessCheck, TurboControl, intel_pstate_check,
                                                  overcommit_control, smt_control, swap_control,
                                                  sysctl_control, thp_control)
@@ -57,6 +58,9 @@ class LinuxPlatform(UnixPlatform):
             out.append(sysctl_control("perf_cpu_time_max_percent", root,
                                       "/proc/sys/kernel/perf_cpu_time_max_percent",
                                       str(p.perf_cpu_time_max_percent)))
+        if p.counters != "off":
+            out.append(CounterAccessControl(root, self.commands, cpus, p.counters, p.perf_event_paranoid,
+                                            unprivileged=p.benchmark_user))
         if p.aslr != "ignore":
             out.append(sysctl_control("aslr", root, "/proc/sys/kernel/randomize_va_space", "2" if p.aslr else "0"))
         if p.tickless == "require":
@@ -117,6 +121,8 @@ class LinuxPlatform(UnixPlatform):
             u = self.user.name
             argv += ["setpriv", f"--reuid={u}", f"--regid={u}", "--init-groups", "--",
                      "env", f"HOME={self.user.home}", f"USER={u}", f"LOGNAME={u}"]
+        if self.policy.counters == "off":
+            argv += ["env", "COLDRUN_COUNTERS=off"]  # libkruntime then reports wall-clock only, on purpose
         return argv
 
     # --- audit -------------------------------------------------------------------------

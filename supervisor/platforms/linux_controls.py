@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+from dataclasses import dataclass
 
 from supervisor.errors import PlatformError
 from supervisor.platforms.controls import (CheckControl, Control, ControlReport, ReportControl,
@@ -397,3 +398,186 @@ class CpusetControl(Control):
 
     def satisfied(self, found: str | None) -> bool:
         return found == self.wanted()
+
+
+# --- hardware counters (libkruntime's cycles, APERF, MPERF) ----------------------
+
+EVENT_SOURCES = "/sys/bus/event_source/devices"
+PARANOID = "/proc/sys/kernel/perf_event_paranoid"
+MSR_MODULE_KEY = "module:msr"
+
+
+@dataclass(frozen=True)
+class CounterFacts:
+    """What this machine offers for per-core counters (read through SystemRoot only)."""
+
+    cycles_pmus: tuple[str, ...]   # hardware PMUs with a cpu-cycles event: "cpu", or "cpu_core"/"cpu_atom"
+    msr_pmu: bool                  # the msr perf PMU (built into x86 kernels since 4.x)
+    msr_events: tuple[str, ...]    # what it offers: aperf, mperf, tsc, ... (only tsc in most VMs)
+    msr_device: bool               # /dev/cpu/<first cpu>/msr: the msr module is loaded
+    aperfmperf: bool               # cpuinfo flag: the CPU has APERF/MPERF at all
+    paranoid: int | None           # kernel.perf_event_paranoid; None: a kernel without perf events
+
+    def describe(self) -> str:
+        cycles = "+".join(self.cycles_pmus) + " PMU" if self.cycles_pmus else "no hardware PMU"
+        msr = (f"msr PMU ({' '.join(self.msr_events) or 'no events'})" if self.msr_pmu else "no msr PMU")
+        return (f"cycles: {cycles}; {msr}; /dev/cpu/N/msr {'present' if self.msr_device else 'absent'}; "
+                f"aperfmperf flag: {'yes' if self.aperfmperf else 'no'}; "
+                f"perf_event_paranoid={'absent' if self.paranoid is None else self.paranoid}")
+
+
+def read_counter_facts(root: SystemRoot, cpus: list[int]) -> CounterFacts:
+    cycles = []
+    for pmu in root.glob(f"{EVENT_SOURCES}/cpu*"):
+        # "cpu" on most machines, "cpu_core" + "cpu_atom" on hybrid Intel; a KVM guest without vPMU has none.
+        if root.exists(f"{pmu}/type") and root.exists(f"{pmu}/events/cpu-cycles"):
+            cycles.append(pmu.rsplit("/", 1)[-1])
+    msr_dir = f"{EVENT_SOURCES}/msr"
+    msr_pmu = root.exists(f"{msr_dir}/type")
+    events = tuple(p.rsplit("/", 1)[-1] for p in root.glob(f"{msr_dir}/events/*")) if msr_pmu else ()
+    first = cpus[0] if cpus else 0
+    raw = facts.read_or_none(root, PARANOID)
+    try:
+        paranoid = int(raw) if raw is not None else None
+    except ValueError:
+        paranoid = None
+    return CounterFacts(tuple(cycles), msr_pmu, events, root.exists(f"/dev/cpu/{first}/msr"),
+                        "aperfmperf" in facts.cpu_flags(root), paranoid)
+
+
+@dataclass
+class CounterAccess:
+    """Where each counter would come from for the benchmark process, and what stands in the way."""
+
+    facts: CounterFacts
+    sources: dict[str, str]
+    missing: list[str]        # hardware or kernel lacks: coldrun cannot help
+    load_msr_module: bool     # root-run benchmarks read APERF/MPERF through /dev/cpu/N/msr
+    paranoid_to: int | None   # the value to write, when the current one keeps the user out
+    blocked: str | None       # access the policy told coldrun not to give
+
+
+class CounterAccessControl(Control):
+    """Lets the benchmark process open libkruntime's counters for the experiment's duration.
+
+    An unprivileged benchmark user can open per-CPU perf events only when
+    kernel.perf_event_paranoid <= 0, and can never read /dev/cpu/N/msr
+    (the kernel demands CAP_SYS_RAWIO, whatever the file mode): for it,
+    APERF/MPERF must come from the msr perf PMU.  Benchmarks run as root
+    (benchmark_user = false) need no sysctl but may need the msr module.
+    Where the hardware lacks the counters (a VM without a vPMU) coldrun
+    changes nothing: "if_available" reports wall-clock only, "require" fails.
+    """
+
+    name = "counters"
+
+    def __init__(self, root: SystemRoot, commands: Commands, cpus: list[int], mode: str,
+                 paranoid: int | str, unprivileged: bool):
+        self.root = root
+        self.commands = commands
+        self.cpus = cpus
+        self.mode = mode
+        self.paranoid = paranoid
+        self.unprivileged = unprivileged
+        self.required = mode == "require"
+        self.virtual = facts.detect_virtualisation(root).virtual
+
+    def wanted(self) -> str:
+        who = "the benchmark user" if self.unprivileged else "root-run benchmarks"
+        what = f"cycles, aperf, mperf for {who}"
+        if self.unprivileged and self.paranoid != "ignore":
+            what += f" (perf_event_paranoid<={self.paranoid})"
+        return what + ("" if self.required else ", if the machine has them")
+
+    def assess(self) -> CounterAccess:
+        f = read_counter_facts(self.root, self.cpus)
+        sources: dict[str, str] = {}
+        missing: list[str] = []
+        load_msr = False
+        if f.paranoid is None:
+            missing.append(f"the kernel has no perf events ({PARANOID} absent)")
+        if f.cycles_pmus:
+            sources["cycles"] = "+".join(f.cycles_pmus) + " PMU"
+        else:
+            missing.append(f"core cycles: no hardware PMU ({EVENT_SOURCES}/cpu has no cpu-cycles event)")
+        if {"aperf", "mperf"} <= set(f.msr_events):
+            sources["aperf/mperf"] = "msr PMU"
+        elif not f.aperfmperf:
+            missing.append("aperf/mperf: the CPU has no APERF/MPERF (no aperfmperf flag in /proc/cpuinfo)")
+        elif self.unprivileged:
+            missing.append("aperf/mperf: the msr perf PMU offers no aperf/mperf events, and /dev/cpu/N/msr "
+                           "needs CAP_SYS_RAWIO, which the benchmark user lacks")
+        else:
+            sources["aperf/mperf"] = "/dev/cpu/N/msr"
+            load_msr = not f.msr_device
+        paranoid_to = None
+        blocked = None
+        if self.unprivileged and not missing and f.paranoid is not None and f.paranoid > 0:
+            if self.paranoid == "ignore":
+                blocked = (f"kernel.perf_event_paranoid is {f.paranoid}, so the benchmark user cannot open "
+                           "per-CPU events: set perf_event_paranoid = 0 in [platform] (coldrun restores it "
+                           "afterwards)")
+            else:
+                paranoid_to = int(self.paranoid)
+        return CounterAccess(f, sources, missing, load_msr, paranoid_to, blocked)
+
+    def _describe(self, a: CounterAccess) -> str:
+        if a.missing:
+            return "wall-clock only: " + "; ".join(a.missing)
+        srcs = ", ".join(f"{k} from {v}" for k, v in a.sources.items())
+        return f"{srcs}; perf_event_paranoid={a.facts.paranoid}"
+
+    def read(self) -> str | None:
+        return self._describe(self.assess())
+
+    def satisfied(self, found: str | None) -> bool:
+        a = self.assess()
+        return not (a.missing or a.blocked or a.load_msr_module or a.paranoid_to is not None)
+
+    def _missing_fix(self, a: CounterAccess) -> str:
+        if self.virtual and not a.facts.cycles_pmus:
+            hint = "this virtual machine has no PMU: enable the guest PMU (e.g. qemu -cpu host,pmu=on) or run on bare metal"
+        elif any(m.startswith("aperf/mperf: the msr perf PMU") for m in a.missing):
+            hint = ("boot a kernel whose msr perf PMU has aperf and mperf events "
+                    f"({EVENT_SOURCES}/msr/events), or set benchmark_user = false so benchmarks run as root "
+                    "and read /dev/cpu/N/msr")
+        else:
+            hint = "run on a machine whose CPU and kernel provide them"
+        fix = f"no per-core counters ({'; '.join(a.missing)}): {hint}"
+        return fix + ('; or set counters = "if_available" in [platform]' if self.required else "")
+
+    def inspect(self) -> ControlReport:
+        a = self.assess()
+        found = self._describe(a)
+        if a.missing:
+            fix = self._missing_fix(a)
+            if self.required:
+                return ControlReport(self.name, self.wanted(), found, False, "fix needed", fix, fatal=True)
+            return ControlReport(self.name, self.wanted(), found, True, "unavailable", fix)
+        if a.blocked:
+            return ControlReport(self.name, self.wanted(), found, not self.required,
+                                 "fix needed" if self.required else "unavailable", a.blocked, fatal=self.required)
+        if a.load_msr_module or a.paranoid_to is not None:
+            return ControlReport(self.name, self.wanted(), found, False, "would change")
+        return ControlReport(self.name, self.wanted(), found, True, "none")
+
+    def fix(self, found: str | None) -> str:
+        a = self.assess()
+        if a.load_msr_module:
+            return "the msr module did not create /dev/cpu/N/msr: check modprobe msr (CONFIG_X86_MSR)"
+        return f"{PARANOID} does not keep the value written; check that nothing else (sysctl.d, tuned) resets it"
+
+    def apply(self, undo: UndoLog) -> None:
+        a = self.assess()
+        if a.load_msr_module:
+            # Recorded first: a crash right after modprobe still unloads it at restore.
+            undo.record(self.name, MSR_MODULE_KEY, {"action": "run", "argv": ["modprobe", "-r", "msr"]})
+            r = self.commands.run(["modprobe", "msr"])
+            if not r.ok:
+                raise PlatformError(f"counters: modprobe msr failed: {r.stderr.strip() or r.returncode}; "
+                                    "install the msr module or set counters = \"if_available\"")
+        if a.paranoid_to is not None:
+            raw = self.root.read_text(PARANOID)
+            undo.record(self.name, PARANOID, {"action": "write", "path": PARANOID,
+                                              "value": restorable(raw, raw.strip())})
+            self.root.write_text(PARANOID, f"{a.paranoid_to}\n")

@@ -57,6 +57,16 @@ class PlatformPolicy(BaseModel):
     transparent_hugepages: Literal["report", "ignore", "always", "madvise", "never"] = Field(
         default="report", description="THP mode: report, or a mode to set")
 
+    # --- hardware counters (cycles, APERF, MPERF read by libkruntime) --------
+    counters: Literal["if_available", "require", "off"] = Field(
+        default="if_available",
+        description='"if_available": open counter access where the machine has the PMUs, never fail '
+                    'without them (VMs); "require": no PMU/access is a problem; "off": wall-clock only')
+    perf_event_paranoid: int | Ignore = Field(
+        default=0,
+        description="kernel.perf_event_paranoid while the experiment runs (<= 0 lets the unprivileged "
+                    "benchmark user open per-CPU events); \"ignore\": access arranged otherwise")
+
     # --- isolation -------------------------------------------------------
     pinning: bool = Field(
         default=False,
@@ -112,6 +122,14 @@ class PlatformPolicy(BaseModel):
             return "on"
         if v is False:
             return "off"
+        return v
+
+    @field_validator("perf_event_paranoid")
+    @classmethod
+    def _paranoid(cls, v: int | str) -> int | str:
+        if v != "ignore" and v not in (-1, 0):
+            raise ValueError(f"{v} would keep the benchmark user from opening per-CPU counters; "
+                             "use -1 or 0, or \"ignore\" to leave kernel.perf_event_paranoid alone")
         return v
 
     @field_validator("benchmark_user_name")

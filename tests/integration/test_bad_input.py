@@ -7,9 +7,8 @@ import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-from coldrun_helpers import REPO, coldrun, make_experiment
+from coldrun_helpers import REPO, coldrun
 
 
 def one_line_error(r, *fragments: str) -> str:

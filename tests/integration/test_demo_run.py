@@ -88,3 +88,22 @@ def test_check_lists_keys_order_and_eta_for_random_order(tmp_path):
     assert "order: random, seed 5" in r.stdout and "ETA: at least" in r.stdout
     jobs = [ln.split()[2] for ln in r.stdout.splitlines() if ln.startswith("  ") and " O " in ln]
     assert len(jobs) == 18 and jobs != sorted(jobs)
+
+
+def test_skipped_jobs_are_not_run_or_exported(tmp_path):
+    from coldrun_helpers import make_experiment
+    p = make_experiment(tmp_path, {"a": "ok", "b": "ok", "c": "ok"}, executions=2, extra='skip = ["b:*:*"]')
+    state = tmp_path / "s"
+    r = coldrun("start", str(p), "--simulate-reboots", "--state-dir", str(state))
+    assert r.returncode == 0, r.stderr[-2000:]
+    out = tmp_path / "n.json"
+    assert coldrun("export", str(state), "--format", "native", "-o", str(out)).returncode == 0
+    bundle = json.loads(out.read_text())
+    assert [j["state"] for j in bundle["jobs"]].count("skipped") == 2
+    assert sorted((e["key"], e["pexec"]) for e in bundle["executions"]) == [
+        ("a:fake:fake", 0), ("a:fake:fake", 1), ("c:fake:fake", 0), ("c:fake:fake", 1)]
+    assert all(len(e["wallclock_times"]) == 5 for e in bundle["executions"])
+    kout = tmp_path / "k.json.bz2"
+    assert coldrun("export", str(state), "--format", "krun", "-o", str(kout)).returncode == 0
+    krun = json.loads(bz2.decompress(kout.read_bytes()))
+    assert sorted(krun["wallclock_times"]) == ["a:fake:fake", "c:fake:fake"]

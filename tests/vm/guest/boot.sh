@@ -27,6 +27,7 @@ if [ "$mode" = prepare ]; then
     /opt/coldrun/bin/python "$pip_wheel/pip" install -q --no-compile --no-index \
         --find-links "$P/wheels" coldrun || fail pip
     "$COLDRUN" --help > /dev/null || fail "coldrun --help"
+    say "STARTUP $(systemd-analyze 2>&1 | head -n 1) | $(systemd-analyze blame 2>&1 | head -n 6 | tr -s ' ' | tr '\n' ';')"
     say "PREPARED system=$state python=$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])') uname=$(uname -r) coldrun=$COLDRUN"
     sync
     systemctl poweroff
