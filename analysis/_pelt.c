@@ -86,25 +86,36 @@ exact_value(double f_tau, double sx, double sx2, Py_ssize_t len, double pen)
 
 /*
  * Speed: R evaluates a libm log for every (t, tau) pair, and with the large
- * penalty PELT prunes almost nothing, so that is ~n^2/2 logs. We only need a
- * candidate's exact value when it might be the minimum or when it lies near
- * the pruning threshold; every other decision can be taken from an
- * approximate value with a rigorous error bound.
+ * penalty PELT prunes almost nothing (on homogeneous data a candidate's
+ * value sits a chi-square(2)-sized gap below the pruning threshold), so that
+ * is ~n^2/2 logs. R's result only depends on two decisions per step: which
+ * candidate is the first minimum, and which candidates satisfy
+ * value <= F[t] + pen. Both can be taken from an approximation g of
+ * G = F[tau] + cost(tau, t) with a rigorous error bound, and R's exact value
+ * is needed only for candidates where the bound cannot decide.
  *
- * approx_* compute, per candidate, an interval [lo, hi] that surely contains
- * R's double result:
- *  - a = sx2 - (sx*sx)/len is computed with R's exact operations (the one
- *    division kept), so cancellation and the 1e-11 floor decision are R's
- *    own, not approximated;
- *  - sigsq = a * (1/len) with an approximate reciprocal (relative error
- *    < 1e-13), and log(sigsq) from the exponent plus a degree-8 polynomial
- *    (absolute error < 6e-8): log error bounded by LOG_ERR = 1e-6;
- *  - the remaining roundings (a few ulps of |F| + |cost| + pen) are bounded
- *    by REL_ERR = 1e-12 times a per-step bound on those magnitudes.
+ * The kernels compute g per candidate:
+ *  - a = sx2 - (sx*sx)/len with R's own operations (the one division kept),
+ *    so cancellation in the variance and the 1e-11 floor decision are
+ *    exactly R's (an approximate a would be off by many ulps relative to a
+ *    when the noise is 1e-7 of the mean);
+ *  - sig = a * (1/len) with an approximate reciprocal (relative error below
+ *    1e-8), or 1e-11 when a <= 0 as in R;
+ *  - log(sig) approximated with absolute error below 3e-7 (each kernel
+ *    states its bound; every one is below LOG_ERR = 1e-6);
+ *  - g = F[tau] + len * (log(2 pi) + log(sig) + 1).
+ * So |g - G_R| <= len * LOG_ERR' + (rounding of a few additions of
+ * magnitude <= |F| + len*803 + pen), where LOG_ERR' < 0.3 * LOG_ERR and the
+ * roundings (~1e-15 relative) are 1000x below SLACK = REL_ERR * (max|F| +
+ * t*803 + 2|pen|) with REL_ERR = 1e-12 (|log sig| < 800 for any double).
+ * We use one margin per step, M = t * LOG_ERR + SLACK (len <= t); the unused
+ * part of it (>= 0.7 t LOG_ERR + 0.999 SLACK) also absorbs the rounding of
+ * the few threshold computations below (each ~1e-16 of the same
+ * magnitudes).
+ *
  * Inputs are restricted (in the Python wrapper) to finite x with x == 0 or
- * 1e-100 <= |x| < 1e100, so sigsq is a normal double whenever it is not
+ * 1e-100 <= |x| < 1e100, so sig is a normal double whenever it is not
  * floored.
- * The kernels return min(hi), an upper bound of the exact minimum.
  */
 #define LN2 0.6931471805599453
 #define SQRT2 1.4142135623730951
@@ -112,10 +123,15 @@ exact_value(double f_tau, double sx, double sx2, Py_ssize_t len, double pen)
 #define REL_ERR 1e-12
 #define FLOOR 0.00000000001
 
+/* Tables of the AVX-512 kernel (filled at import): 1/c_j and
+ * -log(1/c_j) + log(2 pi) + 1 for c_j = 1 + (2j+1)/16. */
+static double log_tab[8], inv_tab[8];
+
+/* Portable kernel: degree-8 polynomial for log on [1/sqrt2, sqrt2)
+ * (absolute error < 6e-8) after splitting off the binary exponent. */
 static double
 approx_scalar(Py_ssize_t i0, Py_ssize_t nchk, double t, const double *ctau, const double *cs1,
-              const double *cs2, const double *cf, double s1t, double s2t, double pen,
-              double slack, double *lo, double *hi, double upper)
+              const double *cs2, const double *cf, double s1t, double s2t, double *g, double gmin)
 {
     for (Py_ssize_t i = i0; i < nchk; i++) {
         double len = t - ctau[i];
@@ -143,32 +159,28 @@ approx_scalar(Py_ssize_t i0, Py_ssize_t nchk, double t, const double *ctau, cons
         p = p * z - 0.5000036309272906;
         p = p * z + 0.9999999425426703;
         double lg = e * LN2 + z * p;
-        double v = (cf[i] + len * (log_two_pi + lg + 1.0)) + pen;
-        double margin = len * LOG_ERR + slack;
-        lo[i] = v - margin;
-        hi[i] = v + margin;
-        if (hi[i] < upper)
-            upper = hi[i];
+        double v = cf[i] + len * (log_two_pi + lg + 1.0);
+        g[i] = v;
+        if (v < gmin)
+            gmin = v;
     }
-    return upper;
+    return gmin;
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #define HAVE_AVX2_PATH 1
-/* The same computation four candidates at a time. */
+/* The portable kernel four candidates at a time (AVX2 + FMA). */
 __attribute__((target("avx2,fma"))) static double
 approx_avx2(Py_ssize_t nchk, double t, const double *ctau, const double *cs1, const double *cs2,
-            const double *cf, double s1t, double s2t, double pen, double slack, double *lo,
-            double *hi)
+            const double *cf, double s1t, double s2t, double *g)
 {
     const __m256d vt = _mm256_set1_pd(t), vs1 = _mm256_set1_pd(s1t), vs2 = _mm256_set1_pd(s2t);
-    const __m256d vpen = _mm256_set1_pd(pen), vfloor = _mm256_set1_pd(FLOOR);
+    const __m256d vfloor = _mm256_set1_pd(FLOOR);
     const __m256d zero = _mm256_setzero_pd(), one = _mm256_set1_pd(1.0), two = _mm256_set1_pd(2.0);
     const __m256d half = _mm256_set1_pd(0.5), sqrt2 = _mm256_set1_pd(SQRT2);
     const __m256d ln2 = _mm256_set1_pd(LN2), l2p1 = _mm256_set1_pd(log_two_pi + 1.0);
     const __m256d magic = _mm256_set1_pd(4503599627370496.0 + 1023.0);
-    const __m256d logerr = _mm256_set1_pd(LOG_ERR), vslack = _mm256_set1_pd(slack);
     const __m256i mant = _mm256_set1_epi64x(0x000fffffffffffffLL);
     const __m256i onebits = _mm256_set1_epi64x(0x3ff0000000000000LL);
     const __m256i expmask = _mm256_set1_epi64x(0x7ffLL);
@@ -179,11 +191,8 @@ approx_avx2(Py_ssize_t nchk, double t, const double *ctau, const double *cs1, co
         __m256d len = _mm256_sub_pd(vt, _mm256_loadu_pd(ctau + i));
         __m256d sx = _mm256_sub_pd(vs1, _mm256_loadu_pd(cs1 + i));
         __m256d sx2 = _mm256_sub_pd(vs2, _mm256_loadu_pd(cs2 + i));
-        /* a exactly as R computes it (the one division kept), so
-         * cancellation and the 1e-11 floor decision are R's own. */
         __m256d a = _mm256_sub_pd(sx2, _mm256_div_pd(_mm256_mul_pd(sx, sx), len));
-        /* 1/len from the single-precision estimate and two Newton steps
-         * (relative error ~1e-15), enough for the approximate log. */
+        /* 1/len from the single-precision estimate and two Newton steps. */
         __m256d il = _mm256_cvtps_pd(_mm_rcp_ps(_mm256_cvtpd_ps(len)));
         il = _mm256_mul_pd(il, _mm256_fnmadd_pd(len, il, two));
         il = _mm256_mul_pd(il, _mm256_fnmadd_pd(len, il, two));
@@ -205,81 +214,160 @@ approx_avx2(Py_ssize_t nchk, double t, const double *ctau, const double *cs1, co
         p = _mm256_fmadd_pd(p, z, _mm256_set1_pd(-0.5000036309272906));
         p = _mm256_fmadd_pd(p, z, _mm256_set1_pd(0.9999999425426703));
         __m256d lg = _mm256_fmadd_pd(e, ln2, _mm256_mul_pd(z, p));
-        __m256d v = _mm256_add_pd(_mm256_fmadd_pd(len, _mm256_add_pd(l2p1, lg), _mm256_loadu_pd(cf + i)), vpen);
-        __m256d margin = _mm256_fmadd_pd(len, logerr, vslack);
-        __m256d h = _mm256_add_pd(v, margin);
-        _mm256_storeu_pd(lo + i, _mm256_sub_pd(v, margin));
-        _mm256_storeu_pd(hi + i, h);
-        vmin = _mm256_min_pd(vmin, h);
+        __m256d v = _mm256_fmadd_pd(len, _mm256_add_pd(l2p1, lg), _mm256_loadu_pd(cf + i));
+        _mm256_storeu_pd(g + i, v);
+        vmin = _mm256_min_pd(vmin, v);
     }
     double tmp[4];
     _mm256_storeu_pd(tmp, vmin);
-    double upper = tmp[0];
+    double gmin = tmp[0];
     for (int k = 1; k < 4; k++)
-        if (tmp[k] < upper)
-            upper = tmp[k];
-    return approx_scalar(i, nchk, t, ctau, cs1, cs2, cf, s1t, s2t, pen, slack, lo, hi, upper);
+        if (tmp[k] < gmin)
+            gmin = tmp[k];
+    return approx_scalar(i, nchk, t, ctau, cs1, cs2, cf, s1t, s2t, g, gmin);
 }
 
-/* Next index i >= from with lo[i] <= upper (nchk when none). */
-__attribute__((target("avx2"))) static Py_ssize_t
-scan_le_avx2(const double *lo, Py_ssize_t from, Py_ssize_t nchk, double upper)
+/*
+ * AVX-512 (VL, 256-bit vectors) kernel, fewer operations per candidate:
+ *  - 1/len: rcp14 (relative error <= 2^-14) and one Newton step, relative
+ *    error <= 2^-28 + 2 ulp < 4e-9, so log(a * il) is within 5e-9 of
+ *    log(fl(a / len));
+ *  - sig = 2^e * mx with getexp/getmant, mx in [1, 2); the top three bits
+ *    of mx pick c_j = 1 + (2j+1)/16 (the centre of [1 + j/8, 1 + (j+1)/8)),
+ *    r = mx * ic_j - 1 with ic_j = fl(1/c_j), |r| <= (1/16)/c_j + 2^-52
+ *    <= 0.0589 (one FMA rounding, ~1e-17);
+ *  - log(mx) = -log(ic_j) + log(1 + r) exactly; -log(ic_j) + log(2 pi) + 1
+ *    is a table computed once with libm (error ~3e-16);
+ *  - log(1 + r) by its Taylor polynomial of degree 4; the remainder is at
+ *    most |r|^5 / (5 (1 - |r|)) <= 1.6e-7, the Horner roundings ~1e-17;
+ *  - e * ln2: e is exact, ln2 carries 2.3e-17 relative error, so |e| <= 1075
+ *    gives < 2e-14.
+ * Total |log error| < 1.7e-7 (< 0.3 * LOG_ERR).
+ */
+__attribute__((target("avx512f,avx512vl,avx512dq,avx2,fma"))) static double
+approx_avx512(Py_ssize_t nchk, double t, const double *ctau, const double *cs1, const double *cs2,
+              const double *cf, double s1t, double s2t, double *g)
 {
-    const __m256d u = _mm256_set1_pd(upper);
+    const __m256d vt = _mm256_set1_pd(t), vs1 = _mm256_set1_pd(s1t), vs2 = _mm256_set1_pd(s2t);
+    const __m256d vfloor = _mm256_set1_pd(FLOOR), zero = _mm256_setzero_pd();
+    const __m256d one = _mm256_set1_pd(1.0), ln2 = _mm256_set1_pd(LN2);
+    const __m256d c4 = _mm256_set1_pd(-0.25), c3 = _mm256_set1_pd(1.0 / 3.0), c2 = _mm256_set1_pd(-0.5);
+    const __m256d il_lo = _mm256_loadu_pd(inv_tab), il_hi = _mm256_loadu_pd(inv_tab + 4);
+    const __m256d lt_lo = _mm256_loadu_pd(log_tab), lt_hi = _mm256_loadu_pd(log_tab + 4);
+    __m256d vmin = _mm256_set1_pd(INFINITY);
+#define AVX512_STEP(LOAD, K)                                                                      \
+    do {                                                                                          \
+        __m256d len = _mm256_sub_pd(vt, LOAD(ctau + i));                                          \
+        __m256d sx = _mm256_sub_pd(vs1, LOAD(cs1 + i));                                           \
+        __m256d sx2 = _mm256_sub_pd(vs2, LOAD(cs2 + i));                                          \
+        __m256d a = _mm256_sub_pd(sx2, _mm256_div_pd(_mm256_mul_pd(sx, sx), len));                \
+        __m256d il = _mm256_rcp14_pd(len);                                                        \
+        il = _mm256_fnmadd_pd(_mm256_fmsub_pd(len, il, one), il, il);                             \
+        __m256d sig = _mm256_mul_pd(a, il);                                                       \
+        sig = _mm256_mask_mov_pd(sig, _mm256_cmp_pd_mask(a, zero, _CMP_LE_OQ), vfloor);           \
+        __m256d e = _mm256_getexp_pd(sig);                                                        \
+        __m256d mx = _mm256_getmant_pd(sig, _MM_MANT_NORM_1_2, _MM_MANT_SIGN_zero);               \
+        /* permutex2var reads only bits 2..0 of each index: mantissa bits 51..49. */             \
+        __m256i idx = _mm256_srli_epi64(_mm256_castpd_si256(sig), 49);                            \
+        __m256d ic = _mm256_permutex2var_pd(il_lo, idx, il_hi);                                   \
+        __m256d lt = _mm256_permutex2var_pd(lt_lo, idx, lt_hi);                                   \
+        __m256d r = _mm256_fmsub_pd(mx, ic, one);                                                 \
+        __m256d p = _mm256_fmadd_pd(r, c4, c3);                                                   \
+        p = _mm256_fmadd_pd(p, r, c2);                                                            \
+        p = _mm256_fmadd_pd(p, r, one);                                                           \
+        __m256d w = _mm256_fmadd_pd(p, r, _mm256_fmadd_pd(e, ln2, lt));                           \
+        v = _mm256_fmadd_pd(len, w, LOAD(cf + i));                                                \
+    } while (0)
+#define LOAD_FULL(p) _mm256_loadu_pd(p)
+#define LOAD_TAIL(p) _mm256_maskz_loadu_pd(k, (p))
+    Py_ssize_t i = 0;
+    __m256d v;
+    for (; i + 4 <= nchk; i += 4) {
+        AVX512_STEP(LOAD_FULL, 0);
+        _mm256_storeu_pd(g + i, v);
+        vmin = _mm256_min_pd(vmin, v);
+    }
+    if (i < nchk) {
+        /* Masked-off lanes read zeros: len = t, finite values, discarded. */
+        __mmask8 k = (__mmask8)((1u << (nchk - i)) - 1);
+        AVX512_STEP(LOAD_TAIL, k);
+        _mm256_mask_storeu_pd(g + i, k, v);
+        vmin = _mm256_mask_min_pd(vmin, k, vmin, v);
+    }
+#undef LOAD_FULL
+#undef LOAD_TAIL
+#undef AVX512_STEP
+    double tmp[4];
+    _mm256_storeu_pd(tmp, vmin);
+    double gmin = tmp[0];
+    for (int k = 1; k < 4; k++)
+        if (tmp[k] < gmin)
+            gmin = tmp[k];
+    return gmin;
+}
+
+/* Next index i >= from with a[i] <= thr (nchk when none). */
+__attribute__((target("avx2"))) static Py_ssize_t
+scan_le_avx2(const double *a, Py_ssize_t from, Py_ssize_t nchk, double thr)
+{
+    const __m256d u = _mm256_set1_pd(thr);
     Py_ssize_t i = from;
     for (; i + 4 <= nchk; i += 4) {
-        int mask = _mm256_movemask_pd(_mm256_cmp_pd(_mm256_loadu_pd(lo + i), u, _CMP_LE_OQ));
+        int mask = _mm256_movemask_pd(_mm256_cmp_pd(_mm256_loadu_pd(a + i), u, _CMP_LE_OQ));
         if (mask)
             return i + __builtin_ctz(mask);
     }
     for (; i < nchk; i++)
-        if (lo[i] <= upper)
+        if (a[i] <= thr)
             return i;
     return nchk;
 }
 
-/* Next index i >= from with !(hi[i] < bound) (nchk when none). */
+/* Next index i >= from with !(a[i] < thr) (nchk when none). */
 __attribute__((target("avx2"))) static Py_ssize_t
-scan_not_lt_avx2(const double *hi, Py_ssize_t from, Py_ssize_t nchk, double bound)
+scan_not_lt_avx2(const double *a, Py_ssize_t from, Py_ssize_t nchk, double thr)
 {
-    const __m256d b = _mm256_set1_pd(bound);
+    const __m256d b = _mm256_set1_pd(thr);
     Py_ssize_t i = from;
     for (; i + 4 <= nchk; i += 4) {
-        int mask = _mm256_movemask_pd(_mm256_cmp_pd(_mm256_loadu_pd(hi + i), b, _CMP_NLT_UQ));
+        int mask = _mm256_movemask_pd(_mm256_cmp_pd(_mm256_loadu_pd(a + i), b, _CMP_NLT_UQ));
         if (mask)
             return i + __builtin_ctz(mask);
     }
     for (; i < nchk; i++)
-        if (!(hi[i] < bound))
+        if (!(a[i] < thr))
             return i;
     return nchk;
 }
 #endif
 
-static int use_avx2;
+/* Which kernel runs: 0 portable, 1 AVX2, 2 AVX-512VL (chosen at import;
+ * COLDRUN_PELT_ISA=scalar|avx2 forces a lower one, for tests). */
+static int isa_level;
+static int use_avx2; /* the bootstrap's AVX2 path */
 
 static Py_ssize_t
-scan_le(const double *lo, Py_ssize_t from, Py_ssize_t nchk, double upper)
+scan_le(const double *a, Py_ssize_t from, Py_ssize_t nchk, double thr)
 {
 #ifdef HAVE_AVX2_PATH
-    if (use_avx2)
-        return scan_le_avx2(lo, from, nchk, upper);
+    if (isa_level >= 1)
+        return scan_le_avx2(a, from, nchk, thr);
 #endif
     for (Py_ssize_t i = from; i < nchk; i++)
-        if (lo[i] <= upper)
+        if (a[i] <= thr)
             return i;
     return nchk;
 }
 
 static Py_ssize_t
-scan_not_lt(const double *hi, Py_ssize_t from, Py_ssize_t nchk, double bound)
+scan_not_lt(const double *a, Py_ssize_t from, Py_ssize_t nchk, double thr)
 {
 #ifdef HAVE_AVX2_PATH
-    if (use_avx2)
-        return scan_not_lt_avx2(hi, from, nchk, bound);
+    if (isa_level >= 1)
+        return scan_not_lt_avx2(a, from, nchk, thr);
 #endif
     for (Py_ssize_t i = from; i < nchk; i++)
-        if (!(hi[i] < bound))
+        if (!(a[i] < thr))
             return i;
     return nchk;
 }
@@ -293,16 +381,15 @@ static Py_ssize_t
 pelt_meanvar(const double *x, Py_ssize_t n, double pen, Py_ssize_t m, Py_ssize_t *cpts)
 {
     Py_ssize_t result = -1;
-    size_t sz = (size_t)(n + 1) * sizeof(double);
-    double *s1 = malloc(sz), *s2 = malloc(sz), *like = calloc(n + 1, sizeof(double));
-    double *ctau = malloc(sz), *cs1 = malloc(sz), *cs2 = malloc(sz), *cf = malloc(sz);
-    double *lo = malloc(sz), *hi = malloc(sz), *ex = malloc(sz);
-    Py_ssize_t *exi = malloc((n + 2) * sizeof(Py_ssize_t));
+    /* One allocation for the double arrays: running sums, F, the
+     * checklist's tau/sums/F, and the kernels' g. */
+    size_t stride = (size_t)n + 8;
+    double *block = malloc(8 * stride * sizeof(double));
     Py_ssize_t *last = calloc(n + 1, sizeof(Py_ssize_t));
-    Py_ssize_t *check = malloc((n + 1) * sizeof(Py_ssize_t));
-    if (!s1 || !s2 || !like || !ctau || !cs1 || !cs2 || !cf || !lo || !hi || !ex || !exi ||
-        !last || !check)
+    if (!block || !last)
         goto done;
+    double *s1 = block, *s2 = s1 + stride, *like = s2 + stride, *ctau = like + stride;
+    double *cs1 = ctau + stride, *cs2 = cs1 + stride, *cf = cs2 + stride, *g = cf + stride;
 
     /* c(0, cumsum(x)) and c(0, cumsum(x^2)): long-double running sums,
      * each partial stored as a double. */
@@ -325,12 +412,11 @@ pelt_meanvar(const double *x, Py_ssize_t n, double pen, Py_ssize_t m, Py_ssize_t
         if (fabs(like[j]) > max_abs_like)
             max_abs_like = fabs(like[j]);
     }
-    /* The checklist, with each candidate's sums kept alongside it so the
-     * approximate pass reads contiguous memory. */
+    /* The checklist in list order, each candidate's tau, sums and F kept
+     * side by side so the kernels read contiguous memory. */
     Py_ssize_t nchk = 0;
 #define PUSH(tau)                          \
     do {                                   \
-        check[nchk] = (tau);               \
         ctau[nchk] = (double)(tau);        \
         cs1[nchk] = s1[(tau)];             \
         cs2[nchk] = s2[(tau)];             \
@@ -340,45 +426,47 @@ pelt_meanvar(const double *x, Py_ssize_t n, double pen, Py_ssize_t m, Py_ssize_t
     PUSH(0);
     PUSH(m);
     for (Py_ssize_t t = 2 * m; t <= n; t++) {
-        /* |F| + |cost| + pen over this step's candidates, for the rounding
-         * slack: |log sigsq| < 800 for any double. */
+        const double s1t = s1[t], s2t = s2[t];
         double slack = REL_ERR * (max_abs_like + (double)t * (800.0 + 3.0) + 2.0 * fabs(pen));
-        double upper;
+        double margin = (double)t * LOG_ERR + slack;
+        double gmin;
 #ifdef HAVE_AVX2_PATH
-        if (use_avx2)
-            upper = approx_avx2(nchk, (double)t, ctau, cs1, cs2, cf, s1[t], s2[t], pen, slack, lo, hi);
+        if (isa_level == 2)
+            gmin = approx_avx512(nchk, (double)t, ctau, cs1, cs2, cf, s1t, s2t, g);
+        else if (isa_level == 1)
+            gmin = approx_avx2(nchk, (double)t, ctau, cs1, cs2, cf, s1t, s2t, g);
         else
 #endif
-            upper = approx_scalar(0, nchk, (double)t, ctau, cs1, cs2, cf, s1[t], s2[t], pen, slack,
-                                  lo, hi, INFINITY);
-        /* Exact values for every candidate that might be the minimum; the
-         * first exact minimum in list order wins, as in R's min_which.
-         * Candidates left out are surely above the minimum. */
+            gmin = approx_scalar(0, nchk, (double)t, ctau, cs1, cs2, cf, s1t, s2t, g, INFINITY);
+        /* The minimum: R's value of the candidate with the smallest g is at
+         * most gmin + margin (+ pen), and any candidate whose R value could
+         * be <= that has g <= gmin + 2 margin. Those get exact values; the
+         * first exact minimum in list order wins, as in R's min_which. */
         double best = INFINITY;
-        Py_ssize_t which = -1, nex = 0;
-        for (Py_ssize_t i = scan_le(lo, 0, nchk, upper); i < nchk; i = scan_le(lo, i + 1, nchk, upper)) {
-            double v = exact_value(cf[i], s1[t] - cs1[i], s2[t] - cs2[i], t - check[i], pen);
-            ex[nex] = v;
-            exi[nex++] = i;
+        Py_ssize_t which = -1;
+        double thr = gmin + 2.0 * margin;
+        for (Py_ssize_t i = scan_le(g, 0, nchk, thr); i < nchk; i = scan_le(g, i + 1, nchk, thr)) {
+            double v = exact_value(cf[i], s1t - cs1[i], s2t - cs2[i], t - (Py_ssize_t)ctau[i], pen);
             if (which < 0 || v < best) {
                 best = v;
                 which = i;
             }
         }
-        exi[nex] = nchk; /* sentinel */
         like[t] = best;
-        last[t] = check[which];
+        last[t] = (Py_ssize_t)ctau[which];
         if (fabs(best) > max_abs_like)
             max_abs_like = fabs(best);
-        /* Pruning: keep tau when its exact value <= F[t] + pen. */
+        /* Pruning, R's rule: keep tau when its exact value <= F[t] + pen,
+         * i.e. (up to rounding inside the margin) G <= F[t]. g < F[t] -
+         * margin: surely kept; g > F[t] + margin: surely pruned; between:
+         * decided on the exact value. */
         double bound = best + pen;
-        Py_ssize_t kept = 0, next_ex = 0, i = 0;
+        double keep_below = best - margin, drop_above = best + margin;
+        Py_ssize_t kept = 0, i = 0;
         while (i < nchk) {
-            /* Candidates before the next one needing a decision are surely kept. */
-            Py_ssize_t j = scan_not_lt(hi, i, exi[next_ex], bound);
+            Py_ssize_t j = scan_not_lt(g, i, nchk, keep_below);
             if (kept != i && j > i) {
                 size_t cnt = (size_t)(j - i);
-                memmove(check + kept, check + i, cnt * sizeof(Py_ssize_t));
                 memmove(ctau + kept, ctau + i, cnt * sizeof(double));
                 memmove(cs1 + kept, cs1 + i, cnt * sizeof(double));
                 memmove(cs2 + kept, cs2 + i, cnt * sizeof(double));
@@ -389,15 +477,12 @@ pelt_meanvar(const double *x, Py_ssize_t n, double pen, Py_ssize_t m, Py_ssize_t
             if (i >= nchk)
                 break;
             int keep;
-            if (i == exi[next_ex])
-                keep = ex[next_ex++] <= bound;
-            else if (lo[i] > bound)
+            if (g[i] > drop_above)
                 keep = 0;
             else
-                keep = exact_value(cf[i], s1[t] - cs1[i], s2[t] - cs2[i], t - check[i], pen) <=
+                keep = exact_value(cf[i], s1t - cs1[i], s2t - cs2[i], t - (Py_ssize_t)ctau[i], pen) <=
                        bound;
             if (keep) {
-                check[kept] = check[i];
                 ctau[kept] = ctau[i];
                 cs1[kept] = cs1[i];
                 cs2[kept] = cs2[i];
@@ -422,19 +507,8 @@ pelt_meanvar(const double *x, Py_ssize_t n, double pen, Py_ssize_t m, Py_ssize_t
     }
     result = k;
 done:
-    free(s1);
-    free(s2);
-    free(like);
-    free(ctau);
-    free(cs1);
-    free(cs2);
-    free(cf);
-    free(lo);
-    free(hi);
-    free(ex);
-    free(exi);
+    free(block);
     free(last);
-    free(check);
     return result;
 }
 
@@ -903,10 +977,24 @@ PyInit__pelt(void)
 {
     volatile double two_pi = 2 * M_PI;
     log_two_pi = log(two_pi);
+    for (int j = 0; j < 8; j++) {
+        volatile double c = 1.0 + (2.0 * j + 1.0) / 16.0;
+        inv_tab[j] = 1.0 / c;
+        log_tab[j] = (-log(inv_tab[j]) + log_two_pi) + 1.0;
+    }
 #ifdef HAVE_AVX2_PATH
     __builtin_cpu_init();
-    use_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-               getenv("COLDRUN_PELT_SCALAR") == NULL;
+    const char *isa = getenv("COLDRUN_PELT_ISA");
+    int cap = isa == NULL ? 2 : strcmp(isa, "avx2") == 0 ? 1 : strcmp(isa, "scalar") == 0 ? 0 : 2;
+    if (getenv("COLDRUN_PELT_SCALAR") != NULL)
+        cap = 0;
+    isa_level = 0;
+    if (cap >= 1 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        isa_level = 1;
+    if (cap >= 2 && isa_level == 1 && __builtin_cpu_supports("avx512f") &&
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
+        isa_level = 2;
+    use_avx2 = isa_level >= 1;
 #endif
     return PyModule_Create(&module);
 }

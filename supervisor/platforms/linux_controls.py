@@ -483,11 +483,11 @@ class CounterAccessControl(Control):
         self.virtual = facts.detect_virtualisation(root).virtual
 
     def wanted(self) -> str:
-        who = "the benchmark user" if self.unprivileged else "root-run benchmarks"
-        what = f"cycles, aperf, mperf for {who}"
-        if self.unprivileged and self.paranoid != "ignore":
-            what += f" (perf_event_paranoid<={self.paranoid})"
-        return what + ("" if self.required else ", if the machine has them")
+        if not self.unprivileged:
+            return "cycles+aperf+mperf as root"
+        if self.paranoid == "ignore":
+            return "user may open per-CPU events"
+        return f"perf_event_paranoid<={self.paranoid}"
 
     def assess(self) -> CounterAccess:
         f = read_counter_facts(self.root, self.cpus)
@@ -505,27 +505,29 @@ class CounterAccessControl(Control):
         elif not f.aperfmperf:
             missing.append("aperf/mperf: the CPU has no APERF/MPERF (no aperfmperf flag in /proc/cpuinfo)")
         elif self.unprivileged:
-            missing.append("aperf/mperf: the msr perf PMU offers no aperf/mperf events, and /dev/cpu/N/msr "
-                           "needs CAP_SYS_RAWIO, which the benchmark user lacks")
+            pmu = "the msr perf PMU has no aperf/mperf events" if f.msr_pmu else "no msr perf PMU"
+            missing.append(f"aperf/mperf: {pmu}, and /dev/cpu/N/msr needs CAP_SYS_RAWIO, which the "
+                           "benchmark user lacks")
         else:
             sources["aperf/mperf"] = "/dev/cpu/N/msr"
             load_msr = not f.msr_device
         paranoid_to = None
         blocked = None
-        if self.unprivileged and not missing and f.paranoid is not None and f.paranoid > 0:
-            if self.paranoid == "ignore":
+        if self.unprivileged and not missing and f.paranoid is not None:
+            if self.paranoid != "ignore":
+                if f.paranoid > int(self.paranoid):
+                    paranoid_to = int(self.paranoid)
+            elif f.paranoid > 0:
                 blocked = (f"kernel.perf_event_paranoid is {f.paranoid}, so the benchmark user cannot open "
                            "per-CPU events: set perf_event_paranoid = 0 in [platform] (coldrun restores it "
                            "afterwards)")
-            else:
-                paranoid_to = int(self.paranoid)
         return CounterAccess(f, sources, missing, load_msr, paranoid_to, blocked)
 
     def _describe(self, a: CounterAccess) -> str:
         if a.missing:
             return "wall-clock only: " + "; ".join(a.missing)
-        srcs = ", ".join(f"{k} from {v}" for k, v in a.sources.items())
-        return f"{srcs}; perf_event_paranoid={a.facts.paranoid}"
+        srcs = "; ".join(f"{k}: {v}" for k, v in a.sources.items())
+        return f"perf_event_paranoid={a.facts.paranoid}; {srcs}"
 
     def read(self) -> str | None:
         return self._describe(self.assess())
@@ -537,7 +539,7 @@ class CounterAccessControl(Control):
     def _missing_fix(self, a: CounterAccess) -> str:
         if self.virtual and not a.facts.cycles_pmus:
             hint = "this virtual machine has no PMU: enable the guest PMU (e.g. qemu -cpu host,pmu=on) or run on bare metal"
-        elif any(m.startswith("aperf/mperf: the msr perf PMU") for m in a.missing):
+        elif any("CAP_SYS_RAWIO" in m for m in a.missing):
             hint = ("boot a kernel whose msr perf PMU has aperf and mperf events "
                     f"({EVENT_SOURCES}/msr/events), or set benchmark_user = false so benchmarks run as root "
                     "and read /dev/cpu/N/msr")
