@@ -103,6 +103,13 @@ class OpenBSDPlatform(UnixPlatform):
             out += [ApmdControl(self.commands), ApmControl(self.commands)]
         if self.policy.malloc_options != "ignore":
             out.append(malloc_conf_check(self.root, self.commands))
+        if self.policy.counters == "require":
+            # libkruntime reads per-core counters only on Linux (perf events, msr).
+            out.append(CheckControl(
+                "counters", "cycles, aperf, mperf",
+                lambda: "none (libkruntime reads per-core counters only on Linux)",
+                ok=lambda found: False,
+                fix_text='per-core counters are only implemented on Linux; set counters = "if_available" in [platform]'))
         return out
 
     def is_virtual(self) -> tuple[bool, str]:

@@ -161,3 +161,11 @@ def test_baselines_and_wait_use_sysctl_sensors(tmp_path):
         assert "cpu0.temp0 45.5 °C is 7.5 °C above baseline 38.0" in str(e)
     else:
         raise AssertionError("a sensor 7.5 °C above its baseline must stop the wait at the deadline")
+
+
+def test_counters_required_fails_on_openbsd_with_the_fix(tmp_path):
+    p = openbsd(tmp_path, FakeOpenBSD(), policy=PlatformPolicy(counters="require"))
+    r = next(r for r in p.inspect() if r.control == "counters")
+    assert r.fatal and 'counters = "if_available"' in r.fix
+    default = openbsd(tmp_path, FakeOpenBSD())
+    assert all(r.control != "counters" for r in default.inspect())
