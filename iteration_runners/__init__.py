@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from iteration_runners.args import check_run_args
+
 PROTOCOL_VERSION = 1
 RESULTS_FD = 3
 
@@ -103,10 +105,7 @@ def runner_command(
             instrument=instrument, startup=startup)
     if instrument:
         raise ValueError(f"instrumentation is available for pypy and java only, not {runner!r}")
-    if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
-        raise ValueError(f"iterations must be a positive integer, got {iterations!r}")
-    if isinstance(param, bool) or not isinstance(param, int):
-        raise ValueError(f"param must be an integer, got {param!r}")
+    check_run_args(iterations, param)
     tail = [str(benchmark_path), str(iterations), str(param), "1" if debug else "0"]
     env = {"COLDRUN_RESULTS_FD": str(RESULTS_FD)}
 

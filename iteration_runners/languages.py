@@ -25,6 +25,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from iteration_runners.args import check_run_args
 from supervisor.errors import ColdrunError
 
 RUNNERS_DIR = Path(__file__).resolve().parent
@@ -304,10 +305,7 @@ def language_runner_command(
     if startup:
         return startup_command(runner, executable, vm_args, benchmark_path, iterations, param, debug)
     spec = _runner(runner)
-    if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
-        raise ValueError(f"iterations must be a positive integer, not {iterations!r}")
-    if isinstance(param, bool) or not isinstance(param, int):
-        raise ValueError(f"param must be an integer, not {param!r}")
+    check_run_args(iterations, param)
     if instrument and not spec.instrumentable:
         raise ValueError(
             f"instrumentation is available for pypy and java only, not {runner!r}"
