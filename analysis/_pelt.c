@@ -16,6 +16,9 @@
  *    (len-1)/len in double.
  * The arithmetic is written out in the same order as R's sources so the
  * compiler cannot reassociate it (no -ffast-math; SSE2 doubles on x86-64).
+ * Speed comes from deciding most comparisons on a cheap approximation with a
+ * proven error bound and falling back to R's exact value only where the
+ * bound cannot decide (see "Speed" below); the result is identical to R's.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -113,19 +116,36 @@ exact_value(double f_tau, double sx, double sx2, Py_ssize_t len, double pen)
  * the few threshold computations below (each ~1e-16 of the same
  * magnitudes).
  *
- * Inputs are restricted (in the Python wrapper) to finite x with x == 0 or
- * 1e-100 <= |x| < 1e100, so sig is a normal double whenever it is not
- * floored.
+ * Inputs are restricted (py_cpt_meanvar refuses others) to finite x with
+ * x == 0 or 1e-100 <= |x| < 1e100, so sig is a normal double whenever it is
+ * not floored.
+ *
+ * Why no extra pruning: the classic PELT argument that a candidate beaten by
+ * more than the penalty can never win again needs cost(tau, s) >= cost(tau,
+ * t) + cost(t, s), which the 1e-11 floor breaks (a constant sub-segment is
+ * floored at a higher cost than a barely-positive variance of the whole);
+ * R's checklist is reproduced exactly instead, and only the arithmetic per
+ * candidate is made cheaper.
+ *
+ * Per step: one kernel pass writes g for every candidate and the minimum and
+ * maximum of each block of BLOCK candidates; the two decision passes below
+ * visit only blocks that can hold a candidate needing an exact value.
+ * Kernels: AVX-512F/DQ (eight candidates per vector), AVX2+FMA (four), and a
+ * portable one, chosen at import; COLDRUN_PELT_ISA=avx2|scalar forces a
+ * lower one (the tests check all three decide identically).
  */
 #define LN2 0.6931471805599453
 #define SQRT2 1.4142135623730951
 #define LOG_ERR 1e-6
 #define REL_ERR 1e-12
 #define FLOOR 0.00000000001
+/* Candidates per block of the kernels' block minima/maxima (the scans for
+ * the few candidates needing a decision skip whole blocks with them). */
+#define BLOCK 64
 
 /* Tables of the AVX-512 kernel (filled at import): 1/c_j and
- * -log(1/c_j) + log(2 pi) + 1 for c_j = 1 + (2j+1)/16. */
-static double log_tab[8], inv_tab[8];
+ * -log(1/c_j) + log(2 pi) + 1 for c_j = 1 + (2j+1)/32. */
+static double log_tab[16], inv_tab[16];
 
 /* Portable kernel: degree-8 polynomial for log on [1/sqrt2, sqrt2)
  * (absolute error < 6e-8) after splitting off the binary exponent. */
@@ -228,147 +248,148 @@ approx_avx2(Py_ssize_t nchk, double t, const double *ctau, const double *cs1, co
 }
 
 /*
- * AVX-512 (VL, 256-bit vectors) kernel, fewer operations per candidate:
- *  - 1/len: rcp14 (relative error <= 2^-14) and one Newton step, relative
- *    error <= 2^-28 + 2 ulp < 4e-9, so log(a * il) is within 5e-9 of
- *    log(fl(a / len));
- *  - sig = 2^e * mx with getexp/getmant, mx in [1, 2); the top three bits
- *    of mx pick c_j = 1 + (2j+1)/16 (the centre of [1 + j/8, 1 + (j+1)/8)),
- *    r = mx * ic_j - 1 with ic_j = fl(1/c_j), |r| <= (1/16)/c_j + 2^-52
- *    <= 0.0589 (one FMA rounding, ~1e-17);
+ * AVX-512 kernel (512-bit vectors, eight candidates at a time), fewer
+ * operations per candidate:
+ *  - 1/len: il = rcp14(len) (relative error <= 2^-14), d = len * il - 1
+ *    (one FMA rounding), sig = a * il, and log(a / len) = log(sig) - log(1+d)
+ *    with log(1 + d) replaced by d: error <= d^2 / (2 (1 - |d|)) < 2e-9
+ *    (+ 2 ulp roundings); floored lanes use sig = 1e-11, d = 0 exactly;
+ *  - sig = 2^e * mx with getexp/getmant, mx in [1, 2); the top four bits
+ *    of mx pick c_j = 1 + (2j+1)/32 (the centre of [1 + j/16, 1 + (j+1)/16)),
+ *    r = mx * ic_j - 1 with ic_j = fl(1/c_j), |r| <= (1/32)/c_j + 2^-52
+ *    <= 0.0304 (one FMA rounding, ~1e-17);
  *  - log(mx) = -log(ic_j) + log(1 + r) exactly; -log(ic_j) + log(2 pi) + 1
  *    is a table computed once with libm (error ~3e-16);
- *  - log(1 + r) by its Taylor polynomial of degree 4; the remainder is at
- *    most |r|^5 / (5 (1 - |r|)) <= 1.6e-7, the Horner roundings ~1e-17;
+ *  - log(1 + r) by its Taylor polynomial of degree 3; the remainder is at
+ *    most |r|^4 / (4 (1 - |r|)) <= 2.2e-7, the Horner roundings ~1e-17;
  *  - e * ln2: e is exact, ln2 carries 2.3e-17 relative error, so |e| <= 1075
  *    gives < 2e-14.
- * Total |log error| < 1.7e-7 (< 0.3 * LOG_ERR).
+ * Total |log error| < 2.3e-7 (< 0.3 * LOG_ERR).
+ * (The division for a is kept: it makes a R's own value; see above.)
  */
-__attribute__((target("avx512f,avx512vl,avx512dq,avx2,fma"))) static double
+__attribute__((target("avx512f,avx512dq,avx2,fma"))) static double
 approx_avx512(Py_ssize_t nchk, double t, const double *ctau, const double *cs1, const double *cs2,
-              const double *cf, double s1t, double s2t, double *g)
+              const double *cf, double s1t, double s2t, double *g, double *bmin, double *bmax)
 {
-    const __m256d vt = _mm256_set1_pd(t), vs1 = _mm256_set1_pd(s1t), vs2 = _mm256_set1_pd(s2t);
-    const __m256d vfloor = _mm256_set1_pd(FLOOR), zero = _mm256_setzero_pd();
-    const __m256d one = _mm256_set1_pd(1.0), ln2 = _mm256_set1_pd(LN2);
-    const __m256d c4 = _mm256_set1_pd(-0.25), c3 = _mm256_set1_pd(1.0 / 3.0), c2 = _mm256_set1_pd(-0.5);
-    const __m256d il_lo = _mm256_loadu_pd(inv_tab), il_hi = _mm256_loadu_pd(inv_tab + 4);
-    const __m256d lt_lo = _mm256_loadu_pd(log_tab), lt_hi = _mm256_loadu_pd(log_tab + 4);
-    __m256d vmin = _mm256_set1_pd(INFINITY);
-#define AVX512_STEP(LOAD, K)                                                                      \
+    const __m512d vt = _mm512_set1_pd(t), vs1 = _mm512_set1_pd(s1t), vs2 = _mm512_set1_pd(s2t);
+    const __m512d vfloor = _mm512_set1_pd(FLOOR), zero = _mm512_setzero_pd();
+    const __m512d one = _mm512_set1_pd(1.0), ln2 = _mm512_set1_pd(LN2);
+    const __m512d c3 = _mm512_set1_pd(1.0 / 3.0), c2 = _mm512_set1_pd(-0.5);
+    const __m512d il_lo = _mm512_loadu_pd(inv_tab), il_hi = _mm512_loadu_pd(inv_tab + 8);
+    const __m512d lt_lo = _mm512_loadu_pd(log_tab), lt_hi = _mm512_loadu_pd(log_tab + 8);
+    __m512d vmin = _mm512_set1_pd(INFINITY);
+#define AVX512_STEP(LOAD)                                                                         \
     do {                                                                                          \
-        __m256d len = _mm256_sub_pd(vt, LOAD(ctau + i));                                          \
-        __m256d sx = _mm256_sub_pd(vs1, LOAD(cs1 + i));                                           \
-        __m256d sx2 = _mm256_sub_pd(vs2, LOAD(cs2 + i));                                          \
-        __m256d a = _mm256_sub_pd(sx2, _mm256_div_pd(_mm256_mul_pd(sx, sx), len));                \
-        __m256d il = _mm256_rcp14_pd(len);                                                        \
-        il = _mm256_fnmadd_pd(_mm256_fmsub_pd(len, il, one), il, il);                             \
-        __m256d sig = _mm256_mul_pd(a, il);                                                       \
-        sig = _mm256_mask_mov_pd(sig, _mm256_cmp_pd_mask(a, zero, _CMP_LE_OQ), vfloor);           \
-        __m256d e = _mm256_getexp_pd(sig);                                                        \
-        __m256d mx = _mm256_getmant_pd(sig, _MM_MANT_NORM_1_2, _MM_MANT_SIGN_zero);               \
-        /* permutex2var reads only bits 2..0 of each index: mantissa bits 51..49. */             \
-        __m256i idx = _mm256_srli_epi64(_mm256_castpd_si256(sig), 49);                            \
-        __m256d ic = _mm256_permutex2var_pd(il_lo, idx, il_hi);                                   \
-        __m256d lt = _mm256_permutex2var_pd(lt_lo, idx, lt_hi);                                   \
-        __m256d r = _mm256_fmsub_pd(mx, ic, one);                                                 \
-        __m256d p = _mm256_fmadd_pd(r, c4, c3);                                                   \
-        p = _mm256_fmadd_pd(p, r, c2);                                                            \
-        p = _mm256_fmadd_pd(p, r, one);                                                           \
-        __m256d w = _mm256_fmadd_pd(p, r, _mm256_fmadd_pd(e, ln2, lt));                           \
-        v = _mm256_fmadd_pd(len, w, LOAD(cf + i));                                                \
+        __m512d len = _mm512_sub_pd(vt, LOAD(ctau + i));                                          \
+        __m512d sx = _mm512_sub_pd(vs1, LOAD(cs1 + i));                                           \
+        __m512d sx2 = _mm512_sub_pd(vs2, LOAD(cs2 + i));                                          \
+        __m512d a = _mm512_sub_pd(sx2, _mm512_div_pd(_mm512_mul_pd(sx, sx), len));                \
+        /* sig = a * il with il = rcp14(len) = (1 + d) / len; log(1 + d) is      \
+         * taken off below as d (|d| <= 2^-14, error d^2 / (2 (1 - |d|)) < 2e-9). */ \
+        __m512d il = _mm512_rcp14_pd(len);                                                        \
+        __m512d d = _mm512_fmsub_pd(len, il, one);                                                \
+        __m512d sig = _mm512_mask_mul_pd(vfloor, _mm512_cmp_pd_mask(a, zero, _CMP_GT_OQ), a, il); \
+        d = _mm512_maskz_mov_pd(_mm512_cmp_pd_mask(a, zero, _CMP_GT_OQ), d);                      \
+        __m512d e = _mm512_getexp_pd(sig);                                                        \
+        __m512d mx = _mm512_getmant_pd(sig, _MM_MANT_NORM_1_2, _MM_MANT_SIGN_zero);               \
+        /* permutex2var reads only bits 3..0 of each index: mantissa bits 51..48. */             \
+        __m512i idx = _mm512_srli_epi64(_mm512_castpd_si512(sig), 48);                            \
+        __m512d ic = _mm512_permutex2var_pd(il_lo, idx, il_hi);                                   \
+        __m512d lt = _mm512_permutex2var_pd(lt_lo, idx, lt_hi);                                   \
+        __m512d r = _mm512_fmsub_pd(mx, ic, one);                                                 \
+        __m512d p = _mm512_fmadd_pd(r, c3, c2);                                                   \
+        p = _mm512_fmadd_pd(p, r, one);                                                           \
+        __m512d w = _mm512_fmadd_pd(p, r, _mm512_sub_pd(_mm512_fmadd_pd(e, ln2, lt), d));         \
+        v = _mm512_fmadd_pd(len, w, LOAD(cf + i));                                                \
     } while (0)
-#define LOAD_FULL(p) _mm256_loadu_pd(p)
-#define LOAD_TAIL(p) _mm256_maskz_loadu_pd(k, (p))
-    Py_ssize_t i = 0;
-    __m256d v;
-    for (; i + 4 <= nchk; i += 4) {
-        AVX512_STEP(LOAD_FULL, 0);
-        _mm256_storeu_pd(g + i, v);
-        vmin = _mm256_min_pd(vmin, v);
-    }
-    if (i < nchk) {
-        /* Masked-off lanes read zeros: len = t, finite values, discarded. */
-        __mmask8 k = (__mmask8)((1u << (nchk - i)) - 1);
-        AVX512_STEP(LOAD_TAIL, k);
-        _mm256_mask_storeu_pd(g + i, k, v);
-        vmin = _mm256_mask_min_pd(vmin, k, vmin, v);
+#define LOAD_FULL(p) _mm512_loadu_pd(p)
+#define LOAD_TAIL(p) _mm512_maskz_loadu_pd(k, (p))
+    __m512d v;
+    for (Py_ssize_t b0 = 0; b0 < nchk; b0 += BLOCK) {
+        Py_ssize_t end = b0 + BLOCK < nchk ? b0 + BLOCK : nchk, i = b0;
+        __m512d bl = _mm512_set1_pd(INFINITY), bh = _mm512_set1_pd(-INFINITY);
+        for (; i + 8 <= end; i += 8) {
+            AVX512_STEP(LOAD_FULL);
+            _mm512_storeu_pd(g + i, v);
+            bl = _mm512_min_pd(bl, v);
+            bh = _mm512_max_pd(bh, v);
+        }
+        if (i < end) {
+            /* Masked-off lanes read zeros: len = t, finite values, discarded. */
+            __mmask8 k = (__mmask8)((1u << (end - i)) - 1);
+            AVX512_STEP(LOAD_TAIL);
+            _mm512_mask_storeu_pd(g + i, k, v);
+            bl = _mm512_mask_min_pd(bl, k, bl, v);
+            bh = _mm512_mask_max_pd(bh, k, bh, v);
+        }
+        bmin[b0 / BLOCK] = _mm512_reduce_min_pd(bl);
+        bmax[b0 / BLOCK] = _mm512_reduce_max_pd(bh);
+        vmin = _mm512_min_pd(vmin, bl);
     }
 #undef LOAD_FULL
 #undef LOAD_TAIL
 #undef AVX512_STEP
-    double tmp[4];
-    _mm256_storeu_pd(tmp, vmin);
-    double gmin = tmp[0];
-    for (int k = 1; k < 4; k++)
-        if (tmp[k] < gmin)
-            gmin = tmp[k];
-    return gmin;
+    return _mm512_reduce_min_pd(vmin);
 }
 
-/* Next index i >= from with a[i] <= thr (nchk when none). */
-__attribute__((target("avx2"))) static Py_ssize_t
-scan_le_avx2(const double *a, Py_ssize_t from, Py_ssize_t nchk, double thr)
-{
-    const __m256d u = _mm256_set1_pd(thr);
-    Py_ssize_t i = from;
-    for (; i + 4 <= nchk; i += 4) {
-        int mask = _mm256_movemask_pd(_mm256_cmp_pd(_mm256_loadu_pd(a + i), u, _CMP_LE_OQ));
-        if (mask)
-            return i + __builtin_ctz(mask);
-    }
-    for (; i < nchk; i++)
-        if (a[i] <= thr)
-            return i;
-    return nchk;
-}
-
-/* Next index i >= from with !(a[i] < thr) (nchk when none). */
-__attribute__((target("avx2"))) static Py_ssize_t
-scan_not_lt_avx2(const double *a, Py_ssize_t from, Py_ssize_t nchk, double thr)
-{
-    const __m256d b = _mm256_set1_pd(thr);
-    Py_ssize_t i = from;
-    for (; i + 4 <= nchk; i += 4) {
-        int mask = _mm256_movemask_pd(_mm256_cmp_pd(_mm256_loadu_pd(a + i), b, _CMP_NLT_UQ));
-        if (mask)
-            return i + __builtin_ctz(mask);
-    }
-    for (; i < nchk; i++)
-        if (!(a[i] < thr))
-            return i;
-    return nchk;
-}
 #endif
 
-/* Which kernel runs: 0 portable, 1 AVX2, 2 AVX-512VL (chosen at import;
+/* Which kernel runs: 0 portable, 1 AVX2, 2 AVX-512 (chosen at import;
  * COLDRUN_PELT_ISA=scalar|avx2 forces a lower one, for tests). */
 static int isa_level;
 static int use_avx2; /* the bootstrap's AVX2 path */
 
-static Py_ssize_t
-scan_le(const double *a, Py_ssize_t from, Py_ssize_t nchk, double thr)
+/* g[i]'s block minima and maxima, for the kernels that do not produce them. */
+static void
+block_bounds(const double *g, Py_ssize_t nchk, double *bmin, double *bmax)
 {
-#ifdef HAVE_AVX2_PATH
-    if (isa_level >= 1)
-        return scan_le_avx2(a, from, nchk, thr);
-#endif
-    for (Py_ssize_t i = from; i < nchk; i++)
-        if (a[i] <= thr)
-            return i;
+    for (Py_ssize_t b0 = 0; b0 < nchk; b0 += BLOCK) {
+        Py_ssize_t end = b0 + BLOCK < nchk ? b0 + BLOCK : nchk;
+        double lo = INFINITY, hi = -INFINITY;
+        for (Py_ssize_t i = b0; i < end; i++) {
+            lo = g[i] < lo ? g[i] : lo;
+            hi = g[i] > hi ? g[i] : hi;
+        }
+        bmin[b0 / BLOCK] = lo;
+        bmax[b0 / BLOCK] = hi;
+    }
+}
+
+/* Next index i >= from with g[i] <= thr (nchk when none); blocks whose
+ * minimum is above thr are skipped. */
+static Py_ssize_t
+scan_le(const double *g, const double *bmin, Py_ssize_t from, Py_ssize_t nchk, double thr)
+{
+    while (from < nchk) {
+        Py_ssize_t end = (from / BLOCK + 1) * BLOCK;
+        if (end > nchk)
+            end = nchk;
+        if (bmin[from / BLOCK] <= thr) {
+            for (Py_ssize_t i = from; i < end; i++)
+                if (g[i] <= thr)
+                    return i;
+        }
+        from = end;
+    }
     return nchk;
 }
 
+/* Next index i >= from with !(g[i] < thr) (nchk when none); blocks whose
+ * maximum is below thr are skipped. */
 static Py_ssize_t
-scan_not_lt(const double *a, Py_ssize_t from, Py_ssize_t nchk, double thr)
+scan_not_lt(const double *g, const double *bmax, Py_ssize_t from, Py_ssize_t nchk, double thr)
 {
-#ifdef HAVE_AVX2_PATH
-    if (isa_level >= 1)
-        return scan_not_lt_avx2(a, from, nchk, thr);
-#endif
-    for (Py_ssize_t i = from; i < nchk; i++)
-        if (!(a[i] < thr))
-            return i;
+    while (from < nchk) {
+        Py_ssize_t end = (from / BLOCK + 1) * BLOCK;
+        if (end > nchk)
+            end = nchk;
+        if (!(bmax[from / BLOCK] < thr)) {
+            for (Py_ssize_t i = from; i < end; i++)
+                if (!(g[i] < thr))
+                    return i;
+        }
+        from = end;
+    }
     return nchk;
 }
 
@@ -384,12 +405,13 @@ pelt_meanvar(const double *x, Py_ssize_t n, double pen, Py_ssize_t m, Py_ssize_t
     /* One allocation for the double arrays: running sums, F, the
      * checklist's tau/sums/F, and the kernels' g. */
     size_t stride = (size_t)n + 8;
-    double *block = malloc(8 * stride * sizeof(double));
+    double *block = malloc(8 * stride * sizeof(double) + 2 * (stride / BLOCK + 1) * sizeof(double));
     Py_ssize_t *last = calloc(n + 1, sizeof(Py_ssize_t));
     if (!block || !last)
         goto done;
     double *s1 = block, *s2 = s1 + stride, *like = s2 + stride, *ctau = like + stride;
     double *cs1 = ctau + stride, *cs2 = cs1 + stride, *cf = cs2 + stride, *g = cf + stride;
+    double *bmin = g + stride, *bmax = bmin + (stride / BLOCK + 1);
 
     /* c(0, cumsum(x)) and c(0, cumsum(x^2)): long-double running sums,
      * each partial stored as a double. */
@@ -432,12 +454,16 @@ pelt_meanvar(const double *x, Py_ssize_t n, double pen, Py_ssize_t m, Py_ssize_t
         double gmin;
 #ifdef HAVE_AVX2_PATH
         if (isa_level == 2)
-            gmin = approx_avx512(nchk, (double)t, ctau, cs1, cs2, cf, s1t, s2t, g);
-        else if (isa_level == 1)
+            gmin = approx_avx512(nchk, (double)t, ctau, cs1, cs2, cf, s1t, s2t, g, bmin, bmax);
+        else if (isa_level == 1) {
             gmin = approx_avx2(nchk, (double)t, ctau, cs1, cs2, cf, s1t, s2t, g);
-        else
+            block_bounds(g, nchk, bmin, bmax);
+        } else
 #endif
+        {
             gmin = approx_scalar(0, nchk, (double)t, ctau, cs1, cs2, cf, s1t, s2t, g, INFINITY);
+            block_bounds(g, nchk, bmin, bmax);
+        }
         /* The minimum: R's value of the candidate with the smallest g is at
          * most gmin + margin (+ pen), and any candidate whose R value could
          * be <= that has g <= gmin + 2 margin. Those get exact values; the
@@ -445,7 +471,7 @@ pelt_meanvar(const double *x, Py_ssize_t n, double pen, Py_ssize_t m, Py_ssize_t
         double best = INFINITY;
         Py_ssize_t which = -1;
         double thr = gmin + 2.0 * margin;
-        for (Py_ssize_t i = scan_le(g, 0, nchk, thr); i < nchk; i = scan_le(g, i + 1, nchk, thr)) {
+        for (Py_ssize_t i = scan_le(g, bmin, 0, nchk, thr); i < nchk; i = scan_le(g, bmin, i + 1, nchk, thr)) {
             double v = exact_value(cf[i], s1t - cs1[i], s2t - cs2[i], t - (Py_ssize_t)ctau[i], pen);
             if (which < 0 || v < best) {
                 best = v;
@@ -464,7 +490,7 @@ pelt_meanvar(const double *x, Py_ssize_t n, double pen, Py_ssize_t m, Py_ssize_t
         double keep_below = best - margin, drop_above = best + margin;
         Py_ssize_t kept = 0, i = 0;
         while (i < nchk) {
-            Py_ssize_t j = scan_not_lt(g, i, nchk, keep_below);
+            Py_ssize_t j = scan_not_lt(g, bmax, i, nchk, keep_below);
             if (kept != i && j > i) {
                 size_t cnt = (size_t)(j - i);
                 memmove(ctau + kept, ctau + i, cnt * sizeof(double));
@@ -538,6 +564,16 @@ py_cpt_meanvar(PyObject *self, PyObject *args, PyObject *kwargs)
                      "%zd points are too few for a changepoint with minimum segment length %zd",
                      n, m);
         goto done;
+    }
+    /* The kernels' error bounds need sig normal whenever it is not floored,
+     * which these limits guarantee (timings are nowhere near them). */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        double mag = fabs(x[i]);
+        if (!(mag < 1e100) || (mag != 0.0 && mag < 1e-100)) {
+            PyErr_SetString(PyExc_ValueError,
+                            "iteration times must be finite, and 0 or between 1e-100 and 1e100 in magnitude");
+            goto done;
+        }
     }
     cpts = malloc((n + 1) * sizeof(Py_ssize_t));
     if (!cpts) {
@@ -977,8 +1013,8 @@ PyInit__pelt(void)
 {
     volatile double two_pi = 2 * M_PI;
     log_two_pi = log(two_pi);
-    for (int j = 0; j < 8; j++) {
-        volatile double c = 1.0 + (2.0 * j + 1.0) / 16.0;
+    for (int j = 0; j < 16; j++) {
+        volatile double c = 1.0 + (2.0 * j + 1.0) / 32.0;
         inv_tab[j] = 1.0 / c;
         log_tab[j] = (-log(inv_tab[j]) + log_two_pi) + 1.0;
     }
@@ -992,7 +1028,7 @@ PyInit__pelt(void)
     if (cap >= 1 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
         isa_level = 1;
     if (cap >= 2 && isa_level == 1 && __builtin_cpu_supports("avx512f") &&
-        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
+        __builtin_cpu_supports("avx512dq"))
         isa_level = 2;
     use_avx2 = isa_level >= 1;
 #endif

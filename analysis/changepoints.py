@@ -89,9 +89,8 @@ def cpt_meanvar(x: Sequence[float] | np.ndarray, penalty: float | None = None) -
         raise TooShortForChangepoints(
             f"{n} iterations left after removing outliers; changepoint analysis needs at least {MIN_POINTS}"
         )
-    mag = np.abs(arr)
-    if not np.all(np.isfinite(arr)) or np.max(mag) >= MAX_ABS_VALUE or np.any((mag > 0) & (mag < MIN_ABS_NONZERO)):
-        raise ValueError("iteration times must be finite, and 0 or between 1e-100 and 1e100 in magnitude")
+    # _pelt.cpt_meanvar itself refuses values that are not finite or lie outside
+    # [MIN_ABS_NONZERO, MAX_ABS_VALUE) (zero allowed), with a ValueError.
     pen = penalty_for(n) if penalty is None else float(penalty)
     cpts, means, variances = _pelt.cpt_meanvar(arr, pen, MIN_SEGMENT_LENGTH)
     return CptResult(cpts=cpts, means=means, variances=variances, penalty=pen)

@@ -12,12 +12,21 @@
    summary with 100,000-resample bootstraps, with the wall time of each stage
    and the peak RSS of this process and its workers. Targets: <= 30 s, <= 2 GB.
 
+Timings are CPU time of the calling thread (robust when other work loads the
+machine) and wall time. ``--pelt-so PATH`` runs everything with another build
+of the ``analysis._pelt`` extension (e.g. the previous version, built from its
+source with the same compiler flags), and ``--compare-so PATH`` times the
+changepoints of both builds side by side in one run, checking that they agree.
+
 Usage: python bench/bench_analysis.py [--jobs N] [--seed S] [--executions N]
+                                      [--skip-paper-scale] [--pelt-so PATH] [--compare-so PATH]
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.machinery
+import importlib.util
 import json
 import math
 import os
@@ -30,7 +39,35 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from analysis.changepoints import cpt_meanvar  # noqa: E402
+
+def load_pelt_build(path: str):
+    """Another build of the analysis._pelt extension, as a module object."""
+    loader = importlib.machinery.ExtensionFileLoader("_pelt", path)
+    spec = importlib.util.spec_from_file_location("_pelt", path, loader=loader)
+    if spec is None:
+        raise SystemExit(f"{path}: not a loadable extension module")
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+def _early_pelt_so() -> str | None:
+    """--pelt-so must take effect before analysis.* imports the extension."""
+    for i, arg in enumerate(sys.argv):
+        if arg == "--pelt-so" and i + 1 < len(sys.argv):
+            return sys.argv[i + 1]
+        if arg.startswith("--pelt-so="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+if _early_pelt_so():
+    import analysis  # noqa: E402
+
+    analysis._pelt = sys.modules["analysis._pelt"] = load_pelt_build(_early_pelt_so())
+
+from analysis import _pelt  # noqa: E402
+from analysis.changepoints import cpt_meanvar, penalty_for  # noqa: E402
 from analysis.pipeline import annotate, default_jobs  # noqa: E402
 from analysis.summary import summarise  # noqa: E402
 
@@ -83,26 +120,46 @@ def make_dataset(seed: int, executions: int) -> dict:
     return {"wallclock_times": wct, "audit": {"uname": "Linux benchbox 6.1.0 x86_64"}}
 
 
-def bench_changepoints(rng: np.random.Generator) -> None:
+def _time_calls(fn, xs: list[np.ndarray], passes: int = 3) -> tuple[float, float]:
+    """Best-of-passes (CPU ms, wall ms) per call of fn(x) over xs."""
+    best_cpu = best_wall = math.inf
+    for _ in range(passes):
+        c0, t0 = time.thread_time(), time.perf_counter()
+        for x in xs:
+            fn(x)
+        best_cpu = min(best_cpu, (time.thread_time() - c0) / len(xs) * 1e3)
+        best_wall = min(best_wall, (time.perf_counter() - t0) / len(xs) * 1e3)
+    return best_cpu, best_wall
+
+
+def bench_changepoints(rng: np.random.Generator, compare_so: str | None) -> None:
     series: list[tuple[str, list]] = []
     if GOLDEN.exists():
         cases = json.loads(GOLDEN.read_text())["cases"]
         series += [("R golden", c["x"]) for c in cases if len(c["x"]) == ITERATIONS]
     series += [("generated", make_series(rng, k)) for k in ("flat", "warmup", "slowdown", "nss") * 10]
-    print(f"changepoints: cpt_meanvar on {ITERATIONS}-iteration series (best of 3 passes)")
+    other = load_pelt_build(compare_so) if compare_so else None
+    pen = penalty_for(ITERATIONS)
+    print(f"changepoints: cpt_meanvar on {ITERATIONS}-iteration series (best of 3 passes; CPU = this thread)")
     for label in sorted({s[0] for s in series}):
         xs = [np.asarray(x, dtype=np.float64) for lab, x in series if lab == label]
-        best = best_cpu = math.inf
-        for _ in range(3):
-            t0, c0 = time.perf_counter(), time.process_time()
-            for x in xs:
-                cpt_meanvar(x)
-            best = min(best, (time.perf_counter() - t0) / len(xs))
-            best_cpu = min(best_cpu, (time.process_time() - c0) / len(xs))
-        ms, cpu_ms = best * 1e3, best_cpu * 1e3
-        print(f"  {label:10s} {len(xs):3d} series: coldrun {ms:6.2f} ms/series wall, {cpu_ms:6.2f} ms CPU"
-              f" | R {R_MS_PER_2000:.1f} ms/series | speed-up x{R_MS_PER_2000 / ms:.1f} (wall), "
-              f"x{R_MS_PER_2000 / cpu_ms:.1f} (CPU)")
+        cpu_ms, ms = _time_calls(cpt_meanvar, xs)
+        print(f"  {label:10s} {len(xs):3d} series: coldrun {cpu_ms:6.2f} ms CPU, {ms:6.2f} ms wall"
+              f" | R {R_MS_PER_2000:.1f} ms/series | speed-up x{R_MS_PER_2000 / cpu_ms:.1f} (CPU), "
+              f"x{R_MS_PER_2000 / ms:.1f} (wall)")
+        if other is not None:
+            # Alternate the two builds pass by pass so load changes hit both alike.
+            this_best = that_best = (math.inf, math.inf)
+            for _ in range(3):
+                a = _time_calls(lambda x: _pelt.cpt_meanvar(x, pen, 2), xs, passes=1)
+                b = _time_calls(lambda x: other.cpt_meanvar(x, pen, 2), xs, passes=1)
+                this_best = (min(this_best[0], a[0]), min(this_best[1], a[1]))
+                that_best = (min(that_best[0], b[0]), min(that_best[1], b[1]))
+            agree = all(_pelt.cpt_meanvar(x, pen, 2) == other.cpt_meanvar(x, pen, 2) for x in xs)
+            print(f"  {'':10s} side by side, C call only: this build {this_best[0]:5.2f} ms CPU "
+                  f"{this_best[1]:5.2f} wall | {Path(compare_so).name} {that_best[0]:5.2f} ms CPU "
+                  f"{that_best[1]:5.2f} wall | ratio x{that_best[0] / this_best[0]:.2f} (CPU) "
+                  f"| identical results: {agree}")
 
 
 def cpu_seconds() -> float:
@@ -155,9 +212,12 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=2017)
     ap.add_argument("--executions", type=int, default=3660)
     ap.add_argument("--skip-paper-scale", action="store_true")
+    ap.add_argument("--pelt-so", help="run everything with this build of analysis._pelt")
+    ap.add_argument("--compare-so", help="time this build of analysis._pelt beside the current one")
     args = ap.parse_args()
-    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
-    bench_changepoints(np.random.default_rng(args.seed))
+    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}; "
+          f"analysis._pelt from {getattr(_pelt, '__file__', '?')}")
+    bench_changepoints(np.random.default_rng(args.seed), args.compare_so)
     if not args.skip_paper_scale:
         bench_paper_scale(args.seed, args.executions, args.jobs)
     return 0

@@ -25,6 +25,15 @@ def _cmd_check(args: argparse.Namespace) -> int:
     validate_files(exp, Path(args.experiment).absolute().parent, args.experiment, run_keys)
     n_run = sum(1 for j in jobs if not j.skipped)
     print(f"{args.experiment}: OK, experiment {exp.name!r}")
+    for vm_name, vm in exp.vms.items():
+        if vm.instrument:
+            print(f"warning: vms.{vm_name}: instrument = true perturbs the measurement; use such runs to "
+                  f"explain behaviour, not as results")
+    if exp.platform.benchmark_user:
+        # Enforced by a real `coldrun start`; simulated runs use the invoking user.
+        from supervisor.runner_access import unreachable_files
+        for line in unreachable_files(exp, Path(args.experiment).absolute().parent, args.experiment, run_keys):
+            print(f"warning: {line} (a real start refuses this; --simulate-reboots runs as you)")
     seed_text = "" if exp.order == "round-robin" else (
         f", seed {exp.seed}" if exp.seed is not None else ", seed chosen at start and recorded (shown with seed 0)")
     print(f"order: {exp.order}{seed_text}; {exp.executions} process executions per key")
@@ -48,7 +57,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
 def _cmd_start(args: argparse.Namespace) -> int:
     from supervisor.lifecycle import start
     state_dir = args.state_dir or f"{Path(args.experiment).stem}-state"
-    return start(args.experiment, state_dir, simulate=args.simulate_reboots)
+    return start(args.experiment, state_dir, simulate=args.simulate_reboots, debug=args.debug)
 
 
 def _cmd_resume(args: argparse.Namespace) -> int:
@@ -56,7 +65,7 @@ def _cmd_resume(args: argparse.Namespace) -> int:
     if args.continue_stopped:
         from supervisor.lifecycle import continue_stopped
         continue_stopped(args.state_dir)
-    return boot(args.state_dir)
+    return boot(args.state_dir, debug=args.debug)
 
 
 def _cmd_status(args: argparse.Namespace) -> int:
@@ -99,12 +108,18 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--simulate-reboots", action="store_true",
                    help="no root, no system changes: re-execute instead of rebooting, stay in the foreground")
     s.add_argument("--state-dir", help="where state lives (default: ./<experiment name>-state)")
+    s.add_argument("--debug", action="store_true",
+                   help="runners write one line per in-process iteration to stderr (kept in the records' "
+                        "stderr tails); recorded in the state dir, so every boot keeps it")
     s.set_defaults(func=_cmd_start)
 
     r = sub.add_parser("resume", help="continue an experiment (what the boot service runs)")
     r.add_argument("state_dir")
     r.add_argument("--continue", dest="continue_stopped", action="store_true",
                    help="continue an experiment that stopped on a fatal check, once the cause is fixed")
+    r.add_argument("--debug", action=argparse.BooleanOptionalAction, default=None,
+                   help="turn the runners' per-iteration stderr lines on (--debug) or off (--no-debug) "
+                        "from this boot on; default: keep the state dir's setting")
     r.set_defaults(func=_cmd_resume)
 
     st = sub.add_parser("status", help="progress, ETA and last error (read only)")

@@ -69,15 +69,19 @@ def reexec_resume(state_dir: Path) -> None:
 
 def boot(state_dir: str | Path, *, root: SystemRoot | None = None, commands: Commands | None = None,
          clock: Clock | None = None, stderr=sys.stderr, reexec: bool = True,
-         platform: Platform | None = None) -> int:
+         platform: Platform | None = None, debug: bool | None = None) -> int:
     """Run one boot; returns the exit code when there is nothing more to do in this process.
 
     With ``reexec`` False (tests) a simulated reboot just returns 0 after one job.
+    ``debug`` True/False changes the state dir's debug setting for this and later boots;
+    None keeps it (re-executed and boot-service boots pass None).
     """
     state = StateDir(state_dir)
     state.schedule()                 # a clear error for a non-state dir before touching it
     lock_fd = state.lock()
     try:
+        if debug is not None:
+            state.set_debug(debug)
         return _boot_locked(state, root, commands, clock, stderr, reexec, platform)
     finally:
         os.close(lock_fd)
@@ -101,7 +105,7 @@ def _boot_locked(state: StateDir, root, commands, clock, stderr, reexec: bool, p
     boot_no = schedule.boots + 1
     schedule.set_boots(boot_no)
     log = ctx.log = log.bind(boot=boot_no)
-    log.info("boot", state_dir=str(state.path), mode=schedule.mode)
+    log.info("boot", state_dir=str(state.path), mode=schedule.mode, debug=state.debug())
     pause_point("after-boot-count", boot_no)
 
     reconcile(state, schedule, exp, log)
@@ -205,10 +209,15 @@ def run_one(ctx: Boot, platform: Platform, job: JobLine) -> int | None:
     pause_point("after-claim", schedule.boots)
 
     bench, vm_name, variant = job.key.split(":")
+    vm = exp.vms[vm_name]
+    if vm.instrument:
+        log.warning("instrumentation is on for this VM: it perturbs the measurement; do not use these "
+                    "times as results", vm=vm_name)
     record: dict[str, Any] = {
         "record_version": 1, "supervisor_version": __version__, "job_index": job.index, "key": job.key,
         "bench": bench, "vm": vm_name, "variant": variant, "pexec": job.pexec, "attempt": attempt,
-        "boot": schedule.boots, "iterations": exp.vms[vm_name].iterations, "param": exp.benchmarks[bench],
+        "boot": schedule.boots, "iterations": vm.iterations, "param": exp.benchmarks[bench],
+        "mode": vm.mode, "instrument": vm.instrument, "debug": state.debug(),
         "wallclock_times": [], "core_cycle_counts": [], "aperf_counts": [], "mperf_counts": [],
         "counters": None, "flags": [], "platform_before": before, "platform_after": None,
     }
@@ -260,7 +269,7 @@ def _launch_and_judge(ctx: Boot, platform: Platform, job: JobLine, record: dict[
     bench, vm_name, variant = job.key.split(":")
     try:
         launch = runner_launch(exp, state.experiment_dir(), str(state.experiment_path), bench, vm_name,
-                               variant, home=str(state.home_path))
+                               variant, home=str(state.home_path), debug=state.debug())
     except ColdrunError as e:
         return "E", f"cannot launch: {e}"
     prefix = platform.launch_prefix(job.key)
@@ -296,14 +305,16 @@ def _launch_and_judge(ctx: Boot, platform: Platform, job: JobLine, record: dict[
         return "E", f"runner exited with status {res.exit_code}"
     if res.results_oversize:
         return "E", "results document larger than the limit"
+    vm = exp.vms[vm_name]
     try:
-        doc = parse_results(res.results, exp.vms[vm_name].iterations)
+        doc = parse_results(res.results, vm.iterations, startup=vm.mode == "startup", instrument=vm.instrument)
     except BadResults as e:
         return "E", str(e)
     for k in ("wallclock_times", "core_cycle_counts", "aperf_counts", "mperf_counts", "counters"):
         record[k] = doc[k]
-    if "instrumentation" in doc:
-        record["instrumentation"] = doc["instrumentation"]
+    for k in ("instrumentation", "startup"):     # optional objects, kept as the runner wrote them
+        if k in doc:
+            record[k] = doc[k]
     return "C", None
 
 

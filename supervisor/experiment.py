@@ -16,7 +16,7 @@ import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, ValidationError,
+from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, ValidationInfo,
                       WithJsonSchema, field_validator, model_validator)
 
 from supervisor.errors import ColdrunError
@@ -57,6 +57,18 @@ def command_argv(cmd: Command) -> list[str]:
     return list(cmd)
 
 
+def instrumentable_runners() -> tuple[str, ...]:
+    """Runners whose language implementation reports JIT/GC events (iteration_runners.languages)."""
+    from iteration_runners.languages import LANGUAGE_RUNNERS
+    return tuple(name for name, r in LANGUAGE_RUNNERS.items() if r.instrumentable)
+
+
+def startup_runners() -> tuple[str, ...]:
+    """Runners that have a startup-time dummy runner."""
+    from iteration_runners.languages import LANGUAGE_RUNNERS, STARTUP_ONLY_RUNNERS
+    return tuple(STARTUP_ONLY_RUNNERS) + tuple(LANGUAGE_RUNNERS)
+
+
 class VM(_Strict):
     """A language implementation (Krun's VMS entry)."""
     runner: str = Field(description="iteration runner: python, c, ... or external")
@@ -68,6 +80,42 @@ class VM(_Strict):
     env: dict[str, str] = Field(default_factory=dict, description="extra environment (appended with ':' when the name is already set)")
     iterations: int = Field(gt=0, description="in-process iterations per process execution")
     variants: list[Name] = Field(min_length=1)
+    mode: Literal["iterations", "startup"] = Field(
+        default="iterations",
+        description='"startup" measures the time from exec to the runner\'s first line instead of run_iter '
+                    "(iterations must be 1; not for the c or external runners)")
+    instrument: bool = Field(
+        default=False,
+        description="collect per-iteration VM events (JIT, GC); pypy and java only; perturbs the measurement")
+
+    @field_validator("mode")
+    @classmethod
+    def _startup_mode(cls, mode: str, info: ValidationInfo) -> str:
+        if mode != "startup":
+            return mode
+        runner = info.data.get("runner")
+        if runner is not None and runner not in startup_runners():
+            raise ValueError(f"mode = \"startup\" works with the {', '.join(startup_runners())} runners, "
+                             f"not {runner!r}; remove mode or change the runner")
+        iterations = info.data.get("iterations")
+        if iterations is not None and iterations != 1:
+            raise ValueError(f"mode = \"startup\" measures one process start, so iterations must be 1, "
+                             f"not {iterations}; set iterations = 1")
+        return mode
+
+    @field_validator("instrument")
+    @classmethod
+    def _instrumentable(cls, instrument: bool, info: ValidationInfo) -> bool:
+        if not instrument:
+            return instrument
+        runner = info.data.get("runner")
+        if runner is not None and runner not in instrumentable_runners():
+            raise ValueError(f"instrument = true works with the {' and '.join(instrumentable_runners())} "
+                             f"runners only, not {runner!r}; remove instrument")
+        if info.data.get("mode") == "startup":
+            raise ValueError('instrument = true cannot be combined with mode = "startup" (the startup '
+                             "runner runs no iterations); use two VM entries")
+        return instrument
 
 
 class Variant(_Strict):

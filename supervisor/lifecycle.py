@@ -38,10 +38,11 @@ def _mailer(exp, schedule: Schedule, commands: Commands, log: Any):
 
 def start(experiment_file: str, state_dir: str, *, simulate: bool, root: SystemRoot | None = None,
           commands: Commands | None = None, clock: Clock | None = None, stderr=sys.stderr,
-          reexec: bool = True, platform: Platform | None = None) -> int:
+          reexec: bool = True, platform: Platform | None = None, debug: bool = False) -> int:
     """Validate, create the state dir and schedule, then hand over to the first boot.
 
-    ``platform`` is injected by tests; otherwise built for the mode.
+    ``platform`` is injected by tests; otherwise built for the mode.  ``debug``
+    makes runners write a line per iteration to stderr, for every boot.
     """
     if not simulate and os.geteuid() != 0:
         raise ColdrunError("coldrun start without --simulate-reboots controls the machine and must run as "
@@ -55,23 +56,40 @@ def start(experiment_file: str, state_dir: str, *, simulate: bool, root: SystemR
     jobs = expand(exp, seed)
     if all(j.skipped for j in jobs):
         raise ColdrunError(f"{experiment_file}: skip: every job is skipped; nothing to run")
-    validate_files(exp, exp_dir, experiment_file, sorted({j.key for j in jobs if not j.skipped}))
+    run_keys = sorted({j.key for j in jobs if not j.skipped})
+    validate_files(exp, exp_dir, experiment_file, run_keys)
+    if not simulate and exp.platform.benchmark_user:
+        # The runner will run as a fresh unprivileged user: refuse now rather than after the first reboot.
+        from supervisor.runner_access import unreachable_files
+        problems = unreachable_files(exp, exp_dir, experiment_file, run_keys)
+        if problems:
+            more = f" (and {len(problems) - 1} more; coldrun check lists them)" if len(problems) > 1 else ""
+            raise ColdrunError(problems[0] + more)
     state = StateDir(state_dir)
     state.prepare_new(Path(experiment_file))
     lock_fd = state.lock()
     try:
         return _start_locked(exp, text, experiment_file, jobs, seed, state, simulate, root, commands, clock,
-                             stderr, reexec, platform)
+                             stderr, reexec, platform, debug)
     finally:
         os.close(lock_fd)
 
 
 def _start_locked(exp, text, experiment_file, jobs, seed, state, simulate, root, commands, clock, stderr,
-                  reexec, platform) -> int:
+                  reexec, platform, debug) -> int:
     log = make_logger(state.log_path, stderr)
     root, commands, clock = root or SystemRoot("/"), commands or RealCommands(), clock or RealClock()
     mode = "simulated" if simulate else "hardware"
-    state.write_experiment(text, Path(experiment_file), sys.argv)
+    if not simulate:
+        # Before this experiment changes anything: undo what a dead one left, then say who is changing things.
+        from supervisor.active import replay_previous, write_marker
+        replay_previous(root, commands, log, state.path)
+        write_marker(root, state.path)
+    state.write_experiment(text, Path(experiment_file), sys.argv, debug=debug)
+    for vm_name, vm in exp.vms.items():
+        if vm.instrument:
+            log.warning("instrumentation is on: it perturbs the measurement; use these runs to explain "
+                        "behaviour, not as results", vm=vm_name)
     platform = platform or build_platform(mode, exp, state.path, root=root, commands=commands, clock=clock,
                                           log=log)
     try:
@@ -84,13 +102,16 @@ def _start_locked(exp, text, experiment_file, jobs, seed, state, simulate, root,
         baselines = platform.take_baselines()
     except ColdrunError as e:
         platform.restore()     # undo whatever was applied before the failure
+        if not simulate:
+            from supervisor.active import clear_marker
+            clear_marker(root, state.path, log)
         raise ColdrunError(f"{e} (nothing was started; settings restored)", e.exit_code)
     Schedule.create(state.schedule_path, render_new(
         jobs, experiment_sha256=experiment_sha256(text), mode=mode, order=exp.order, seed=seed,
         baselines=baselines))
     n_run = sum(1 for j in jobs if not j.skipped)
     log.info("experiment started", name=exp.name, jobs=n_run, skipped=len(jobs) - n_run, seed=seed,
-             order=exp.order, state_dir=str(state.path))
+             order=exp.order, state_dir=str(state.path), debug=debug)
     if simulate:
         log.info("simulated: would enable the boot service and reboot; re-executing instead")
         if reexec:
@@ -113,12 +134,19 @@ def summary_line(schedule: Schedule) -> str:
     return ", ".join(parts) or "no jobs"
 
 
-def _wind_down(platform: Platform, ctx: "Boot", subject: str, body: str) -> None:
-    """Restore settings, disable the boot service (hardware), mail."""
+def _wind_down(platform: Platform, ctx: "Boot", subject: str, body: str, *, ended: bool = True) -> None:
+    """Restore settings, disable the boot service (hardware), mail.
+
+    ``ended``: the experiment is over (finished, aborted), so the active-experiment
+    marker goes once nothing is left to restore; a stopped one may continue and keeps it.
+    """
     platform.restore()
     if ctx.schedule.mode == "hardware":
         from supervisor.bootservice import disable_and_remove
         disable_and_remove(ctx.state.path, root=ctx.root, commands=ctx.commands, log=ctx.log)
+        if ended:
+            from supervisor.active import clear_marker
+            clear_marker(ctx.root, ctx.state.path, ctx.log)
         _mailer(ctx.exp, ctx.schedule, ctx.commands, ctx.log).send(subject, body, bypass_quota=True)
     else:
         ctx.log.info("simulated: would disable the boot service and mail", subject=subject)
@@ -138,7 +166,8 @@ def stop(platform: Platform, ctx: "Boot", reason: str) -> int:
     write_atomic(ctx.state.stop_reason_path, (reason + "\n").encode())
     ctx.schedule.set_status("stopped")
     ctx.log.error("experiment stopped", reason=reason)
-    _wind_down(platform, ctx, f"stopped {ctx.exp.name}", f"coldrun stopped the experiment: {reason}")
+    _wind_down(platform, ctx, f"stopped {ctx.exp.name}", f"coldrun stopped the experiment: {reason}",
+               ended=False)
     return EXIT_STOPPED
 
 
@@ -210,7 +239,9 @@ def continue_stopped(state_dir: str, *, root: SystemRoot | None = None, commands
                                f"{schedule.status}")
         log = make_logger(state.log_path, stderr)
         if schedule.mode == "hardware":
+            from supervisor.active import claim_for_continue
             from supervisor.bootservice import install_and_enable
+            claim_for_continue(root or SystemRoot("/"), state.path)
             install_and_enable(state.path, root=root or SystemRoot("/"), commands=commands or RealCommands(),
                                log=log)
         # The reboot-loop guard counts afresh from here.

@@ -121,7 +121,8 @@ def runner_launch(exp: Experiment, exp_dir: Path, exp_path: str, bench: str, vm_
         import iteration_runners
         try:
             argv, runner_env = iteration_runners.runner_command(
-                vm.runner, executable, list(vm.args), bench_file, vm.iterations, param, debug)
+                vm.runner, executable, list(vm.args), bench_file, vm.iterations, param, debug,
+                instrument=vm.instrument, startup=vm.mode == "startup")
         except (ValueError, FileNotFoundError) as e:   # bad arguments, or the runner is not built
             raise ColdrunError(f"{exp_path}: vms.{vm_name}.runner: {e}")
         argv = list(argv)

@@ -9,7 +9,8 @@ from typing import Any
 PROTOCOL_VERSION = 1
 REQUIRED_KEYS = {"protocol_version", "wallclock_times", "core_cycle_counts", "aperf_counts",
                  "mperf_counts", "counters"}
-OPTIONAL_KEYS = {"instrumentation"}
+OPTIONAL_KEYS = {"instrumentation", "startup"}
+STARTUP_KEYS = {"clock", "wrapper_time", "runner_time", "seconds"}
 PER_CORE_KEYS = ("core_cycle_counts", "aperf_counts", "mperf_counts")
 
 
@@ -21,8 +22,14 @@ def _is_int(x: Any) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
 
 
-def parse_results(raw: bytes, iterations: int) -> dict[str, Any]:
-    """Return the validated document, or raise BadResults with a one-line reason."""
+def parse_results(raw: bytes, iterations: int, *, startup: bool = False,
+                  instrument: bool = False) -> dict[str, Any]:
+    """Return the validated document, or raise BadResults with a one-line reason.
+
+    ``startup``: the VM runs in startup-time mode, so the document must carry the
+    "startup" object (and must not otherwise).  ``instrument``: instrumentation was
+    asked for, so the "instrumentation" object must be there.
+    """
     if not raw:
         raise BadResults("runner wrote no results document on fd 3")
     try:
@@ -64,4 +71,27 @@ def parse_results(raw: bytes, iterations: int) -> dict[str, Any]:
         raise BadResults('counters must be {"available": bool, "reason": str or null}')
     if "instrumentation" in doc and not isinstance(doc["instrumentation"], dict):
         raise BadResults("instrumentation must be a JSON object")
+    if instrument and "instrumentation" not in doc:
+        raise BadResults("instrumentation was asked for (instrument = true) but the document has none")
+    _check_startup(doc, startup, times)
     return doc
+
+
+def _check_startup(doc: dict[str, Any], startup: bool, times: list) -> None:
+    if not startup:
+        if "startup" in doc:
+            raise BadResults("startup object in a document from a run that is not in startup-time mode")
+        return
+    st = doc.get("startup")
+    if st is None:
+        raise BadResults('mode = "startup" but the document has no startup object')
+    if not isinstance(st, dict) or set(st) != STARTUP_KEYS:
+        raise BadResults(f"startup must be an object with exactly {sorted(STARTUP_KEYS)}")
+    seconds = st["seconds"]
+    if not (isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and math.isfinite(seconds)
+            and seconds >= 0):
+        raise BadResults("startup.seconds must be a finite non-negative number")
+    if not all(isinstance(st[k], str) for k in ("clock", "wrapper_time", "runner_time")):
+        raise BadResults("startup.clock, wrapper_time and runner_time must be strings")
+    if times != [seconds]:
+        raise BadResults(f"startup-time mode: wallclock_times must be [startup.seconds], got {times[:3]}")

@@ -90,11 +90,23 @@ class StateDir:
         except OSError as e:
             raise ColdrunError(f"{self.path}: cannot write in the state dir ({e.strerror})")
 
-    def write_experiment(self, text: bytes, source: Path, argv: list[str]) -> None:
+    def write_experiment(self, text: bytes, source: Path, argv: list[str], *, debug: bool = False) -> None:
         write_atomic(self.experiment_path, text)
         meta = {"experiment_file": str(source.absolute()), "experiment_dir": str(source.absolute().parent),
-                "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "argv": argv}
+                "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "argv": argv,
+                "debug": debug}
         write_atomic(self.meta_path, json.dumps(meta, indent=1).encode())
+
+    # -- options that outlive one boot ---------------------------------------
+    def debug(self) -> bool:
+        """Runners get debug flag 1 (a stderr line per iteration); kept across (simulated) reboots."""
+        return bool(self.meta().get("debug", False))
+
+    def set_debug(self, debug: bool) -> None:
+        meta = self.meta()
+        if meta.get("debug", False) != debug:
+            meta["debug"] = debug
+            write_atomic(self.meta_path, json.dumps(meta, indent=1).encode())
 
     # -- reading -------------------------------------------------------------
     def meta(self) -> dict:

@@ -52,38 +52,123 @@ def test_matches_r_bit_for_bit(case):
     assert result.variances == expected["variances"]
 
 
-def _oracle(x: list[float], pen: float) -> list[int]:
-    """Straight transcription of R's PELT semantics (slow, no shortcuts)."""
+def _oracle(x, pen: float) -> list[int]:
+    """Line-by-line transcription of R's PELT loop (no shortcuts, no bounds).
+
+    Element-wise numpy double arithmetic in R's operation order (numpy
+    ufuncs round each operation like C); the logs come from the C library
+    through ``math.log``, as in R (numpy's own log may differ in the last
+    bit).
+    """
     n = len(x)
     arr = np.asarray(x, dtype=np.float64)
     s1 = np.concatenate([[0.0], np.cumsum(arr.astype(np.longdouble)).astype(np.float64)])
     s2 = np.concatenate([[0.0], np.cumsum((arr * arr).astype(np.longdouble)).astype(np.float64)])
     l2p = math.log(2 * math.pi)
 
-    def cost(a: float, b: float, m: int) -> float:
+    def costs(a: np.ndarray, b: np.ndarray, m: np.ndarray) -> np.ndarray:
         sig = (b - ((a * a) / m)) / m
-        if sig <= 0:
-            sig = 0.00000000001
-        return m * (l2p + math.log(sig) + 1)
+        sig[sig <= 0] = 0.00000000001
+        logs = np.fromiter(map(math.log, sig.tolist()), dtype=np.float64, count=sig.shape[0])
+        return m * ((l2p + logs) + 1)
 
-    like = [0.0] * (n + 1)
+    like = np.zeros(n + 1)
     last = [0] * (n + 1)
     like[0] = -pen
     for j in (2, 3):
-        like[j] = cost(float(s1[j]), float(s2[j]), j)
-    check = [0, 2]
+        like[j] = costs(s1[j : j + 1], s2[j : j + 1], np.array([float(j)]))[0]
+    check = np.array([0, 2], dtype=np.int64)
     for t in range(4, n + 1):
-        vals = [(like[c] + cost(float(s1[t] - s1[c]), float(s2[t] - s2[c]), t - c)) + pen for c in check]
-        best = min(vals)
-        which = vals.index(best)
+        vals = (like[check] + costs(s1[t] - s1[check], s2[t] - s2[check], (t - check).astype(np.float64))) + pen
+        which = int(np.argmin(vals))  # the first minimum, as R's strict '<' scan
+        best = vals[which]
         like[t] = best
-        last[t] = check[which]
-        check = [c for c, v in zip(check, vals) if v <= best + pen] + [t - 1]
+        last[t] = int(check[which])
+        check = np.append(check[vals <= best + pen], t - 1)
     out, at = [], n
     while at != 0:
         out.append(at)
         at = last[at]
     return sorted(out)
+
+
+SHAPES = (
+    "flat", "quantised", "tiny_noise", "big_steps", "spikes", "constant_runs", "zeros", "variance_change",
+    "constant", "periodic",
+)
+
+
+def _shaped_series(shape: str, n: int, seed: int) -> list[float]:
+    """A seeded series of one of the shapes that stress the fast path's decisions.
+
+    flat: homogeneous noise (nothing pruned, every candidate near the pruning
+    threshold); quantised: values on a coarse grid (ties, floored variances);
+    tiny_noise: relative noise ~1e-7 (cancellation in the variance); big_steps:
+    level shifts of up to 100x (heavy pruning); spikes: isolated outliers;
+    constant_runs: exactly constant segments (the 1e-11 floor) between noisy
+    ones; zeros: runs of exact zeros; variance_change: same mean, different
+    noise; constant: one value throughout (every segment floored: candidates
+    tie up to rounding, the first in list order must win); periodic: a short
+    repeated pattern (many equal segment costs).
+    """
+    rng = np.random.default_rng(seed)
+    base = float(rng.uniform(1e-3, 5.0))
+    x = base + rng.normal(0.0, base * float(rng.choice([1e-2, 1e-3, 1e-4])), n)
+    if shape == "quantised":
+        x = np.round(x / (base * 1e-3)) * (base * 1e-3)
+    elif shape == "tiny_noise":
+        x = base + rng.integers(0, 6, n) * (base * 1e-7)
+    elif shape == "big_steps":
+        for _ in range(int(rng.integers(1, 5))):
+            k = int(rng.integers(0, n))
+            x[k:] *= float(rng.uniform(0.01, 100.0))
+    elif shape == "spikes":
+        idx = rng.choice(n, size=max(1, n // 50), replace=False)
+        x[idx] *= rng.uniform(2.0, 50.0, idx.shape[0])
+    elif shape == "constant_runs":
+        for _ in range(int(rng.integers(1, 4))):
+            k = int(rng.integers(0, n))
+            x[k : k + int(rng.integers(2, max(3, n // 3)))] = base * float(rng.choice([1.0, 1.5]))
+    elif shape == "zeros":
+        k = int(rng.integers(0, n))
+        x[k : k + int(rng.integers(2, max(3, n // 2)))] = 0.0
+    elif shape == "constant":
+        x = np.full(n, base)
+    elif shape == "periodic":
+        pattern = base * (1.0 + rng.integers(0, 3, int(rng.integers(2, 5))) * 0.01)
+        x = np.resize(pattern, n)
+    elif shape == "variance_change":
+        k = int(rng.integers(0, n))
+        x[k:] = base + (x[k:] - base) * float(rng.uniform(3.0, 30.0))
+    return [float(v) for v in x]
+
+
+@pytest.mark.skipif(not CASES, reason=f"R golden file {GOLDEN} not present")
+def test_oracle_reproduces_r():
+    """The oracle itself matches R (short cases and two 2000-point ones)."""
+    picked = sorted(CASES, key=lambda c: len(c["x"]))[:40] + [c for c in CASES if len(c["x"]) == 2000][:2]
+    for case in picked:
+        assert _oracle(case["x"], case["expected"]["penalty"]) == case["expected"]["cpts"], case["name"]
+
+
+# Long series of every shape (lengths up to 5000, the slow oracle's budget).
+LONG_CASES = [(shape, n, seed) for seed, (shape, n) in enumerate(
+    [(s, 1000) for s in SHAPES] + [(s, 2000) for s in SHAPES[:4]]
+    + [("flat", 5000), ("quantised", 5000), ("constant", 5000), ("periodic", 5000)]
+)]
+
+
+@pytest.mark.parametrize("shape,n,seed", LONG_CASES, ids=[f"{s}-{n}-{k}" for s, n, k in LONG_CASES])
+def test_fast_path_agrees_with_oracle_on_long_series(shape, n, seed):
+    x = _shaped_series(shape, n, seed)
+    assert cpt_meanvar(x).cpts == _oracle(x, penalty_for(n))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(SHAPES), st.integers(4, 300), st.integers(0, 2**32 - 1))
+def test_fast_path_agrees_with_oracle_on_shaped_series(shape, n, seed):
+    x = _shaped_series(shape, n, seed)
+    assert cpt_meanvar(x).cpts == _oracle(x, penalty_for(n))
 
 
 series = st.one_of(
@@ -117,6 +202,11 @@ def test_non_finite_and_extreme_values_are_refused():
         cpt_meanvar([1.0, float("nan"), 1.0, 1.0, 1.0])
     with pytest.raises(ValueError, match="1e-100"):
         cpt_meanvar([1.0, 1e-300, 1.0, 1.0, 1.0])
+    for bad in (float("inf"), -float("inf"), 1e100, -1e100, 5e-101):
+        with pytest.raises(ValueError, match="finite"):
+            cpt_meanvar([1.0, 1.0, bad, 1.0, 1.0])
+    # The limits themselves and negative values inside them are accepted.
+    assert cpt_meanvar([1e-100, 9e99, -1.0, 1.0, 2.0]).cpts[-1] == 5
     # Zero times (a coarse timer) are fine.
     assert cpt_meanvar([0.0, 0.0, 0.0, 0.0, 1e-3, 1e-3, 1e-3, 1e-3]).cpts[-1] == 8
 
@@ -138,25 +228,25 @@ def test_segment_execution_excludes_outliers_and_maps_back():
     assert abs(seg.means[1] - 1.0) < 0.01  # the spike was removed before R's call
 
 
-def test_scalar_and_vector_paths_agree():
-    """The AVX2 kernel and the portable one take the same decisions."""
-    code = (
-        "import json,sys;from analysis.changepoints import cpt_meanvar;"
-        "cases=json.load(open(sys.argv[1]))['cases'];"
-        "print(json.dumps([cpt_meanvar(c['x']).cpts for c in cases[:12]]))"
-    )
+def test_all_kernels_take_the_same_decisions():
+    """The AVX-512, AVX2 and portable kernels give identical cpts (and R's on the golden cases)."""
     if not CASES:
         pytest.skip(f"R golden file {GOLDEN} not present")
-    outs = []
-    for scalar in (False, True):
+    code = (
+        "import json,sys;from analysis.changepoints import cpt_meanvar;"
+        "from tests.analysis.test_core_changepoints import LONG_CASES, _shaped_series, CASES;"
+        "xs=[c['x'] for c in CASES]+[_shaped_series(*c) for c in LONG_CASES];"
+        "print(json.dumps([cpt_meanvar(x).cpts for x in xs]))"
+    )
+    outs = {}
+    for isa in ("native", "avx2", "scalar"):
         env = dict(os.environ)
         env.pop("COLDRUN_PELT_SCALAR", None)
-        if scalar:
-            env["COLDRUN_PELT_SCALAR"] = "1"
-        outs.append(subprocess.run([sys.executable, "-c", code, str(GOLDEN)], env=env, check=True,
-                                   capture_output=True, text=True).stdout)
-    assert outs[0] == outs[1]
-    assert json.loads(outs[0]) == [c["expected"]["cpts"] for c in CASES[:12]]
+        env["COLDRUN_PELT_ISA"] = isa
+        outs[isa] = subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True,
+                                   text=True, cwd=Path(__file__).resolve().parents[2]).stdout
+    assert outs["native"] == outs["avx2"] == outs["scalar"]
+    assert json.loads(outs["native"])[: len(CASES)] == [c["expected"]["cpts"] for c in CASES]
 
 
 def test_r_mean_matches_r_on_one_segment_series():

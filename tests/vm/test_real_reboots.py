@@ -154,7 +154,7 @@ def test_experiment_survives_real_reboots(guest_image, prepared_guest, make_gues
 # finished job and the reboot.
 PHASES = [
     ("during reboot / early boot", r"rebooting boot=\d+", (0.5, 6.0)),
-    ("boot settle wait", r"\] boot boot=\d+", (0.3, 2.0)),
+    ("resume applying controls / boot settle", r"\] boot boot=\d+", (0.3, 2.0)),
     ("benchmark running", r"runner started", (0.0, 0.3)),
     ("job finished, before reboot", r"finished job", (0.0, 0.4)),
     ("before coldrun resume", r"VMTEST-BOOT", (0.0, 1.0)),

@@ -49,8 +49,10 @@ def test_non_root_start_is_refused(tmp_path):
 def test_hardware_cycle_installs_reboots_and_cleans_up(tmp_path):
     if os.geteuid() != 0:
         pytest.skip("hardware-mode start requires root (it refuses otherwise; see the test above)")
+    # benchmark_user = false: the fake runner's interpreter lives under /root, which a fresh
+    # benchmark user could not reach (test_runner_access.py covers that refusal).
     exp = experiment(tmp_path, {"a": "ok", "b": "ok"},
-                     extra='[mail]\nto = ["bench@example.org"]\nquota = 2')
+                     extra='[platform]\nbenchmark_user = false\n[mail]\nto = ["bench@example.org"]\nquota = 2')
     state = tmp_path / "s"
     root = fake_root(tmp_path)
     commands = RecordingCommands(replies={("systemctl",): (0, "enabled\n", ""), ("sync",): (0, "", ""),
@@ -61,6 +63,8 @@ def test_hardware_cycle_installs_reboots_and_cleans_up(tmp_path):
     assert plat.reboots == 1
     assert Schedule.load(state / "schedule").mode == "hardware"
     assert (root.root / "etc/systemd/system/coldrun@.service").is_file()
+    marker = root.root / "var/lib/coldrun/active"
+    assert marker.read_text().strip() == str(state.absolute())
     assert any(c[:2] == ("systemctl", "enable") for c in commands.calls)
     for expected_reboots in (2, 3):
         assert boot(state, reexec=False, **kw) == 0
@@ -70,6 +74,7 @@ def test_hardware_cycle_installs_reboots_and_cleans_up(tmp_path):
     sched = Schedule.load(state / "schedule")
     assert sched.status == "finished" and [j.state for j in sched.jobs] == ["C", "C"]
     assert not (root.root / "etc/systemd/system/coldrun@.service").exists()
+    assert not marker.exists()       # finished with nothing left to restore
     assert any(c[:2] == ("systemctl", "disable") for c in commands.calls)
     mails = [c for c in commands.calls if c[0] == "/usr/sbin/sendmail"]
     assert len(mails) == 2        # "started" and "finished", both bypass the quota

@@ -35,15 +35,18 @@ if [ "$mode" = prepare ]; then
 fi
 
 STATE_DIR=$(cat "$P/state_dir")
+# Not under /root (mode 700): the benchmark runs as a fresh unprivileged user
+# who must be able to read it.
+EXP=/srv/coldrun/vmtest
 if [ ! -e "$M/started" ]; then
-    rm -rf /root/exp && cp -r "$P/exp" /root/exp
-    for c in /root/exp/benchmarks/*/c/bench.c; do
+    rm -rf "$EXP" && mkdir -p "$(dirname "$EXP")" && cp -r "$P/exp" "$EXP" && chmod -R a+rX "$EXP"
+    for c in "$EXP"/benchmarks/*/c/bench.c; do
         gcc -O2 -Wall -fPIC -shared -o "${c%.c}.so" "$c" || fail gcc
     done
     touch "$M/started"
     sync
     say "START perf_event_max_sample_rate=$(cat /proc/sys/kernel/perf_event_max_sample_rate)"
-    "$COLDRUN" start /root/exp/exp.toml --state-dir "$STATE_DIR" > "$M/start.out" 2>&1
+    "$COLDRUN" start "$EXP/exp.toml" --state-dir "$STATE_DIR" > "$M/start.out" 2>&1
     rc=$?
     say "START-EXIT rc=$rc $(tail -c 400 "$M/start.out" | tr '\n' ' ')"
     [ $rc -eq 0 ] || systemctl poweroff
