@@ -701,91 +701,103 @@ typedef struct {
     __m256i s0, s1, s2, s3;
 } xoshiro4;
 
+/* x rotated left by k, AVX2 (two shifts and an or) and AVX-512VL (one
+ * instruction); the bootstrap kernels are instantiated with each, giving
+ * bit-identical streams. */
 __attribute__((target("avx2"))) static inline __m256i
-rotl4(__m256i x, int k)
+rotl4_avx2(__m256i x, int k)
 {
     return _mm256_or_si256(_mm256_slli_epi64(x, k), _mm256_srli_epi64(x, 64 - k));
 }
+#define rotl4_vl(x, k) _mm256_rol_epi64((x), (k))
+#define NAME_AVX2(f) f##_avx2
+#define NAME_VL(f) f##_vl
 
-__attribute__((target("avx2"))) static inline __m256i
-xoshiro4_next(xoshiro4 *r)
-{
-    __m256i s1x5 = _mm256_add_epi64(_mm256_slli_epi64(r->s1, 2), r->s1);
-    __m256i rot = rotl4(s1x5, 7);
-    __m256i result = _mm256_add_epi64(_mm256_slli_epi64(rot, 3), rot);
-    __m256i t = _mm256_slli_epi64(r->s1, 17);
-    r->s2 = _mm256_xor_si256(r->s2, r->s0);
-    r->s3 = _mm256_xor_si256(r->s3, r->s1);
-    r->s1 = _mm256_xor_si256(r->s1, r->s2);
-    r->s0 = _mm256_xor_si256(r->s0, r->s3);
-    r->s2 = _mm256_xor_si256(r->s2, t);
-    r->s3 = rotl4(r->s3, 45);
-    return result;
+/* The generator, bounded draws and resampling loops, as a template. */
+#define BOOTSTRAP_KERNELS(TARGET, NAME, ROTL) \
+ \
+__attribute__((target(TARGET))) static inline __m256i \
+NAME(xoshiro4_next)(xoshiro4 *r) \
+{ \
+    __m256i s1x5 = _mm256_add_epi64(_mm256_slli_epi64(r->s1, 2), r->s1); \
+    __m256i rot = ROTL(s1x5, 7); \
+    __m256i result = _mm256_add_epi64(_mm256_slli_epi64(rot, 3), rot); \
+    __m256i t = _mm256_slli_epi64(r->s1, 17); \
+    r->s2 = _mm256_xor_si256(r->s2, r->s0); \
+    r->s3 = _mm256_xor_si256(r->s3, r->s1); \
+    r->s1 = _mm256_xor_si256(r->s1, r->s2); \
+    r->s0 = _mm256_xor_si256(r->s0, r->s3); \
+    r->s2 = _mm256_xor_si256(r->s2, t); \
+    r->s3 = ROTL(r->s3, 45); \
+    return result; \
+} \
+ \
+/* Four unbiased indices in [0, len) from the 32-bit halves picked by \
+ * `shift` (0 or 32) of fresh random words; rejected lanes redraw. */ \
+__attribute__((target(TARGET))) static inline __m256i \
+NAME(bounded4)(xoshiro4 *r, __m256i bits, __m256i vlen, __m256i vthr) \
+{ \
+    const __m256i mask32 = _mm256_set1_epi64x(0xffffffffLL); \
+    __m256i prod = _mm256_mul_epu32(bits, vlen); \
+    __m256i rej = _mm256_cmpgt_epi64(vthr, _mm256_and_si256(prod, mask32)); \
+    while (!_mm256_testz_si256(rej, rej)) { \
+        __m256i again = _mm256_mul_epu32(NAME(xoshiro4_next)(r), vlen); \
+        prod = _mm256_blendv_epi8(prod, again, rej); \
+        rej = _mm256_and_si256(rej, _mm256_cmpgt_epi64(vthr, _mm256_and_si256(prod, mask32))); \
+    } \
+    return _mm256_srli_epi64(prod, 32); \
+} \
+ \
+/* Resample means of one execution, four resamples at a time (one per lane). */ \
+__attribute__((target(TARGET))) static void \
+NAME(resample_exec)(xoshiro4 *r, const double *v, const int64_t *so, int64_t g0, int64_t g1, \
+                   Py_ssize_t n_resamples, double *means) \
+{ \
+    double total = (double)(so[g1] - so[g0]); \
+    for (Py_ssize_t base = 0; base < n_resamples; base += 4) { \
+        __m256d acc_a = _mm256_setzero_pd(), acc_b = _mm256_setzero_pd(); \
+        for (int64_t g = g0; g < g1; g++) { \
+            const double *seg = v + so[g]; \
+            uint32_t len = (uint32_t)(so[g + 1] - so[g]); \
+            if (len == 0) \
+                continue; \
+            __m256i vlen = _mm256_set1_epi64x(len); \
+            __m256i vthr = _mm256_set1_epi64x((0u - len) % len); \
+            uint32_t j = 0; \
+            for (; j + 2 <= len; j += 2) { \
+                __m256i bits = NAME(xoshiro4_next)(r); \
+                __m256i ia = NAME(bounded4)(r, bits, vlen, vthr); \
+                __m256i ib = NAME(bounded4)(r, _mm256_srli_epi64(bits, 32), vlen, vthr); \
+                acc_a = _mm256_add_pd(acc_a, _mm256_i64gather_pd(seg, ia, 8)); \
+                acc_b = _mm256_add_pd(acc_b, _mm256_i64gather_pd(seg, ib, 8)); \
+            } \
+            if (j < len) { \
+                __m256i ia = NAME(bounded4)(r, NAME(xoshiro4_next)(r), vlen, vthr); \
+                acc_a = _mm256_add_pd(acc_a, _mm256_i64gather_pd(seg, ia, 8)); \
+            } \
+        } \
+        double lane[4]; \
+        _mm256_storeu_pd(lane, _mm256_div_pd(_mm256_add_pd(acc_a, acc_b), _mm256_set1_pd(total))); \
+        for (int k = 0; k < 4 && base + k < n_resamples; k++) \
+            means[base + k] = total > 0 ? lane[k] : NAN; \
+    } \
+} \
+ \
+__attribute__((target(TARGET))) static void \
+NAME(bootstrap)(const uint64_t lanes[16], const double *v, const int64_t *so, const int64_t *po, \
+               Py_ssize_t npexec, Py_ssize_t n_resamples, double *means) \
+{ \
+    xoshiro4 r4; \
+    r4.s0 = _mm256_loadu_si256((const __m256i *)lanes); \
+    r4.s1 = _mm256_loadu_si256((const __m256i *)(lanes + 4)); \
+    r4.s2 = _mm256_loadu_si256((const __m256i *)(lanes + 8)); \
+    r4.s3 = _mm256_loadu_si256((const __m256i *)(lanes + 12)); \
+    for (Py_ssize_t p = 0; p < npexec; p++) \
+        NAME(resample_exec)(&r4, v, so, po[p], po[p + 1], n_resamples, means + p * n_resamples); \
 }
 
-/* Four unbiased indices in [0, len) from the 32-bit halves picked by
- * `shift` (0 or 32) of fresh random words; rejected lanes redraw. */
-__attribute__((target("avx2"))) static inline __m256i
-bounded4(xoshiro4 *r, __m256i bits, __m256i vlen, __m256i vthr)
-{
-    const __m256i mask32 = _mm256_set1_epi64x(0xffffffffLL);
-    __m256i prod = _mm256_mul_epu32(bits, vlen);
-    __m256i rej = _mm256_cmpgt_epi64(vthr, _mm256_and_si256(prod, mask32));
-    while (!_mm256_testz_si256(rej, rej)) {
-        __m256i again = _mm256_mul_epu32(xoshiro4_next(r), vlen);
-        prod = _mm256_blendv_epi8(prod, again, rej);
-        rej = _mm256_and_si256(rej, _mm256_cmpgt_epi64(vthr, _mm256_and_si256(prod, mask32)));
-    }
-    return _mm256_srli_epi64(prod, 32);
-}
-
-/* Resample means of one execution, four resamples at a time (one per lane). */
-__attribute__((target("avx2"))) static void
-resample_exec_avx2(xoshiro4 *r, const double *v, const int64_t *so, int64_t g0, int64_t g1,
-                   Py_ssize_t n_resamples, double *means)
-{
-    double total = (double)(so[g1] - so[g0]);
-    for (Py_ssize_t base = 0; base < n_resamples; base += 4) {
-        __m256d acc_a = _mm256_setzero_pd(), acc_b = _mm256_setzero_pd();
-        for (int64_t g = g0; g < g1; g++) {
-            const double *seg = v + so[g];
-            uint32_t len = (uint32_t)(so[g + 1] - so[g]);
-            if (len == 0)
-                continue;
-            __m256i vlen = _mm256_set1_epi64x(len);
-            __m256i vthr = _mm256_set1_epi64x((0u - len) % len);
-            uint32_t j = 0;
-            for (; j + 2 <= len; j += 2) {
-                __m256i bits = xoshiro4_next(r);
-                __m256i ia = bounded4(r, bits, vlen, vthr);
-                __m256i ib = bounded4(r, _mm256_srli_epi64(bits, 32), vlen, vthr);
-                acc_a = _mm256_add_pd(acc_a, _mm256_i64gather_pd(seg, ia, 8));
-                acc_b = _mm256_add_pd(acc_b, _mm256_i64gather_pd(seg, ib, 8));
-            }
-            if (j < len) {
-                __m256i ia = bounded4(r, xoshiro4_next(r), vlen, vthr);
-                acc_a = _mm256_add_pd(acc_a, _mm256_i64gather_pd(seg, ia, 8));
-            }
-        }
-        double lane[4];
-        _mm256_storeu_pd(lane, _mm256_div_pd(_mm256_add_pd(acc_a, acc_b), _mm256_set1_pd(total)));
-        for (int k = 0; k < 4 && base + k < n_resamples; k++)
-            means[base + k] = total > 0 ? lane[k] : NAN;
-    }
-}
-
-__attribute__((target("avx2"))) static void
-bootstrap_avx2(const uint64_t lanes[16], const double *v, const int64_t *so, const int64_t *po,
-               Py_ssize_t npexec, Py_ssize_t n_resamples, double *means)
-{
-    xoshiro4 r4;
-    r4.s0 = _mm256_loadu_si256((const __m256i *)lanes);
-    r4.s1 = _mm256_loadu_si256((const __m256i *)(lanes + 4));
-    r4.s2 = _mm256_loadu_si256((const __m256i *)(lanes + 8));
-    r4.s3 = _mm256_loadu_si256((const __m256i *)(lanes + 12));
-    for (Py_ssize_t p = 0; p < npexec; p++)
-        resample_exec_avx2(&r4, v, so, po[p], po[p + 1], n_resamples, means + p * n_resamples);
-}
+BOOTSTRAP_KERNELS("avx2", NAME_AVX2, rotl4_avx2)
+BOOTSTRAP_KERNELS("avx2,avx512f,avx512vl", NAME_VL, rotl4_vl)
 #endif
 
 static PyObject *
@@ -829,7 +841,10 @@ py_bootstrap_means(PyObject *self, PyObject *args)
         for (int k = 0; k < 4; k++)
             if ((lanes[k] | lanes[4 + k] | lanes[8 + k] | lanes[12 + k]) == 0)
                 lanes[k] = 1;
-        bootstrap_avx2(lanes, v, so, po, npexec, n_resamples, means);
+        if (isa_level == 2)
+            bootstrap_vl(lanes, v, so, po, npexec, n_resamples, means);
+        else
+            bootstrap_avx2(lanes, v, so, po, npexec, n_resamples, means);
     } else
 #endif
     {

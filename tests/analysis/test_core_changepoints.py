@@ -249,6 +249,26 @@ def test_all_kernels_take_the_same_decisions():
     assert json.loads(outs["native"])[: len(CASES)] == [c["expected"]["cpts"] for c in CASES]
 
 
+def test_bootstrap_vector_kernels_draw_identical_streams():
+    """analysis._pelt's AVX-512VL bootstrap kernel only swaps in a one-instruction
+    rotate: its resample means are bit-identical to the AVX2 kernel's."""
+    code = (
+        "import numpy as np;from analysis import _pelt;"
+        "rng=np.random.default_rng(3);v=np.ascontiguousarray(rng.normal(1,0.01,3000));"
+        "so=np.array([0,500,1700,1701,3000],dtype=np.int64);po=np.array([0,2,4],dtype=np.int64);"
+        "out=np.empty(2*501);_pelt.bootstrap_means(v,so,po,501,11,22,33,44,out);print(out.tobytes().hex())"
+    )
+    outs = {}
+    for isa in ("native", "avx2"):
+        env = dict(os.environ)
+        env.pop("COLDRUN_PELT_SCALAR", None)
+        env["COLDRUN_PELT_ISA"] = isa
+        outs[isa] = subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True,
+                                   text=True, cwd=Path(__file__).resolve().parents[2]).stdout
+    assert len(outs["native"]) == 2 * 8 * 2 * 501 + 1
+    assert outs["native"] == outs["avx2"]
+
+
 def test_r_mean_matches_r_on_one_segment_series():
     one = [c for c in CASES if len(c["expected"]["cpts"]) == 1]
     if not one:

@@ -64,7 +64,7 @@ class PreparedGuest:
 
 
 @pytest.fixture(scope="session")
-def prepared_guest(guest_image, tmp_path_factory) -> PreparedGuest:
+def prepared_guest(guest_image, tmp_path_factory):
     """Boot the image once with the install payload: coldrun goes into a venv in
     the guest from the working tree's wheel, then the guest powers off.  Each
     experiment run starts from a copy of this disk."""
@@ -83,7 +83,8 @@ def prepared_guest(guest_image, tmp_path_factory) -> PreparedGuest:
         assert rc == 0, f"qemu exited with {rc}: {guest.qemu_output()[-500:]}"
     finally:
         guest.kill()
-    return PreparedGuest(disk, serial, guest.accel)
+    yield PreparedGuest(disk, serial, guest.accel)
+    _drop_disk(disk)
 
 
 @pytest.fixture
@@ -98,3 +99,10 @@ def make_guest(tmp_path):
     yield make
     for g in guests:
         g.kill()
+        _drop_disk(g.disk)
+
+
+def _drop_disk(disk: Path) -> None:
+    """Guest disks are ~1 GB each; keep them only when asked (COLDRUN_VM_KEEP=1)."""
+    if not os.environ.get("COLDRUN_VM_KEEP"):
+        disk.unlink(missing_ok=True)

@@ -63,8 +63,8 @@ while true; do
     n=$((n + 1))
     active=$(systemctl list-units --no-legend --state=active,activating 'coldrun@*' | wc -l)
     rate=$(cat /proc/sys/kernel/perf_event_max_sample_rate)
-    # `coldrun status` costs seconds of emulated CPU: ask twice per boot, then rarely.
-    if [ $n -le 2 ] || [ $((n % 20)) -eq 0 ]; then
+    # `coldrun status` costs seconds of emulated CPU: ask once per boot, then rarely.
+    if [ $n -eq 1 ] || [ $((n % 30)) -eq 0 ]; then
         out=$("$COLDRUN" status "$STATE_DIR" 2>&1)
         rc=$?
         say "STATUS n=$n rc=$rc active=$active perf_event_max_sample_rate=$rate $(echo "$out" | tr '\n' ' ' | cut -c1-300)"
