@@ -73,7 +73,9 @@ from analysis.pipeline import annotate, default_jobs  # noqa: E402
 from analysis.summary import summarise  # noqa: E402
 
 R_MS_PER_2000 = 13.6  # reference figure (see module docstring)
-GOLDEN = Path("/work/shared/golden/changepoint/cpt_meanvar_pelt.json")
+GOLDEN = Path(__file__).resolve().parents[2] / "shared" / "golden" / "changepoint" / "cpt_meanvar_pelt.json"
+if not GOLDEN.exists():
+    GOLDEN = Path("/work/shared/golden/changepoint/cpt_meanvar_pelt.json")
 ITERATIONS = 2000
 PEXECS = 30
 

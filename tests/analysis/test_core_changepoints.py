@@ -23,7 +23,8 @@ from analysis.changepoints import (
     segment_execution,
 )
 
-GOLDEN = Path("/work/shared/golden/changepoint/cpt_meanvar_pelt.json")
+from shared_paths import GOLDEN as SHARED_GOLDEN
+GOLDEN = SHARED_GOLDEN / "changepoint" / "cpt_meanvar_pelt.json"
 
 
 def _golden_cases() -> list[dict]:
@@ -243,6 +244,7 @@ def test_all_kernels_take_the_same_decisions():
         env = dict(os.environ)
         env.pop("COLDRUN_PELT_SCALAR", None)
         env["COLDRUN_PELT_ISA"] = isa
+        env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])  # tests/, for shared_paths
         outs[isa] = subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True,
                                    text=True, cwd=Path(__file__).resolve().parents[2]).stdout
     assert outs["native"] == outs["avx2"] == outs["scalar"]

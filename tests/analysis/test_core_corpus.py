@@ -10,7 +10,8 @@ import pytest
 from analysis.pipeline import ANNOTATION_KEYS, annotate, load_results
 from analysis.summary import summarise
 
-CORPUS = Path("/work/shared/golden/warmup_stats/corpus_500")
+from shared_paths import GOLDEN as SHARED_GOLDEN
+CORPUS = SHARED_GOLDEN / "warmup_stats" / "corpus_500"
 
 pytestmark = pytest.mark.skipif(not CORPUS.exists(), reason=f"golden corpus {CORPUS} not present")
 

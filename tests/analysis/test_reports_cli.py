@@ -12,7 +12,8 @@ import pytest
 from analysis import cli_reports
 from analysis.cli_reports import classify_document, machine_name
 
-GOLDEN = Path("/work/shared/golden/warmup_stats/corpus_500")
+from shared_paths import GOLDEN as SHARED_GOLDEN
+GOLDEN = SHARED_GOLDEN / "warmup_stats" / "corpus_500"
 SUMMARY = str(GOLDEN / "summary.json")
 
 

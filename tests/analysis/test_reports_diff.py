@@ -11,7 +11,8 @@ from analysis.diff import (BETTER, CLASSIFICATIONS, DIFFERENT, INTERSECTION, SAM
                            ci_narrowing, classification_verdict, diff_summaries, interval_narrowing,
                            intervals_differ, pair_verdicts, render_diff)
 
-GOLDEN = Path("/work/shared/golden/warmup_stats/corpus_500")
+from shared_paths import GOLDEN as SHARED_GOLDEN
+GOLDEN = SHARED_GOLDEN / "warmup_stats" / "corpus_500"
 
 
 def pair(flat=0, warmup=0, slowdown=0, nss=0, *, iters=None, perf=None, ci=None):

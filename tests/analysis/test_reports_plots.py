@@ -12,7 +12,8 @@ from matplotlib.colors import to_rgba
 from analysis.plots import (PlotError, PlotRequest, absolute_delta, build_figure, execution_png,
                             plot_execution, plot_filename, plot_many, segments_of, steady_segment_indices)
 
-GOLDEN = Path("/work/shared/golden/warmup_stats/corpus_500")
+from shared_paths import GOLDEN as SHARED_GOLDEN
+GOLDEN = SHARED_GOLDEN / "warmup_stats" / "corpus_500"
 RICHARDS = "richards:Graal:default-java"
 
 

@@ -12,7 +12,8 @@ import pytest
 from analysis.reports import SummaryFormatError, render_html, render_latex, render_text, summary_rows
 from analysis.reports.rows import counts_phrase, histogram
 
-GOLDEN = Path("/work/shared/golden/warmup_stats/corpus_500")
+from shared_paths import GOLDEN as SHARED_GOLDEN
+GOLDEN = SHARED_GOLDEN / "warmup_stats" / "corpus_500"
 
 
 @pytest.fixture(scope="module")

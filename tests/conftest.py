@@ -1,0 +1,6 @@
+"""Makes tests/ importable (shared_paths) for every test directory."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
