@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from supervisor.errors import ColdrunError, PlatformError
-from supervisor.records import write_atomic
+from supervisor.durable import write_atomic
 from supervisor.system import Commands, SystemRoot
 from supervisor.undo import UndoLog
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from supervisor.errors import ColdrunError
 from supervisor.system import Commands, SystemRoot
+from supervisor.durable import fsync_dir, write_atomic
 
 SYSTEMD_UNIT_DIR = "/etc/systemd/system"
 SYSTEMD_TEMPLATE = "coldrun@.service"
@@ -145,23 +146,8 @@ def _write_atomically(root: SystemRoot, system_path: str, text: str, mode: int) 
     except FileNotFoundError:
         pass
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.coldrun-tmp")
-    with open(tmp, "w") as f:
-        f.write(text)
-        f.flush()
-        os.fchmod(f.fileno(), mode)
-        os.fsync(f.fileno())
-    os.replace(tmp, target)
-    _fsync_dir(target.parent)
+    write_atomic(target, text.encode(), mode)
     return True
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _remove(root: SystemRoot, system_path: str) -> bool:
@@ -170,7 +156,7 @@ def _remove(root: SystemRoot, system_path: str) -> bool:
         target.unlink()
     except FileNotFoundError:
         return False
-    _fsync_dir(target.parent)
+    fsync_dir(target.parent)
     return True
 
 

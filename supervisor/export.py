@@ -19,7 +19,8 @@ from typing import Any, Iterator
 
 from supervisor.errors import ColdrunError
 from supervisor.experiment import experiment_sha256
-from supervisor.records import list_records, read_record, write_atomic
+from supervisor.durable import write_atomic
+from supervisor.records import list_records, read_record
 from supervisor.schedule import STATE_NAMES, WITH_RECORD, Schedule
 from supervisor.statedir import StateDir
 

@@ -19,7 +19,7 @@ from supervisor.experiment import experiment_sha256, load_experiment
 from supervisor.jobs import expand
 from supervisor.platform_factory import build_platform
 from supervisor.platforms.base import Platform
-from supervisor.records import write_atomic
+from supervisor.durable import write_atomic
 from supervisor.resolve import validate_files
 from supervisor.schedule import MailCounter, Schedule, render_new
 from supervisor.statedir import StateDir

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from supervisor.errors import ColdrunError
+from supervisor.durable import write_atomic
 
 RECORD_VERSION = 1
 _NAME = re.compile(r"job(\d{6})-attempt(\d{3})\.json")
@@ -30,29 +31,6 @@ def record_name(index: int, attempt: int) -> str:
 
 def executions_dir(state_dir: Path) -> Path:
     return state_dir / "executions"
-
-
-def fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        view = memoryview(data)
-        while view:
-            n = os.write(fd, view)
-            view = view[n:]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.rename(tmp, path)
-    fsync_dir(path.parent)
 
 
 def write_record(state_dir: Path, record: dict[str, Any]) -> Path:

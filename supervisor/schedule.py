@@ -34,6 +34,7 @@ from pathlib import Path
 
 from supervisor.errors import ColdrunError
 from supervisor.jobs import JobSpec
+from supervisor.durable import write_atomic
 
 FORMAT_VERSION = 1
 TEMPERATURE_SLOTS = 128   # big servers have a sensor per core
@@ -204,22 +205,9 @@ class Schedule:
     @staticmethod
     def create(path: Path, text: bytes) -> None:
         """Write a new schedule: temp file, fsync, rename, fsync(dir).  Refuses to overwrite."""
-        tmp = path.with_name(path.name + ".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        try:
-            os.write(fd, text)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
         if path.exists():
-            os.unlink(tmp)
             raise ColdrunError(f"{path}: a schedule already exists; refusing to overwrite it")
-        os.rename(tmp, path)
-        dfd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
+        write_atomic(path, text)
 
     # -- in-place updates ----------------------------------------------------
     def _pwrite(self, offset: int, data: bytes) -> None:

@@ -10,7 +10,8 @@ from pathlib import Path
 
 from supervisor.errors import ColdrunError
 from supervisor.experiment import Experiment, experiment_sha256, parse_experiment
-from supervisor.records import executions_dir, fsync_dir, write_atomic
+from supervisor.durable import fsync_dir, write_atomic
+from supervisor.records import executions_dir
 from supervisor.schedule import Schedule
 
 
@@ -73,8 +74,10 @@ class StateDir:
                                f"--state-dir")
         # Files of a start that failed before its schedule existed hold no results: reuse the dir.
         ours = {"lock", "log", "experiment.toml", "meta.json", "audit.json", "undo.json", "home",
-                "executions", "schedule.tmp"}
-        leftovers = [p.name for p in self.path.iterdir() if p.name not in ours]
+                "executions"}
+        # Temp files of durable writes cut short (supervisor.durable) are ours too.
+        leftovers = [p.name for p in self.path.iterdir()
+                     if p.name not in ours and not (p.name.startswith(".") and p.name.endswith(".tmp"))]
         ex = executions_dir(self.path)
         if ex.is_dir() and any(ex.iterdir()):
             leftovers.append("executions/...")

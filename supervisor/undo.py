@@ -17,11 +17,11 @@ Entry kinds ("action"):
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any, Callable
 
 from supervisor.errors import PlatformError
+from supervisor.durable import write_atomic
 
 UNDO_FILE = "undo.json"
 
@@ -46,17 +46,7 @@ class UndoLog:
 
     def _save(self, entries: list[dict[str, Any]]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".json.tmp")
-        with open(tmp, "w") as f:
-            json.dump({"version": 1, "entries": entries}, f, indent=1)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self.path)
-        dfd = os.open(self.path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
+        write_atomic(self.path, json.dumps({"version": 1, "entries": entries}, indent=1).encode())
 
     def record(self, control: str, key: str, entry: dict[str, Any]) -> bool:
         """Persist how to undo a change before making it.

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from supervisor.errors import PlatformError
 from supervisor.system import Commands
+from supervisor.durable import write_atomic
 
 MARKER = "benchmark_user"
 
@@ -58,7 +59,8 @@ class BenchmarkUser:
         if self.exists():  # ours, left by a crash: start from scratch
             self.delete()
         self.state_dir.mkdir(parents=True, exist_ok=True)
-        self._marker.write_text(self.name + "\n")
+        # Durable before useradd: after a power cut the marker must still say the user is ours.
+        write_atomic(self._marker, (self.name + "\n").encode())
         if self.os_name == "openbsd":
             argv = ["useradd", "-m", "-k", self._skeleton(), "-g", "=uid", "-s", "/bin/sh", self.name]
         else:

@@ -90,8 +90,10 @@ def assert_wound_down(run: Run) -> None:
     assert start and end, "start/finish markers missing from the serial console"
     assert end.group(1) == start.group(1), "perf_event_max_sample_rate was not restored"
     assert end.group(2) == "0", "systemd still lists a coldrun@ unit file"
-    during = set(re.findall(r"VMTEST-STATUS .*?active=1 perf_event_max_sample_rate=(\d+)", run.serial))
+    during = set(re.findall(r"VMTEST-SETTING active=1 perf_event_max_sample_rate=(\d+)", run.serial))
     assert "1" in during, f"coldrun never set the sample rate to 1 while running: {during}"
+    # A sysctl comes back by itself at a reboot, so also check that coldrun replayed its undo log.
+    assert "platform settings restored" in log_events(run), "no restore in coldrun's log"
 
 
 def assert_status_worked_during_a_real_boot(run: Run) -> None:
@@ -100,16 +102,22 @@ def assert_status_worked_during_a_real_boot(run: Run) -> None:
     assert ok, "coldrun status never answered while coldrun resume was running"
 
 
-def log_boots(run: Run) -> list[int]:
-    boots = []
+def log_records(run: Run) -> list[dict]:
+    records = []
     for line in (run.state / "log").read_text().splitlines():
         try:
-            ev = json.loads(line)
+            records.append(json.loads(line))
         except ValueError:
             continue   # a line torn by a power cut
-        if ev.get("event") == "boot":
-            boots.append(ev["boot"])
-    return boots
+    return records
+
+
+def log_events(run: Run) -> list[str]:
+    return [r.get("event") for r in log_records(run)]
+
+
+def log_boots(run: Run) -> list[int]:
+    return [r["boot"] for r in log_records(run) if r.get("event") == "boot"]
 
 
 def mails(run: Run) -> list[str]:

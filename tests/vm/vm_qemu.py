@@ -184,4 +184,8 @@ def read_guest_tree(disk: Path, guest_path: str, dest: Path) -> Path:
 def guest_path_exists(disk: Path, guest_path: str) -> bool:
     r = subprocess.run(["debugfs", "-R", f"stat {guest_path}", str(disk)],
                        capture_output=True, text=True)
-    return "Inode:" in r.stdout
+    if "Inode:" in r.stdout:
+        return True
+    if "File not found" in r.stderr:
+        return False
+    raise AssertionError(f"debugfs could not read {disk}: {r.stderr.strip()}")

@@ -88,7 +88,7 @@ def test_install_is_idempotent(tmp_path):
     info = bs.install_and_enable(STATE, root=root, commands=cmds, log=LOG, executable=EXE)
     assert info["unit_file_written"] is False
     assert ("systemctl", "enable", UNIT) in cmds.calls and cmds.calls[-1] == ("sync",)
-    assert not list((tmp_path / "etc/systemd/system").glob(".*coldrun-tmp"))
+    assert not list((tmp_path / "etc/systemd/system").glob(".*.tmp"))
 
 
 def test_install_replaces_a_unit_from_another_coldrun_install(tmp_path):

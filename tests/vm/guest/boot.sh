@@ -59,10 +59,15 @@ fi
 # nothing runs it for a while, something broke: say so and power off.
 idle=0
 n=0
+last_rate=
 while true; do
     n=$((n + 1))
     active=$(systemctl list-units --no-legend --state=active,activating 'coldrun@*' | wc -l)
     rate=$(cat /proc/sys/kernel/perf_event_max_sample_rate)
+    if [ "$rate" != "$last_rate" ]; then
+        say "SETTING active=$active perf_event_max_sample_rate=$rate"
+        last_rate=$rate
+    fi
     # `coldrun status` costs seconds of emulated CPU: ask once per boot, then rarely.
     if [ $n -eq 1 ] || [ $((n % 30)) -eq 0 ]; then
         out=$("$COLDRUN" status "$STATE_DIR" 2>&1)
