@@ -138,8 +138,19 @@ def _boot_locked(state: StateDir, root, commands, clock, stderr, reexec: bool, p
         if reexec:
             reexec_resume(state.path)
         return 0
+    _ensure_boot_service(ctx)
     platform.reboot()
     return 0
+
+
+def _ensure_boot_service(ctx: Boot) -> None:
+    # A power cut during `coldrun start` can leave a schedule without the boot
+    # service; a `coldrun resume` by hand must then not reboot into nothing.
+    from supervisor.bootservice import install_and_enable, is_enabled
+
+    if not is_enabled(ctx.state.path, root=ctx.root):
+        ctx.log.warning("boot service was not enabled (power cut during start?); enabling it before rebooting")
+        install_and_enable(ctx.state.path, root=ctx.root, commands=ctx.commands, log=ctx.log)
 
 
 def _progress(state: StateDir, schedule: Schedule) -> dict[str, str]:

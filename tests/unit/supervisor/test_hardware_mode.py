@@ -78,3 +78,31 @@ def test_hardware_cycle_installs_reboots_and_cleans_up(tmp_path):
     assert any(c[:2] == ("systemctl", "disable") for c in commands.calls)
     mails = [c for c in commands.calls if c[0] == "/usr/sbin/sendmail"]
     assert len(mails) == 2        # "started" and "finished", both bypass the quota
+
+
+def test_resume_reenables_a_boot_service_lost_to_a_power_cut_during_start(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("hardware-mode start requires root (it refuses otherwise; see the first test)")
+    from supervisor.bootservice import instance_unit
+
+    exp = experiment(tmp_path, {"a": "ok", "b": "ok", "c": "ok"}, extra="[platform]\nbenchmark_user = false")
+    state = tmp_path / "s"
+    root = fake_root(tmp_path)
+    commands = RecordingCommands(replies={("systemctl",): (0, "enabled\n", ""), ("sync",): (0, "", "")})
+    plat = RebootRecorder()
+    kw = dict(root=root, commands=commands, stderr=io.StringIO(), platform=plat)
+    assert start(str(exp), str(state), simulate=False, reexec=False, **kw) == 0
+    wants = root.root / "etc/systemd/system/multi-user.target.wants" / instance_unit(state.absolute())
+    wants.parent.mkdir(parents=True)
+    wants.touch()                                  # what `systemctl enable` leaves on a real machine
+
+    def enables():
+        return sum(c[:2] == ("systemctl", "enable") for c in commands.calls)
+
+    before = enables()
+    assert boot(state, reexec=False, **kw) == 0
+    assert enables() == before                     # enabled: nothing to do before the reboot
+    wants.unlink()                                 # the cut fell before the enable reached the disk
+    assert boot(state, reexec=False, **kw) == 0
+    assert enables() == before + 1 and plat.reboots == 3
+    assert "boot service was not enabled" in kw["stderr"].getvalue()
