@@ -172,6 +172,25 @@ def test_fast_path_agrees_with_oracle_on_shaped_series(shape, n, seed):
     assert cpt_meanvar(x).cpts == _oracle(x, penalty_for(n))
 
 
+# Relative noise around the AVX-512 kernel's cancellation threshold (segment
+# coefficient of variation ~3e-5): vectors of candidates go either way
+# between its division-free path and R's division, and the division-free
+# values sit at their largest allowed error.
+NEAR_CANCEL = [(cv, n, seed) for seed, (cv, n) in enumerate(
+    [(1e-5, 700), (2e-5, 700), (3e-5, 700), (5e-5, 700), (1e-4, 700), (3e-5, 1500)]
+)]
+
+
+@pytest.mark.parametrize("cv,n,seed", NEAR_CANCEL, ids=[f"cv{cv:g}-{n}-{k}" for cv, n, k in NEAR_CANCEL])
+def test_fast_path_agrees_with_oracle_near_cancellation_threshold(cv, n, seed):
+    rng = np.random.default_rng(1000 + seed)
+    base = float(rng.uniform(1e-3, 5.0))
+    levels = base * (1.0 + rng.integers(0, 3, n // 100 + 1) * 4 * cv)  # shifts of a few sigma
+    x = np.repeat(levels, 100)[:n] * (1.0 + rng.normal(0.0, cv, n) * rng.choice([0.5, 1.0, 2.0], n))
+    x = [float(v) for v in x]
+    assert cpt_meanvar(x).cpts == _oracle(x, penalty_for(n))
+
+
 series = st.one_of(
     # Noisy levels with shifts.
     st.lists(st.floats(0.5, 2.0), min_size=4, max_size=60).map(
