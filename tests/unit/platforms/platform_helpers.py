@@ -17,6 +17,24 @@ ROOTS = Path(__file__).resolve().parents[2] / "fixtures" / "roots"
 LINUX_SHAPES = ["intel-desktop", "amd-server", "acpi-old", "vm-nocpufreq"]
 
 
+# A minimal experiment whose [platform] table the tests fill in.
+EXPERIMENT = """
+name = "t"
+executions = 1
+[benchmarks]
+fib = 1
+[variants.v]
+target = "bench.py"
+[vms.py]
+runner = "python"
+executable = "@python"
+iterations = 2
+variants = ["v"]
+[platform]
+{platform}
+"""
+
+
 def tree_digest(path: Path) -> dict[str, str]:
     """relative path -> content hash (or "dir"/"link"), for byte-for-byte comparisons."""
     out = {}

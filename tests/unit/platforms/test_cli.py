@@ -7,23 +7,8 @@ import pytest
 from supervisor.platforms.cli import add_platform_commands, problems, show
 from supervisor.platforms.policy import PlatformPolicy
 
-from platform_helpers import ROOTS, tree_digest
+from platform_helpers import EXPERIMENT, ROOTS, tree_digest
 
-EXPERIMENT = """
-name = "t"
-executions = 1
-[benchmarks]
-fib = 1
-[variants.v]
-target = "bench.py"
-[vms.py]
-runner = "python"
-executable = "@python"
-iterations = 2
-variants = ["v"]
-[platform]
-{platform}
-"""
 
 
 def parser():

@@ -22,24 +22,9 @@ from supervisor.platforms.linux_controls import PARANOID, read_counter_facts
 from supervisor.platforms.policy import PlatformPolicy
 from supervisor.system import SystemRoot
 
-from platform_helpers import LINUX_SHAPES, ROOTS, FakeMachineCommands, MemoryLog, make_linux, tree_digest
+from platform_helpers import EXPERIMENT, LINUX_SHAPES, ROOTS, FakeMachineCommands, MemoryLog, make_linux, tree_digest
 
 PARANOID_FILE = PARANOID.lstrip("/")
-EXPERIMENT = """
-name = "t"
-executions = 1
-[benchmarks]
-fib = 1
-[variants.v]
-target = "bench.py"
-[vms.py]
-runner = "python"
-executable = "@python"
-iterations = 2
-variants = ["v"]
-[platform]
-{platform}
-"""
 ORIGINAL_PARANOID = {"intel-desktop": "3\n", "amd-server": "4\n", "acpi-old": "3\n", "vm-nocpufreq": "3\n"}
 
 
