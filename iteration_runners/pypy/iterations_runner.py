@@ -17,7 +17,6 @@ after the run and split per iteration by PyPy's own debug timestamps.
 
 import array
 import importlib.util
-import json
 import os
 import sys
 
@@ -34,69 +33,23 @@ CDEF = """
 """
 
 
-EXIT_BENCHMARK_FAILED = 1
-EXIT_USAGE = 2
-EXIT_CHANNEL = 3
-USAGE = "usage: pypy3 iterations_runner.py <benchmark.py> <iterations> <param> <debug 0|1>"
-
-
-def fail(message, status=EXIT_USAGE):
-    sys.stderr.write("iterations_runner.py: error: %s\n" % message)
-    sys.exit(status)
-
-
-def parse_args(argv):
-    if len(argv) != 5:
-        fail("expected 4 arguments, got %d\n%s" % (len(argv) - 1, USAGE))
-    benchmark, iters, param, debug = argv[1:]
-    try:
-        iters, param = int(iters), int(param)
-    except ValueError:
-        fail("iterations and param must be integers\n%s" % USAGE)
-    if iters < 1:
-        fail("iterations must be at least 1, got %d" % iters)
-    if debug not in ("0", "1"):
-        fail("debug flag must be 0 or 1, got %r" % debug)
-    if not benchmark.endswith(".py") or not os.path.isfile(benchmark):
-        fail("benchmark %s is not an existing .py file" % benchmark)
-    return os.path.abspath(benchmark), iters, param, debug == "1"
-
-
-def take_results_channel():
-    """Check the results fd is open, then move it where the benchmark cannot write."""
-    fd = int(os.environ.get("COLDRUN_RESULTS_FD", "3"))
-    try:
-        os.fstat(fd)
-    except OSError:
-        fail("results channel fd %d is not open (see PROTOCOL.md)" % fd)
-    private = os.dup(fd)  # non-inheritable (PEP 446)
-    os.close(fd)
-    return private
-
-
-def load_benchmark(path):
-    """Krun's convention: a module whose run_iter(param) is one iteration."""
-    name = os.path.basename(path[:-3])
-    sys.path.insert(0, os.path.dirname(path))
-    spec = importlib.util.spec_from_file_location(name, path)
+def _python_runner():
+    """The CPython runner's module: argument parsing, the results channel,
+    benchmark loading and the document write are the same for PyPy."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "python", "iterations_runner.py")
+    spec = importlib.util.spec_from_file_location("coldrun_python_runner", path)
     module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)  # the benchmark's own errors propagate: exit 1
-    run_iter = getattr(module, "run_iter", None)
-    if not callable(run_iter):
-        fail("benchmark %s defines no run_iter function" % path)
-    return run_iter
+    spec.loader.exec_module(module)
+    return module
 
 
-def write_results(fd, document):
-    data = json.dumps(document).encode("ascii")  # serialised in full before any byte goes out
-    view = memoryview(data)
-    try:
-        while view:
-            view = view[os.write(fd, view):]
-        os.close(fd)
-    except OSError as exc:
-        fail("writing the results document failed: %s" % exc, EXIT_CHANNEL)
+_common = _python_runner()
+EXIT_BENCHMARK_FAILED = _common.EXIT_BENCHMARK_FAILED
+fail = _common.fail
+parse_args = _common.parse_args
+take_results_channel = _common.take_results_channel
+load_benchmark = _common.load_benchmark
+write_results = _common.write_document
 
 
 # ---- instrumentation: PYPYLOG parsing ------------------------------------
