@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -13,7 +12,6 @@ from analysis.summary import summarise
 from shared_paths import GOLDEN as SHARED_GOLDEN
 CORPUS = SHARED_GOLDEN / "warmup_stats" / "corpus_500"
 
-pytestmark = pytest.mark.skipif(not CORPUS.exists(), reason=f"golden corpus {CORPUS} not present")
 
 
 @pytest.fixture(scope="module")
