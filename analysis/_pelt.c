@@ -393,6 +393,88 @@ scan_not_lt(const double *g, const double *bmax, Py_ssize_t from, Py_ssize_t nch
     return nchk;
 }
 
+/* c(0, cumsum(x)) and c(0, cumsum(x^2)) as R builds them: long-double
+ * running sums, each partial stored as a double. */
+static void
+running_sums(const double *x, Py_ssize_t n, double *s1, double *s2)
+{
+    long double acc1 = 0.0L, acc2 = 0.0L;
+    s1[0] = 0.0;
+    s2[0] = 0.0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        double sq = x[i] * x[i];
+        acc1 += x[i];
+        acc2 += sq;
+        s1[i + 1] = (double)acc1;
+        s2[i + 1] = (double)acc2;
+    }
+}
+
+/* Segment ends from the last-changepoint links: back from n, then ascending.
+ * Returns their count. */
+static Py_ssize_t
+backtrack(const Py_ssize_t *last, Py_ssize_t n, Py_ssize_t *cpts)
+{
+    Py_ssize_t k = 0;
+    for (Py_ssize_t at = n; at != 0; at = last[at])
+        cpts[k++] = at;
+    for (Py_ssize_t a = 0, b = k - 1; a < b; a++, b--) {
+        Py_ssize_t tmp = cpts[a];
+        cpts[a] = cpts[b];
+        cpts[b] = tmp;
+    }
+    return k;
+}
+
+/*
+ * R's PELT loop as written, with no approximation: R's exact value (libm
+ * log) for every candidate at every step. The same answer as pelt_meanvar
+ * at R's speed: it is the tests' independent oracle for the fast path's
+ * decisions and the benchmark's same-machine stand-in for R's own time
+ * (R runs this loop in C too, plus its interpreter's work around it).
+ * Same contract as pelt_meanvar.
+ */
+static Py_ssize_t
+pelt_meanvar_plain(const double *x, Py_ssize_t n, double pen, Py_ssize_t m, Py_ssize_t *cpts)
+{
+    Py_ssize_t result = -1;
+    double *s1 = malloc(4 * ((size_t)n + 1) * sizeof(double));
+    Py_ssize_t *last = calloc(n + 1, sizeof(Py_ssize_t)), *chk = malloc((n + 1) * sizeof(Py_ssize_t));
+    if (!s1 || !last || !chk)
+        goto done;
+    double *s2 = s1 + n + 1, *like = s2 + n + 1, *tmp = like + n + 1;
+    running_sums(x, n, s1, s2);
+    like[0] = -pen;
+    for (Py_ssize_t j = m; j < 2 * m && j <= n; j++)
+        like[j] = meanvar_cost(s1[j], s2[j], j);
+    Py_ssize_t nchk = 0;
+    chk[nchk++] = 0;
+    chk[nchk++] = m;
+    for (Py_ssize_t t = 2 * m; t <= n; t++) {
+        Py_ssize_t which = 0;
+        for (Py_ssize_t i = 0; i < nchk; i++) {
+            Py_ssize_t tau = chk[i];
+            tmp[i] = exact_value(like[tau], s1[t] - s1[tau], s2[t] - s2[tau], t - tau, pen);
+            if (tmp[i] < tmp[which])
+                which = i;
+        }
+        like[t] = tmp[which];
+        last[t] = chk[which];
+        Py_ssize_t kept = 0;
+        for (Py_ssize_t i = 0; i < nchk; i++)
+            if (tmp[i] <= like[t] + pen)
+                chk[kept++] = chk[i];
+        nchk = kept;
+        chk[nchk++] = t - (m - 1);
+    }
+    result = backtrack(last, n, cpts);
+done:
+    free(s1);
+    free(last);
+    free(chk);
+    return result;
+}
+
 /*
  * PELT over n points. On success writes the 1-based segment ends (ascending,
  * including n) to cpts and returns their count; returns -1 on allocation
@@ -413,18 +495,7 @@ pelt_meanvar(const double *x, Py_ssize_t n, double pen, Py_ssize_t m, Py_ssize_t
     double *cs1 = ctau + stride, *cs2 = cs1 + stride, *cf = cs2 + stride, *g = cf + stride;
     double *bmin = g + stride, *bmax = bmin + (stride / BLOCK + 1);
 
-    /* c(0, cumsum(x)) and c(0, cumsum(x^2)): long-double running sums,
-     * each partial stored as a double. */
-    long double acc1 = 0.0L, acc2 = 0.0L;
-    s1[0] = 0.0;
-    s2[0] = 0.0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        double sq = x[i] * x[i];
-        acc1 += x[i];
-        acc2 += sq;
-        s1[i + 1] = (double)acc1;
-        s2[i + 1] = (double)acc2;
-    }
+    running_sums(x, n, s1, s2);
 
     like[0] = -pen;
     double max_abs_like = fabs(pen);
@@ -522,16 +593,7 @@ pelt_meanvar(const double *x, Py_ssize_t n, double pen, Py_ssize_t m, Py_ssize_t
     }
 #undef PUSH
 
-    /* Backtrack from n, then reverse into ascending order. */
-    Py_ssize_t k = 0;
-    for (Py_ssize_t at = n; at != 0; at = last[at])
-        cpts[k++] = at;
-    for (Py_ssize_t a = 0, b = k - 1; a < b; a++, b--) {
-        Py_ssize_t tmp = cpts[a];
-        cpts[a] = cpts[b];
-        cpts[b] = tmp;
-    }
-    result = k;
+    result = backtrack(last, n, cpts);
 done:
     free(block);
     free(last);
@@ -541,11 +603,12 @@ done:
 static PyObject *
 py_cpt_meanvar(PyObject *self, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"x", "pen", "minseglen", NULL};
+    static char *kwlist[] = {"x", "pen", "minseglen", "reference", NULL};
     Py_buffer buf;
     double pen;
     Py_ssize_t m = 2;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*d|n", kwlist, &buf, &pen, &m))
+    int reference = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*d|np", kwlist, &buf, &pen, &m, &reference))
         return NULL;
     PyObject *out = NULL;
     Py_ssize_t *cpts = NULL;
@@ -582,7 +645,7 @@ py_cpt_meanvar(PyObject *self, PyObject *args, PyObject *kwargs)
     }
     Py_ssize_t k;
     Py_BEGIN_ALLOW_THREADS
-    k = pelt_meanvar(x, n, pen, m, cpts);
+    k = reference ? pelt_meanvar_plain(x, n, pen, m, cpts) : pelt_meanvar(x, n, pen, m, cpts);
     Py_END_ALLOW_THREADS
     if (k < 0) {
         PyErr_NoMemory();
@@ -1001,10 +1064,12 @@ done:
 
 static PyMethodDef methods[] = {
     {"cpt_meanvar", (PyCFunction)(void (*)(void))py_cpt_meanvar, METH_VARARGS | METH_KEYWORDS,
-     "cpt_meanvar(x, pen, minseglen=2) -> (cpts, means, variances)\n\n"
+     "cpt_meanvar(x, pen, minseglen=2, reference=False) -> (cpts, means, variances)\n\n"
      "R changepoint's PELT meanvar (Normal) on a C-contiguous float64 buffer.\n"
      "cpts are 1-based segment ends including len(x); variances divide by the\n"
-     "segment length. Raises ValueError when len(x) < 2*minseglen (R errors too)."},
+     "segment length. Raises ValueError when len(x) < 2*minseglen (R errors too).\n"
+     "reference=True runs R's loop literally (an exact log per candidate, R's\n"
+     "speed): the same result, for tests and benchmarks."},
     {"bootstrap_means", py_bootstrap_means, METH_VARARGS,
      "bootstrap_means(values, seg_offsets, exec_offsets, n_resamples, k0, k1, k2, k3, out)\n\n"
      "values: float64 steady values of all executions; seg_offsets: int64 segment\n"
