@@ -140,9 +140,10 @@ def _draw_run_sequence(ax, times, segments, steady, outliers, *, marks: bool = T
     ax.set_xlim(-0.5, n - 0.5)
 
 
-def _steady_ylim(times, segments, steady, outliers) -> tuple[float, float] | None:
-    """y-range of the steady-state data (outliers excluded), padded; None
-    when that data is constant (the main panel's range is then kept)."""
+def _steady_ylim(times, segments, steady, outliers) -> tuple[float, float]:
+    """y-range of the steady-state data (outliers excluded), padded by a
+    tenth of its spread; constant data (a coarse timer) gets 1% of its value
+    either side, so the zoomed panel still centres on it."""
     skip = set(outliers)
     pool = [float(times[x]) for i in steady for x in range(segments[i].start, segments[i].end + 1)
             if x not in skip]
@@ -150,9 +151,7 @@ def _steady_ylim(times, segments, steady, outliers) -> tuple[float, float] | Non
         ordered = sorted(t for x, t in enumerate(times) if x not in skip) or sorted(times)
         pool = ordered[len(ordered) // 20: max(len(ordered) - len(ordered) // 20, 1)]
     lo, hi = min(pool), max(pool)
-    if hi == lo:
-        return None
-    pad = (hi - lo) * 0.1
+    pad = (hi - lo) * 0.1 if hi > lo else (abs(lo) * 0.01 or 1e-9)
     return lo - pad, hi + pad
 
 
@@ -210,12 +209,8 @@ def build_figure(annotated: dict, key: str, pexec: int, machine: str) -> Figure:
     zoom = fig.add_subplot(grid[1], sharex=main)
     _draw_run_sequence(zoom, times, segments, steady, outliers, marks=marks)
     zoomed = _steady_ylim(times, segments, steady, outliers)
-    if zoomed is not None:
-        # Never wider than the main panel.
-        top_lo, top_hi = main.get_ylim()
-        zoom.set_ylim(max(zoomed[0], top_lo), min(zoomed[1], top_hi))
-    else:
-        zoom.set_ylim(*main.get_ylim())
+    top_lo, top_hi = main.get_ylim()  # never wider than the main panel
+    zoom.set_ylim(max(zoomed[0], top_lo), min(zoomed[1], top_hi))
     zoom.set_ylabel("Time (secs)\n(zoomed)")
 
     last = zoom

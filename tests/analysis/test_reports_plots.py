@@ -80,9 +80,26 @@ def test_zoom_panel_narrows_to_steady_state(annotated):
     (m_lo, m_hi), (z_lo, z_hi) = main.get_ylim(), zoom.get_ylim()
     assert m_lo <= z_lo < z_hi <= m_hi
     assert (z_hi - z_lo) < (m_hi - m_lo) / 10
-    # Constant (timer-quantised) steady data keeps the main panel's range.
+    # Timer-quantised data whose whole range is three clock ticks: zooming
+    # to 1% of the value would be wider, so the main panel's range is kept.
     fig = build_figure(annotated, "nsieve:Graal:default-java", 0, "m")
     assert fig.axes[1].get_ylim() == fig.axes[0].get_ylim()
+
+
+def test_zoom_panel_centres_on_a_constant_steady_state(annotated):
+    """Warm-up from 0.05 s to an exactly constant 0.0123 s: the zoomed panel
+    narrows around the constant value instead of keeping the full range."""
+    data = json.loads(json.dumps(annotated))
+    times = [0.05] * 60 + [0.0123] * 440
+    data["wallclock_times"][RICHARDS][0] = times
+    for name, value in (("changepoints", [59]), ("changepoint_means", [0.05, 0.0123]),
+                        ("changepoint_vars", [0.0, 0.0]), ("all_outliers", []),
+                        ("classifications", "warmup")):
+        data[name][RICHARDS][0] = value
+    fig = build_figure(data, RICHARDS, 0, "m")
+    (m_lo, m_hi), (z_lo, z_hi) = fig.axes[0].get_ylim(), fig.axes[1].get_ylim()
+    assert z_lo < 0.0123 < z_hi
+    assert (z_hi - z_lo) < (m_hi - m_lo) / 10
 
 
 def test_core_cycle_panels_added(annotated):
