@@ -2,15 +2,18 @@
 """Speed of coldrun's analysis, printed as figures (no pass/fail timing in tests).
 
 1. Changepoints: time per 2000-iteration series of ``cpt_meanvar`` (R's
-   cpt.meanvar PELT exactly), on R's own golden series, generated ones and
-   ones shaped like annotate's input, side by side in one run with R's PELT
-   loop run literally in C on the same machine (``reference=True``: an exact
-   libm log per candidate, as R's C code does). R's changepoint package
-   cannot be installed here (not in Debian, CRAN unreachable), and R runs
-   that same C loop plus its interpreter's work around the call, so the
-   literal loop's time is a lower bound for R's and the ratio to it a lower
-   bound for the speed-up over R. R's quoted 13.6 ms per 2000-point series
-   (shared/reference/warmup_stats.md, another machine) is printed beside it.
+   cpt.meanvar PELT exactly), on R's own golden series, raw generated ones
+   (spikes left in, so PELT prunes more) and generated ones with their
+   outliers removed (what annotate really passes to R's call), side by side
+   with (a) R's PELT loop run literally in C in this process
+   (``reference=True``: an exact libm log per candidate) and (b) R itself:
+   R's changepoint package cannot be installed here (not in Debian, CRAN
+   unreachable), but R is (``apt-get install r-base-core``), so bench/r/
+   rebuilds cpt.meanvar's path from its documented behaviour -- sumstat and
+   param.est in R, the PELT loop in C through .C, compiled by R CMD SHLIB --
+   and times it in Rscript on the same series, checking that R's cpts equal
+   ours. Without R, the figure R's notes quote (13.6 ms per 2000-point
+   series, shared/reference/warmup_stats.md) is printed instead.
 2. Paper scale: 3660 process executions x 2000 iterations (122 benchmarks x 30
    executions; seeded mix of flat, warm-up, slowdown and no-steady-state
    series with noise, spikes and timer quantisation) through annotate +
@@ -36,7 +39,11 @@ import json
 import math
 import os
 import resource
+import shutil
+import struct
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -128,26 +135,70 @@ def make_dataset(seed: int, executions: int) -> dict:
     return {"wallclock_times": wct, "audit": {"uname": "Linux benchbox 6.1.0 x86_64"}}
 
 
-def _time_calls(fn, xs: list[np.ndarray], passes: int = 3) -> tuple[float, float]:
-    """Best-of-passes (CPU ms, wall ms) per call of fn(x) over xs."""
-    best_cpu = best_wall = math.inf
-    for _ in range(passes):
-        c0, t0 = time.thread_time(), time.perf_counter()
-        for x in xs:
-            fn(x)
-        best_cpu = min(best_cpu, (time.thread_time() - c0) / len(xs) * 1e3)
-        best_wall = min(best_wall, (time.perf_counter() - t0) / len(xs) * 1e3)
-    return best_cpu, best_wall
+def _side_by_side(xs: list[np.ndarray], fns: dict, passes: int = 7) -> dict[str, tuple[float, float]]:
+    """Mean over xs of each fn's best (CPU ms, wall ms) per call.
+
+    Every series is timed with all fns back to back, `passes` times, the
+    order rotating each pass: a drifting clock speed or a busy neighbour then
+    hits all fns alike, and no fn always runs first (which measurably helps
+    it on this machine)."""
+    names = list(fns)
+    total = {name: [0.0, 0.0] for name in names}
+    for x in xs:
+        best = {name: [math.inf, math.inf] for name in names}
+        for r in range(passes):
+            for name in names[r % len(names):] + names[:r % len(names)]:
+                c0, t0 = time.thread_time(), time.perf_counter()
+                fns[name](x)
+                c1, t1 = time.thread_time(), time.perf_counter()
+                best[name] = [min(best[name][0], c1 - c0), min(best[name][1], t1 - t0)]
+        for name in names:
+            total[name][0] += best[name][0]
+            total[name][1] += best[name][1]
+    return {name: (cpu / len(xs) * 1e3, wall / len(xs) * 1e3) for name, (cpu, wall) in total.items()}
 
 
-def _side_by_side(xs: list[np.ndarray], fns: dict, passes: int = 5) -> dict[str, tuple[float, float]]:
-    """Best (CPU ms, wall ms) per call for each fn, passes alternating between them."""
-    best = {name: (math.inf, math.inf) for name in fns}
-    for _ in range(passes):
-        for name, fn in fns.items():
-            cpu, wall = _time_calls(fn, xs, passes=1)
-            best[name] = (min(best[name][0], cpu), min(best[name][1], wall))
-    return best
+def time_in_r(series: list[tuple[str, list]], passes: int = 5) -> tuple[str, dict] | str:
+    """R's own time for cpt.meanvar's call path on this machine: (R's version,
+    {label: (CPU ms per series, R's cpts for each series)}), or a reason
+    string when R cannot run here.
+
+    R's changepoint package is not installable here (not in Debian, CRAN
+    unreachable), but R itself is (Debian's r-base-core). bench/r/ rebuilds
+    the package's path from its documented behaviour: sumstat and param.est
+    in R, the PELT loop in C loaded through .C, built by R CMD SHLIB with R's
+    own compiler flags."""
+    if shutil.which("Rscript") is None or shutil.which("R") is None:
+        return "R is not installed (apt-get install r-base-core to include it)"
+    here = Path(__file__).resolve().parent / "r"
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "pelt_meanvar.c"
+        shutil.copy(here / "pelt_meanvar.c", src)  # R CMD SHLIB writes its .o beside the source
+        build = subprocess.run(["R", "CMD", "SHLIB", "-o", str(Path(tmp) / "pelt.so"), str(src)],
+                               capture_output=True, text=True)
+        if build.returncode != 0:
+            return f"R CMD SHLIB failed: {build.stderr.strip().splitlines()[-1:]}"
+        data = bytearray()
+        for label, x in series:
+            name = label.encode()
+            data += struct.pack("<i", len(name)) + name + struct.pack("<i", len(x))
+            data += np.asarray(x, dtype="<f8").tobytes()
+        (Path(tmp) / "series.bin").write_bytes(bytes(data))
+        run = subprocess.run(["Rscript", str(here / "cpt_meanvar.R"), str(Path(tmp) / "pelt.so"),
+                              str(Path(tmp) / "series.bin"), str(passes)], capture_output=True, text=True)
+        if run.returncode != 0:
+            return f"Rscript failed: {run.stderr.strip().splitlines()[-1:]}"
+    out: dict[str, tuple[float, list[list[int]]]] = {}
+    version = "R"
+    for line in run.stdout.splitlines():
+        kind, label, *values = line.split("\t")
+        if kind == "version":
+            version = label
+        elif kind == "time":
+            out[label] = (float(values[0]), [])
+        elif kind == "cpts":
+            out[label][1].append([int(v) for v in values[1:]])
+    return version, out
 
 
 def bench_changepoints(rng: np.random.Generator, compare_so: str | None) -> None:
@@ -165,8 +216,15 @@ def bench_changepoints(rng: np.random.Generator, compare_so: str | None) -> None
             drop = set(find_outliers(e, default_window(len(e))))
             series.append(("annotate", [v for i, v in enumerate(e) if i not in drop]))
     other = load_pelt_build(compare_so) if compare_so else None
-    print(f"changepoints: cpt_meanvar on {ITERATIONS}-iteration series (best of 5 alternating passes; "
-          f"CPU = this thread; target: >= 10x R)")
+    in_r = time_in_r(series)
+    print(f"changepoints: cpt_meanvar on {ITERATIONS}-iteration series (per series, best of 7 interleaved "
+          f"runs; CPU = this thread; target: >= 10x R)")
+    if isinstance(in_r, str):
+        print(f"  R's own call path not timed: {in_r}")
+    else:
+        r_version, in_r = in_r
+        print(f"  R: {r_version} running cpt.meanvar's path (bench/r: sumstat and param.est in R, PELT loop in C"
+              f" via .C), CPU of the R process, best of 5 passes")
     for label in ("R golden", "generated", "annotate"):
         xs = [np.asarray(x, dtype=np.float64) for lab, x in series if lab == label]
         if not xs:
@@ -178,11 +236,15 @@ def bench_changepoints(rng: np.random.Generator, compare_so: str | None) -> None
         agree = all(_pelt.cpt_meanvar(x, penalty_for(len(x)), 2)
                     == _pelt.cpt_meanvar(x, penalty_for(len(x)), 2, reference=True) for x in xs)
         cpu_ms, loop_ms = fast["coldrun"][0], fast["R loop"][0]
+        if isinstance(in_r, str):
+            r_part = f"R quoted {R_MS_PER_2000:.1f} ms -> x{R_MS_PER_2000 / cpu_ms:.1f}"
+        else:
+            r_ms, r_cpts = in_r[label]
+            r_agree = r_cpts == [_pelt.cpt_meanvar(x, penalty_for(len(x)), 2)[0] for x in xs]
+            r_part = f"R {r_ms:6.2f} ms -> x{r_ms / cpu_ms:.1f} (R's cpts identical: {r_agree})"
         print(f"  {label:10s} {len(xs):3d} series: coldrun {cpu_ms:5.2f} ms | R's loop in C {loop_ms:6.2f} ms"
-              f" -> x{loop_ms / cpu_ms:.1f} | R quoted {R_MS_PER_2000:.1f} ms -> x{R_MS_PER_2000 / cpu_ms:.1f}"
-              f" | same cpts: {agree}")
+              f" -> x{loop_ms / cpu_ms:.1f} | {r_part} | same cpts: {agree}")
         if other is not None:
-            # Alternate the two builds pass by pass so load changes hit both alike.
             both = _side_by_side(xs, {"this": lambda x: _pelt.cpt_meanvar(x, penalty_for(len(x)), 2),
                                       "that": lambda x: other.cpt_meanvar(x, penalty_for(len(x)), 2)})
             this_best, that_best = both["this"], both["that"]
