@@ -147,42 +147,62 @@ exact_value(double f_tau, double sx, double sx2, Py_ssize_t len, double pen)
  * -log(1/c_j) + log(2 pi) + 1 for c_j = 1 + (2j+1)/32. */
 static double log_tab[16], inv_tab[16];
 
-/* Portable kernel: degree-8 polynomial for log on [1/sqrt2, sqrt2)
- * (absolute error < 6e-8) after splitting off the binary exponent. */
-static double
-approx_scalar(Py_ssize_t i0, Py_ssize_t nchk, double t, const double *ctau, const double *cs1,
-              const double *cs2, const double *cf, double s1t, double s2t, double *g, double gmin)
+/* Portable kernel for one candidate: degree-8 polynomial for log on
+ * [1/sqrt2, sqrt2) (absolute error < 6e-8) after splitting off the binary
+ * exponent. */
+static inline double
+approx_one(Py_ssize_t i, double t, const double *ctau, const double *cs1, const double *cs2,
+           const double *cf, double s1t, double s2t)
 {
-    for (Py_ssize_t i = i0; i < nchk; i++) {
-        double len = t - ctau[i];
-        double sx = s1t - cs1[i];
-        double sx2 = s2t - cs2[i];
-        double a = sx2 - ((sx * sx) / len);
-        double sig = a <= 0 ? FLOOR : a * (1.0 / len);
-        union { double d; uint64_t u; } b, mm, ee;
-        b.d = sig;
-        mm.u = (b.u & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL;
-        ee.u = ((b.u >> 52) & 0x7ffULL) | 0x4330000000000000ULL;
-        double e = ee.d - (4503599627370496.0 + 1023.0);
-        double m = mm.d;
-        if (m > SQRT2) {
-            m *= 0.5;
-            e += 1.0;
+    double len = t - ctau[i];
+    double sx = s1t - cs1[i];
+    double sx2 = s2t - cs2[i];
+    double a = sx2 - ((sx * sx) / len);
+    double sig = a <= 0 ? FLOOR : a * (1.0 / len);
+    union { double d; uint64_t u; } b, mm, ee;
+    b.d = sig;
+    mm.u = (b.u & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL;
+    ee.u = ((b.u >> 52) & 0x7ffULL) | 0x4330000000000000ULL;
+    double e = ee.d - (4503599627370496.0 + 1023.0);
+    double m = mm.d;
+    if (m > SQRT2) {
+        m *= 0.5;
+        e += 1.0;
+    }
+    double z = m - 1.0;
+    double p = -0.10134056769143245;
+    p = p * z + 0.16234189806463326;
+    p = p * z - 0.1724701330165398;
+    p = p * z + 0.19898565047375585;
+    p = p * z - 0.2497007168513536;
+    p = p * z + 0.3333511414037213;
+    p = p * z - 0.5000036309272906;
+    p = p * z + 0.9999999425426703;
+    double lg = e * LN2 + z * p;
+    return cf[i] + len * (log_two_pi + lg + 1.0);
+}
+
+/* Every kernel writes g for candidates [0, nchk), the minimum and maximum
+ * of each block of BLOCK candidates to bmin/bmax (in the same pass: a
+ * separate pass over g cost the AVX2 kernel 30% of its time), and returns
+ * the overall minimum. */
+static double
+approx_scalar(Py_ssize_t nchk, double t, const double *ctau, const double *cs1, const double *cs2,
+              const double *cf, double s1t, double s2t, double *g, double *bmin, double *bmax)
+{
+    double gmin = INFINITY;
+    for (Py_ssize_t b0 = 0; b0 < nchk; b0 += BLOCK) {
+        Py_ssize_t end = b0 + BLOCK < nchk ? b0 + BLOCK : nchk;
+        double lo = INFINITY, hi = -INFINITY;
+        for (Py_ssize_t i = b0; i < end; i++) {
+            double v = approx_one(i, t, ctau, cs1, cs2, cf, s1t, s2t);
+            g[i] = v;
+            lo = v < lo ? v : lo;
+            hi = v > hi ? v : hi;
         }
-        double z = m - 1.0;
-        double p = -0.10134056769143245;
-        p = p * z + 0.16234189806463326;
-        p = p * z - 0.1724701330165398;
-        p = p * z + 0.19898565047375585;
-        p = p * z - 0.2497007168513536;
-        p = p * z + 0.3333511414037213;
-        p = p * z - 0.5000036309272906;
-        p = p * z + 0.9999999425426703;
-        double lg = e * LN2 + z * p;
-        double v = cf[i] + len * (log_two_pi + lg + 1.0);
-        g[i] = v;
-        if (v < gmin)
-            gmin = v;
+        bmin[b0 / BLOCK] = lo;
+        bmax[b0 / BLOCK] = hi;
+        gmin = lo < gmin ? lo : gmin;
     }
     return gmin;
 }
@@ -193,7 +213,7 @@ approx_scalar(Py_ssize_t i0, Py_ssize_t nchk, double t, const double *ctau, cons
 /* The portable kernel four candidates at a time (AVX2 + FMA). */
 __attribute__((target("avx2,fma"))) static double
 approx_avx2(Py_ssize_t nchk, double t, const double *ctau, const double *cs1, const double *cs2,
-            const double *cf, double s1t, double s2t, double *g)
+            const double *cf, double s1t, double s2t, double *g, double *bmin, double *bmax)
 {
     const __m256d vt = _mm256_set1_pd(t), vs1 = _mm256_set1_pd(s1t), vs2 = _mm256_set1_pd(s2t);
     const __m256d vfloor = _mm256_set1_pd(FLOOR);
@@ -205,46 +225,59 @@ approx_avx2(Py_ssize_t nchk, double t, const double *ctau, const double *cs1, co
     const __m256i onebits = _mm256_set1_epi64x(0x3ff0000000000000LL);
     const __m256i expmask = _mm256_set1_epi64x(0x7ffLL);
     const __m256i magicbits = _mm256_set1_epi64x(0x4330000000000000LL);
-    __m256d vmin = _mm256_set1_pd(INFINITY);
-    Py_ssize_t i = 0;
-    for (; i + 4 <= nchk; i += 4) {
-        __m256d len = _mm256_sub_pd(vt, _mm256_loadu_pd(ctau + i));
-        __m256d sx = _mm256_sub_pd(vs1, _mm256_loadu_pd(cs1 + i));
-        __m256d sx2 = _mm256_sub_pd(vs2, _mm256_loadu_pd(cs2 + i));
-        __m256d a = _mm256_sub_pd(sx2, _mm256_div_pd(_mm256_mul_pd(sx, sx), len));
-        /* 1/len from the single-precision estimate and two Newton steps. */
-        __m256d il = _mm256_cvtps_pd(_mm_rcp_ps(_mm256_cvtpd_ps(len)));
-        il = _mm256_mul_pd(il, _mm256_fnmadd_pd(len, il, two));
-        il = _mm256_mul_pd(il, _mm256_fnmadd_pd(len, il, two));
-        __m256d sig = _mm256_blendv_pd(_mm256_mul_pd(a, il), vfloor, _mm256_cmp_pd(a, zero, _CMP_LE_OQ));
-        __m256i bits = _mm256_castpd_si256(sig);
-        __m256d m = _mm256_castsi256_pd(_mm256_or_si256(_mm256_and_si256(bits, mant), onebits));
-        __m256i eb = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi64(bits, 52), expmask), magicbits);
-        __m256d e = _mm256_sub_pd(_mm256_castsi256_pd(eb), magic);
-        __m256d big = _mm256_cmp_pd(m, sqrt2, _CMP_GT_OQ);
-        m = _mm256_blendv_pd(m, _mm256_mul_pd(m, half), big);
-        e = _mm256_add_pd(e, _mm256_and_pd(big, one));
-        __m256d z = _mm256_sub_pd(m, one);
-        __m256d p = _mm256_set1_pd(-0.10134056769143245);
-        p = _mm256_fmadd_pd(p, z, _mm256_set1_pd(0.16234189806463326));
-        p = _mm256_fmadd_pd(p, z, _mm256_set1_pd(-0.1724701330165398));
-        p = _mm256_fmadd_pd(p, z, _mm256_set1_pd(0.19898565047375585));
-        p = _mm256_fmadd_pd(p, z, _mm256_set1_pd(-0.2497007168513536));
-        p = _mm256_fmadd_pd(p, z, _mm256_set1_pd(0.3333511414037213));
-        p = _mm256_fmadd_pd(p, z, _mm256_set1_pd(-0.5000036309272906));
-        p = _mm256_fmadd_pd(p, z, _mm256_set1_pd(0.9999999425426703));
-        __m256d lg = _mm256_fmadd_pd(e, ln2, _mm256_mul_pd(z, p));
-        __m256d v = _mm256_fmadd_pd(len, _mm256_add_pd(l2p1, lg), _mm256_loadu_pd(cf + i));
-        _mm256_storeu_pd(g + i, v);
-        vmin = _mm256_min_pd(vmin, v);
+    double gmin = INFINITY;
+    for (Py_ssize_t b0 = 0; b0 < nchk; b0 += BLOCK) {
+        Py_ssize_t end = b0 + BLOCK < nchk ? b0 + BLOCK : nchk, i = b0;
+        __m256d bl = _mm256_set1_pd(INFINITY), bh = _mm256_set1_pd(-INFINITY);
+        for (; i + 4 <= end; i += 4) {
+            __m256d len = _mm256_sub_pd(vt, _mm256_loadu_pd(ctau + i));
+            __m256d sx = _mm256_sub_pd(vs1, _mm256_loadu_pd(cs1 + i));
+            __m256d sx2 = _mm256_sub_pd(vs2, _mm256_loadu_pd(cs2 + i));
+            __m256d a = _mm256_sub_pd(sx2, _mm256_div_pd(_mm256_mul_pd(sx, sx), len));
+            /* 1/len from the single-precision estimate and two Newton steps. */
+            __m256d il = _mm256_cvtps_pd(_mm_rcp_ps(_mm256_cvtpd_ps(len)));
+            il = _mm256_mul_pd(il, _mm256_fnmadd_pd(len, il, two));
+            il = _mm256_mul_pd(il, _mm256_fnmadd_pd(len, il, two));
+            __m256d sig = _mm256_blendv_pd(_mm256_mul_pd(a, il), vfloor, _mm256_cmp_pd(a, zero, _CMP_LE_OQ));
+            __m256i bits = _mm256_castpd_si256(sig);
+            __m256d m = _mm256_castsi256_pd(_mm256_or_si256(_mm256_and_si256(bits, mant), onebits));
+            __m256i eb = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi64(bits, 52), expmask), magicbits);
+            __m256d e = _mm256_sub_pd(_mm256_castsi256_pd(eb), magic);
+            __m256d big = _mm256_cmp_pd(m, sqrt2, _CMP_GT_OQ);
+            m = _mm256_blendv_pd(m, _mm256_mul_pd(m, half), big);
+            e = _mm256_add_pd(e, _mm256_and_pd(big, one));
+            __m256d z = _mm256_sub_pd(m, one);
+            __m256d p = _mm256_set1_pd(-0.10134056769143245);
+            p = _mm256_fmadd_pd(p, z, _mm256_set1_pd(0.16234189806463326));
+            p = _mm256_fmadd_pd(p, z, _mm256_set1_pd(-0.1724701330165398));
+            p = _mm256_fmadd_pd(p, z, _mm256_set1_pd(0.19898565047375585));
+            p = _mm256_fmadd_pd(p, z, _mm256_set1_pd(-0.2497007168513536));
+            p = _mm256_fmadd_pd(p, z, _mm256_set1_pd(0.3333511414037213));
+            p = _mm256_fmadd_pd(p, z, _mm256_set1_pd(-0.5000036309272906));
+            p = _mm256_fmadd_pd(p, z, _mm256_set1_pd(0.9999999425426703));
+            __m256d lg = _mm256_fmadd_pd(e, ln2, _mm256_mul_pd(z, p));
+            __m256d v = _mm256_fmadd_pd(len, _mm256_add_pd(l2p1, lg), _mm256_loadu_pd(cf + i));
+            _mm256_storeu_pd(g + i, v);
+            bl = _mm256_min_pd(bl, v);
+            bh = _mm256_max_pd(bh, v);
+        }
+        double lo[4], hi[4];
+        _mm256_storeu_pd(lo, bl);
+        _mm256_storeu_pd(hi, bh);
+        for (; i < end; i++) {  /* the last block's 1 to 3 leftover candidates */
+            g[i] = approx_one(i, t, ctau, cs1, cs2, cf, s1t, s2t);
+            lo[0] = g[i] < lo[0] ? g[i] : lo[0];
+            hi[0] = g[i] > hi[0] ? g[i] : hi[0];
+        }
+        for (int k = 1; k < 4; k++) {
+            lo[0] = lo[k] < lo[0] ? lo[k] : lo[0];
+            hi[0] = hi[k] > hi[0] ? hi[k] : hi[0];
+        }
+        bmin[b0 / BLOCK] = lo[0];
+        bmax[b0 / BLOCK] = hi[0];
+        gmin = lo[0] < gmin ? lo[0] : gmin;
     }
-    double tmp[4];
-    _mm256_storeu_pd(tmp, vmin);
-    double gmin = tmp[0];
-    for (int k = 1; k < 4; k++)
-        if (tmp[k] < gmin)
-            gmin = tmp[k];
-    return approx_scalar(i, nchk, t, ctau, cs1, cs2, cf, s1t, s2t, g, gmin);
+    return gmin;
 }
 
 /*
@@ -338,22 +371,6 @@ approx_avx512(Py_ssize_t nchk, double t, const double *ctau, const double *cs1, 
  * COLDRUN_PELT_ISA=scalar|avx2 forces a lower one, for tests). */
 static int isa_level;
 static int use_avx2; /* the bootstrap's AVX2 path */
-
-/* g[i]'s block minima and maxima, for the kernels that do not produce them. */
-static void
-block_bounds(const double *g, Py_ssize_t nchk, double *bmin, double *bmax)
-{
-    for (Py_ssize_t b0 = 0; b0 < nchk; b0 += BLOCK) {
-        Py_ssize_t end = b0 + BLOCK < nchk ? b0 + BLOCK : nchk;
-        double lo = INFINITY, hi = -INFINITY;
-        for (Py_ssize_t i = b0; i < end; i++) {
-            lo = g[i] < lo ? g[i] : lo;
-            hi = g[i] > hi ? g[i] : hi;
-        }
-        bmin[b0 / BLOCK] = lo;
-        bmax[b0 / BLOCK] = hi;
-    }
-}
 
 /* Next index i >= from with g[i] <= thr (nchk when none); blocks whose
  * minimum is above thr are skipped. */
@@ -526,15 +543,11 @@ pelt_meanvar(const double *x, Py_ssize_t n, double pen, Py_ssize_t m, Py_ssize_t
 #ifdef HAVE_AVX2_PATH
         if (isa_level == 2)
             gmin = approx_avx512(nchk, (double)t, ctau, cs1, cs2, cf, s1t, s2t, g, bmin, bmax);
-        else if (isa_level == 1) {
-            gmin = approx_avx2(nchk, (double)t, ctau, cs1, cs2, cf, s1t, s2t, g);
-            block_bounds(g, nchk, bmin, bmax);
-        } else
+        else if (isa_level == 1)
+            gmin = approx_avx2(nchk, (double)t, ctau, cs1, cs2, cf, s1t, s2t, g, bmin, bmax);
+        else
 #endif
-        {
-            gmin = approx_scalar(0, nchk, (double)t, ctau, cs1, cs2, cf, s1t, s2t, g, INFINITY);
-            block_bounds(g, nchk, bmin, bmax);
-        }
+            gmin = approx_scalar(nchk, (double)t, ctau, cs1, cs2, cf, s1t, s2t, g, bmin, bmax);
         /* The minimum: R's value of the candidate with the smallest g is at
          * most gmin + margin (+ pen), and any candidate whose R value could
          * be <= that has g <= gmin + 2 margin. Those get exact values; the
