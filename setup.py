@@ -68,7 +68,10 @@ setup(
         Extension(
             "analysis._pelt",
             sources=["analysis/_pelt.c"],
-            extra_compile_args=["-O2", "-Wall"],
+            # R's arithmetic rounds every product on its own; GCC would fuse
+            # a*b+c into one FMA wherever the target has one (aarch64, or
+            # x86-64 built for a newer CPU) and change R's last bits.
+            extra_compile_args=["-O2", "-Wall", "-ffp-contract=off"],
         ),
     ],
 )

@@ -15,7 +15,9 @@
  *    (long-double sum of squared deviations from the double mean) scaled by
  *    (len-1)/len in double.
  * The arithmetic is written out in the same order as R's sources so the
- * compiler cannot reassociate it (no -ffast-math; SSE2 doubles on x86-64).
+ * compiler cannot reassociate it (no -ffast-math; SSE2 doubles on x86-64),
+ * and setup.py builds with -ffp-contract=off so no product is fused into an
+ * FMA (the vector kernels' FMAs are explicit intrinsics).
  * Speed comes from deciding most comparisons on a cheap approximation with a
  * proven error bound and falling back to R's exact value only where the
  * bound cannot decide (see "Speed" below); the result is identical to R's.
@@ -147,9 +149,10 @@ exact_value(double f_tau, double sx, double sx2, Py_ssize_t len, double pen)
  * -log(1/c_j) + log(2 pi) + 1 for c_j = 1 + (2j+1)/32. */
 static double log_tab[16], inv_tab[16];
 
-/* Portable kernel for one candidate: degree-8 polynomial for log on
- * [1/sqrt2, sqrt2) (absolute error < 6e-8) after splitting off the binary
- * exponent. */
+/* Portable kernel for one candidate: sig is R's own sigsq (its division
+ * and floor), then log(sig) as in the AVX-512 kernel below (exponent, a
+ * 16-entry table and a degree-3 polynomial; error < 2.3e-7), with scalar
+ * table lookups and no data-dependent branch in the common case. */
 static inline double
 approx_one(Py_ssize_t i, double t, const double *ctau, const double *cs1, const double *cs2,
            const double *cf, double s1t, double s2t)
@@ -158,28 +161,15 @@ approx_one(Py_ssize_t i, double t, const double *ctau, const double *cs1, const 
     double sx = s1t - cs1[i];
     double sx2 = s2t - cs2[i];
     double a = sx2 - ((sx * sx) / len);
-    double sig = a <= 0 ? FLOOR : a * (1.0 / len);
-    union { double d; uint64_t u; } b, mm, ee;
+    double sig = a <= 0 ? FLOOR : a / len;
+    union { double d; uint64_t u; } b, mx;
     b.d = sig;
-    mm.u = (b.u & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL;
-    ee.u = ((b.u >> 52) & 0x7ffULL) | 0x4330000000000000ULL;
-    double e = ee.d - (4503599627370496.0 + 1023.0);
-    double m = mm.d;
-    if (m > SQRT2) {
-        m *= 0.5;
-        e += 1.0;
-    }
-    double z = m - 1.0;
-    double p = -0.10134056769143245;
-    p = p * z + 0.16234189806463326;
-    p = p * z - 0.1724701330165398;
-    p = p * z + 0.19898565047375585;
-    p = p * z - 0.2497007168513536;
-    p = p * z + 0.3333511414037213;
-    p = p * z - 0.5000036309272906;
-    p = p * z + 0.9999999425426703;
-    double lg = e * LN2 + z * p;
-    return cf[i] + len * (log_two_pi + lg + 1.0);
+    mx.u = (b.u & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL;
+    double e = (double)((int)(b.u >> 52) - 1023);
+    unsigned j = (unsigned)(b.u >> 48) & 15u;
+    double r = mx.d * inv_tab[j] - 1.0;
+    double p = r * (1.0 + r * (-0.5 + r * (1.0 / 3.0)));
+    return cf[i] + len * ((e * LN2 + log_tab[j]) + p);
 }
 
 /* Every kernel writes g for candidates [0, nchk), the minimum and maximum
