@@ -15,7 +15,6 @@ import sys
 import sysconfig
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from shared_paths import GOLDEN
