@@ -385,37 +385,29 @@ approx_avx512(Py_ssize_t nchk, double t, const double *ctau, const double *cs1, 
 static int isa_level;
 static int use_avx2; /* the bootstrap's AVX2 path */
 
-/* Next index i >= from with g[i] <= thr (nchk when none); blocks whose
- * minimum is above thr are skipped. */
-static Py_ssize_t
-scan_le(const double *g, const double *bmin, Py_ssize_t from, Py_ssize_t nchk, double thr)
+/* Whether v is what a scan looks for: v <= thr (SCAN_LE, near the minimum)
+ * or !(v < thr) (SCAN_NOT_LT, near the pruning threshold). */
+enum scan_kind { SCAN_LE, SCAN_NOT_LT };
+
+static inline int
+scan_hit(double v, double thr, enum scan_kind kind)
 {
-    while (from < nchk) {
-        Py_ssize_t end = (from / BLOCK + 1) * BLOCK;
-        if (end > nchk)
-            end = nchk;
-        if (bmin[from / BLOCK] <= thr) {
-            for (Py_ssize_t i = from; i < end; i++)
-                if (g[i] <= thr)
-                    return i;
-        }
-        from = end;
-    }
-    return nchk;
+    return kind == SCAN_LE ? v <= thr : !(v < thr);
 }
 
-/* Next index i >= from with !(g[i] < thr) (nchk when none); blocks whose
- * maximum is below thr are skipped. */
-static Py_ssize_t
-scan_not_lt(const double *g, const double *bmax, Py_ssize_t from, Py_ssize_t nchk, double thr)
+/* Next index i >= from with scan_hit(g[i]) (nchk when none); blocks whose
+ * bound (bmin for SCAN_LE, bmax for SCAN_NOT_LT) cannot hit are skipped. */
+static inline Py_ssize_t
+scan(const double *g, const double *bounds, Py_ssize_t from, Py_ssize_t nchk, double thr,
+     enum scan_kind kind)
 {
     while (from < nchk) {
         Py_ssize_t end = (from / BLOCK + 1) * BLOCK;
         if (end > nchk)
             end = nchk;
-        if (!(bmax[from / BLOCK] < thr)) {
+        if (scan_hit(bounds[from / BLOCK], thr, kind)) {
             for (Py_ssize_t i = from; i < end; i++)
-                if (!(g[i] < thr))
+                if (scan_hit(g[i], thr, kind))
                     return i;
         }
         from = end;
@@ -438,6 +430,17 @@ running_sums(const double *x, Py_ssize_t n, double *s1, double *s2)
         s1[i + 1] = (double)acc1;
         s2[i + 1] = (double)acc2;
     }
+}
+
+/* F[0] = -pen (cancels the first segment's penalty) and F[j] for the
+ * points [m, 2m) that admit no changepoint: one segment, no penalty (their
+ * last-changepoint links stay 0). */
+static void
+first_segments(const double *s1, const double *s2, Py_ssize_t n, double pen, Py_ssize_t m, double *like)
+{
+    like[0] = -pen;
+    for (Py_ssize_t j = m; j < 2 * m && j <= n; j++)
+        like[j] = meanvar_cost(s1[j], s2[j], j);
 }
 
 /* Segment ends from the last-changepoint links: back from n, then ascending.
@@ -474,9 +477,7 @@ pelt_meanvar_plain(const double *x, Py_ssize_t n, double pen, Py_ssize_t m, Py_s
         goto done;
     double *s2 = s1 + n + 1, *like = s2 + n + 1, *tmp = like + n + 1;
     running_sums(x, n, s1, s2);
-    like[0] = -pen;
-    for (Py_ssize_t j = m; j < 2 * m && j <= n; j++)
-        like[j] = meanvar_cost(s1[j], s2[j], j);
+    first_segments(s1, s2, n, pen, m, like);
     Py_ssize_t nchk = 0;
     chk[nchk++] = 0;
     chk[nchk++] = m;
@@ -527,14 +528,11 @@ pelt_meanvar(const double *x, Py_ssize_t n, double pen, Py_ssize_t m, Py_ssize_t
 
     running_sums(x, n, s1, s2);
 
-    like[0] = -pen;
+    first_segments(s1, s2, n, pen, m, like);
     double max_abs_like = fabs(pen);
-    for (Py_ssize_t j = m; j < 2 * m && j <= n; j++) {
-        like[j] = meanvar_cost(s1[j], s2[j], j);
-        last[j] = 0;
+    for (Py_ssize_t j = m; j < 2 * m && j <= n; j++)
         if (fabs(like[j]) > max_abs_like)
             max_abs_like = fabs(like[j]);
-    }
     /* The checklist in list order, each candidate's tau, sums and F kept
      * side by side so the kernels read contiguous memory. */
     Py_ssize_t nchk = 0;
@@ -568,7 +566,8 @@ pelt_meanvar(const double *x, Py_ssize_t n, double pen, Py_ssize_t m, Py_ssize_t
         double best = INFINITY;
         Py_ssize_t which = -1;
         double thr = gmin + 2.0 * margin;
-        for (Py_ssize_t i = scan_le(g, bmin, 0, nchk, thr); i < nchk; i = scan_le(g, bmin, i + 1, nchk, thr)) {
+        for (Py_ssize_t i = scan(g, bmin, 0, nchk, thr, SCAN_LE); i < nchk;
+             i = scan(g, bmin, i + 1, nchk, thr, SCAN_LE)) {
             double v = exact_value(cf[i], s1t - cs1[i], s2t - cs2[i], t - (Py_ssize_t)ctau[i], pen);
             if (which < 0 || v < best) {
                 best = v;
@@ -587,7 +586,7 @@ pelt_meanvar(const double *x, Py_ssize_t n, double pen, Py_ssize_t m, Py_ssize_t
         double keep_below = best - margin, drop_above = best + margin;
         Py_ssize_t kept = 0, i = 0;
         while (i < nchk) {
-            Py_ssize_t j = scan_not_lt(g, bmax, i, nchk, keep_below);
+            Py_ssize_t j = scan(g, bmax, i, nchk, keep_below, SCAN_NOT_LT);
             if (kept != i && j > i) {
                 size_t cnt = (size_t)(j - i);
                 memmove(ctau + kept, ctau + i, cnt * sizeof(double));
@@ -1133,10 +1132,19 @@ PyInit__pelt(void)
     isa_level = 0;
     if (cap >= 1 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
         isa_level = 1;
+    /* Level 2 also runs the bootstrap's AVX-512VL kernel. */
     if (cap >= 2 && isa_level == 1 && __builtin_cpu_supports("avx512f") &&
-        __builtin_cpu_supports("avx512dq"))
+        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
         isa_level = 2;
     use_avx2 = isa_level >= 1;
 #endif
-    return PyModule_Create(&module);
+    PyObject *m = PyModule_Create(&module);
+    /* Which kernel this process runs, so tests comparing kernels can tell
+     * when a CPU lacks one and they would compare a kernel with itself. */
+    const char *kernel = isa_level == 2 ? "avx512" : isa_level == 1 ? "avx2" : "scalar";
+    if (m != NULL && PyModule_AddStringConstant(m, "kernel", kernel) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
 }

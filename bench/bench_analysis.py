@@ -158,7 +158,10 @@ def _side_by_side(xs: list[np.ndarray], fns: dict, passes: int = 7) -> dict[str,
     return {name: (cpu / len(xs) * 1e3, wall / len(xs) * 1e3) for name, (cpu, wall) in total.items()}
 
 
-def time_in_r(series: list[tuple[str, list]], passes: int = 5) -> tuple[str, dict] | str:
+R_PASSES = 5  # passes of the R timing loop; R reports its best
+
+
+def time_in_r(series: list[tuple[str, list]], passes: int = R_PASSES) -> tuple[str, dict] | str:
     """R's own time for cpt.meanvar's call path on this machine: (R's version,
     {label: (CPU ms per series, R's cpts for each series)}), or a reason
     string when R cannot run here.
@@ -224,32 +227,35 @@ def bench_changepoints(rng: np.random.Generator, compare_so: str | None) -> None
     else:
         r_version, in_r = in_r
         print(f"  R: {r_version} running cpt.meanvar's path (bench/r: sumstat and param.est in R, PELT loop in C"
-              f" via .C), CPU of the R process, best of 5 passes")
+              f" via .C), CPU of the R process, best of {R_PASSES} passes")
     for label in ("R golden", "generated", "annotate"):
         xs = [np.asarray(x, dtype=np.float64) for lab, x in series if lab == label]
         if not xs:
             continue
         # Both through the same C entry point (cpts, means and variances), so
         # the ratio is the PELT loops' alone.
-        fast = _side_by_side(xs, {"coldrun": lambda x: _pelt.cpt_meanvar(x, penalty_for(len(x)), 2),
-                                  "R loop": lambda x: _pelt.cpt_meanvar(x, penalty_for(len(x)), 2, reference=True)})
-        agree = all(_pelt.cpt_meanvar(x, penalty_for(len(x)), 2)
-                    == _pelt.cpt_meanvar(x, penalty_for(len(x)), 2, reference=True) for x in xs)
-        cpu_ms, loop_ms = fast["coldrun"][0], fast["R loop"][0]
+        def fast(x, build=_pelt):
+            return build.cpt_meanvar(x, penalty_for(len(x)), 2)
+
+        def loop(x):
+            return _pelt.cpt_meanvar(x, penalty_for(len(x)), 2, reference=True)
+
+        ours = [fast(x) for x in xs]
+        times = _side_by_side(xs, {"coldrun": fast, "R loop": loop})
+        agree = ours == [loop(x) for x in xs]
+        cpu_ms, loop_ms = times["coldrun"][0], times["R loop"][0]
         if isinstance(in_r, str):
             r_part = f"R quoted {R_MS_PER_2000:.1f} ms -> x{R_MS_PER_2000 / cpu_ms:.1f}"
         else:
             r_ms, r_cpts = in_r[label]
-            r_agree = r_cpts == [_pelt.cpt_meanvar(x, penalty_for(len(x)), 2)[0] for x in xs]
-            r_part = f"R {r_ms:6.2f} ms -> x{r_ms / cpu_ms:.1f} (R's cpts identical: {r_agree})"
+            r_part = (f"R {r_ms:6.2f} ms -> x{r_ms / cpu_ms:.1f} "
+                      f"(R's cpts identical: {r_cpts == [cpts for cpts, _, _ in ours]})")
         print(f"  {label:10s} {len(xs):3d} series: coldrun {cpu_ms:5.2f} ms | R's loop in C {loop_ms:6.2f} ms"
               f" -> x{loop_ms / cpu_ms:.1f} | {r_part} | same cpts: {agree}")
         if other is not None:
-            both = _side_by_side(xs, {"this": lambda x: _pelt.cpt_meanvar(x, penalty_for(len(x)), 2),
-                                      "that": lambda x: other.cpt_meanvar(x, penalty_for(len(x)), 2)})
+            both = _side_by_side(xs, {"this": fast, "that": lambda x: fast(x, other)})
             this_best, that_best = both["this"], both["that"]
-            agree = all(_pelt.cpt_meanvar(x, penalty_for(len(x)), 2) == other.cpt_meanvar(x, penalty_for(len(x)), 2)
-                        for x in xs)
+            agree = ours == [fast(x, other) for x in xs]
             print(f"  {'':10s} side by side, C call only: this build {this_best[0]:5.2f} ms CPU "
                   f"{this_best[1]:5.2f} wall | {Path(compare_so).name} {that_best[0]:5.2f} ms CPU "
                   f"{that_best[1]:5.2f} wall | ratio x{that_best[0] / this_best[0]:.2f} (CPU) "

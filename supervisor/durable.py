@@ -19,6 +19,11 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def is_temp_name(name: str) -> bool:
+    """Whether ``name`` is a write_atomic temp file (left behind when a write was cut short)."""
+    return name.startswith(".") and name.endswith(".tmp")
+
+
 def write_atomic(path: Path, data: bytes, mode: int = 0o644) -> None:
     """Replace ``path`` with ``data`` durably: temp + fsync + rename + fsync(dir)."""
     tmp = path.with_name(f".{path.name}.tmp")

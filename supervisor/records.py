@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from supervisor.errors import ColdrunError
-from supervisor.durable import write_atomic
+from supervisor.durable import is_temp_name, write_atomic
 
 RECORD_VERSION = 1
 _NAME = re.compile(r"job(\d{6})-attempt(\d{3})\.json")
@@ -69,7 +69,7 @@ def remove_temp_files(state_dir: Path) -> list[str]:
     d = executions_dir(state_dir)
     if d.is_dir():
         for entry in os.scandir(d):
-            if entry.name.startswith(".") and entry.name.endswith(".tmp"):
+            if is_temp_name(entry.name):
                 os.unlink(entry.path)
                 removed.append(entry.name)
     return removed

@@ -17,7 +17,7 @@ import stat
 from pathlib import Path
 
 from supervisor.experiment import Experiment
-from supervisor.resolve import Launch, runner_launch
+from supervisor.resolve import Launch, benchmark_path, runner_launch
 
 # Runner environment variables that hold paths of files the runner loads.
 PATH_VARIABLES = ("COLDRUN_KRUNTIME_EXTENSION", "COLDRUN_LIBKRUNTIME", "COLDRUN_KRUN_JNI",
@@ -115,7 +115,6 @@ def needed_files(launch: Launch, bench_file: Path) -> list[tuple[str, str, bool]
 
 def unreachable_files(exp: Experiment, exp_dir: Path, exp_path: str, keys: list[str]) -> list[str]:
     """One line per key whose runner needs a file the benchmark user cannot reach (first problem each)."""
-    from supervisor.resolve import benchmark_path
     problems: list[str] = []
     seen: set[tuple[str, str]] = set()
     for key in keys:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from supervisor.errors import ColdrunError
 from supervisor.experiment import Experiment, experiment_sha256, parse_experiment
-from supervisor.durable import fsync_dir, write_atomic
+from supervisor.durable import fsync_dir, is_temp_name, write_atomic
 from supervisor.records import executions_dir
 from supervisor.schedule import Schedule
 
@@ -77,7 +77,7 @@ class StateDir:
                 "executions"}
         # Temp files of durable writes cut short (supervisor.durable) are ours too.
         leftovers = [p.name for p in self.path.iterdir()
-                     if p.name not in ours and not (p.name.startswith(".") and p.name.endswith(".tmp"))]
+                     if p.name not in ours and not is_temp_name(p.name)]
         ex = executions_dir(self.path)
         if ex.is_dir() and any(ex.iterdir()):
             leftovers.append("executions/...")
@@ -98,7 +98,7 @@ class StateDir:
         meta = {"experiment_file": str(source.absolute()), "experiment_dir": str(source.absolute().parent),
                 "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "argv": argv,
                 "debug": debug}
-        write_atomic(self.meta_path, json.dumps(meta, indent=1).encode())
+        self._write_meta(meta)
 
     # -- options that outlive one boot ---------------------------------------
     def debug(self) -> bool:
@@ -109,7 +109,10 @@ class StateDir:
         meta = self.meta()
         if meta.get("debug", False) != debug:
             meta["debug"] = debug
-            write_atomic(self.meta_path, json.dumps(meta, indent=1).encode())
+            self._write_meta(meta)
+
+    def _write_meta(self, meta: dict) -> None:
+        write_atomic(self.meta_path, json.dumps(meta, indent=1).encode())
 
     # -- reading -------------------------------------------------------------
     def meta(self) -> dict:

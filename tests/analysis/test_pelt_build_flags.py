@@ -17,9 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from shared_paths import GOLDEN
-
-REPO = Path(__file__).resolve().parents[2]
+from shared_paths import GOLDEN, REPO
 
 
 def pelt_compile_args() -> list[str]:

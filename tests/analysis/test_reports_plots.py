@@ -3,7 +3,6 @@
 import bz2
 import json
 import struct
-from pathlib import Path
 
 import pytest
 from matplotlib.collections import LineCollection, PathCollection

@@ -12,6 +12,7 @@ from supervisor.lifecycle import start
 from supervisor.platforms.base import PostCheckResult
 from supervisor.platforms.simulated import SimulatedPlatform
 from supervisor.platforms.policy import PlatformPolicy
+from supervisor.system import SystemRoot
 
 FAKE_RUNNER = Path(__file__).resolve().parents[2] / "integration" / "runners" / "fake_runner.py"
 
@@ -83,3 +84,26 @@ def run_to_end(state: Path, platform=None, limit: int = 100) -> int:
         if rc != 0 or sched.status != "running":
             return rc
     raise AssertionError("did not finish")
+
+
+class RebootRecorder(ScriptedPlatform):
+    """Hardware mode's platform, recording reboots and restores instead of doing them."""
+
+    def __init__(self):
+        super().__init__([PostCheckResult()])
+        self.reboots = 0
+        self.restored = 0
+
+    def reboot(self):
+        self.reboots += 1
+
+    def restore(self):
+        self.restored += 1
+
+
+def fake_root(tmp):
+    """A SystemRoot under tmp with the directories the boot service writes to."""
+    root = tmp / "root"
+    (root / "run" / "systemd" / "system").mkdir(parents=True)
+    (root / "etc" / "systemd" / "system").mkdir(parents=True)
+    return SystemRoot(root)

@@ -9,19 +9,19 @@ import os
 
 import pytest
 
-from cycle_helpers import experiment
+from cycle_helpers import RebootRecorder, experiment, fake_root
 from supervisor.cycle import boot
 from supervisor.errors import ColdrunError
 from supervisor.lifecycle import abort, start
 from supervisor.schedule import Schedule
 from supervisor.system import RecordingCommands
-from test_hardware_mode import RebootRecorder, fake_root
 
 ASLR = "/proc/sys/kernel/randomize_va_space"
 MARKER = "var/lib/coldrun/active"
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="hardware-mode start requires root (it refuses "
-                                                          "otherwise; see test_hardware_mode.py)")
+# Hardware-mode starts refuse non-root users (see test_hardware_mode.py).
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="hardware-mode start requires root (it refuses "
+                                                         "otherwise; see test_hardware_mode.py)")
 
 
 def hw_experiment(tmp):
@@ -50,6 +50,7 @@ def aslr_root(tmp):
     return root
 
 
+@needs_root
 def test_start_replays_a_dead_experiments_undo_log_first(tmp_path):
     root = aslr_root(tmp_path)
     old = dead_experiment(tmp_path, root, [{"control": "aslr", "key": ASLR, "action": "write", "path": ASLR,
@@ -64,6 +65,7 @@ def test_start_replays_a_dead_experiments_undo_log_first(tmp_path):
     assert (root.root / MARKER).read_text().strip() == str(state.absolute())
 
 
+@needs_root
 def test_start_refuses_when_the_replay_fails_and_changes_nothing(tmp_path):
     root = fake_root(tmp_path)
     argv = ["wrmsr", "-p", "0", "0x1a0", "0x850089"]
@@ -88,6 +90,7 @@ def test_start_refuses_when_the_replay_fails_and_changes_nothing(tmp_path):
     assert json.loads((old / "undo.json").read_text())["entries"][0]["argv"] == argv
 
 
+@needs_root
 def test_start_refuses_while_the_marked_experiment_holds_its_lock(tmp_path):
     root = aslr_root(tmp_path)
     old = dead_experiment(tmp_path, root, [{"control": "aslr", "key": ASLR, "action": "write", "path": ASLR,
@@ -103,6 +106,7 @@ def test_start_refuses_while_the_marked_experiment_holds_its_lock(tmp_path):
     assert (root.root / ASLR.lstrip("/")).read_text() == "0\n"      # not touched behind its back
 
 
+@needs_root
 def test_marker_naming_a_vanished_or_clean_dir_is_no_obstacle(tmp_path):
     root = fake_root(tmp_path)
     marker = root.root / MARKER
@@ -116,6 +120,7 @@ def test_marker_naming_a_vanished_or_clean_dir_is_no_obstacle(tmp_path):
     assert marker.read_text().strip() == str(state.absolute())
 
 
+@needs_root
 def test_abort_removes_the_marker_but_a_pending_undo_log_keeps_it(tmp_path):
     root = fake_root(tmp_path)
     kw = dict(root=root, commands=commands(), stderr=io.StringIO())
@@ -135,6 +140,7 @@ def test_abort_removes_the_marker_but_a_pending_undo_log_keeps_it(tmp_path):
     assert Schedule.load(state / "schedule").status == "aborted"
 
 
+@needs_root
 def test_finishing_removes_the_marker(tmp_path):
     root = fake_root(tmp_path)
     state = tmp_path / "s"
@@ -156,6 +162,7 @@ def test_simulated_start_leaves_the_marker_alone(tmp_path):
     assert not (root.root / MARKER).exists()
 
 
+@needs_root
 def test_continue_marks_the_experiment_again_unless_another_is_active(tmp_path):
     from supervisor.lifecycle import continue_stopped
     root = fake_root(tmp_path)

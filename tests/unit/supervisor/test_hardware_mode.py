@@ -7,33 +7,12 @@ import os
 
 import pytest
 
-from cycle_helpers import ScriptedPlatform, experiment
+from cycle_helpers import RebootRecorder, experiment, fake_root
 from supervisor.cycle import boot
 from supervisor.errors import ColdrunError
 from supervisor.lifecycle import start
-from supervisor.platforms.base import PostCheckResult
 from supervisor.schedule import Schedule
-from supervisor.system import RecordingCommands, SystemRoot
-
-
-class RebootRecorder(ScriptedPlatform):
-    def __init__(self):
-        super().__init__([PostCheckResult()])
-        self.reboots = 0
-        self.restored = 0
-
-    def reboot(self):
-        self.reboots += 1
-
-    def restore(self):
-        self.restored += 1
-
-
-def fake_root(tmp):
-    root = tmp / "root"
-    (root / "run" / "systemd" / "system").mkdir(parents=True)
-    (root / "etc" / "systemd" / "system").mkdir(parents=True)
-    return SystemRoot(root)
+from supervisor.system import RecordingCommands
 
 
 def test_non_root_start_is_refused(tmp_path):

@@ -18,6 +18,8 @@ from supervisor.resolve import Launch
 from supervisor.runner_access import EXECUTE, READ, first_blocker, needed_files, unreachable_files
 from supervisor.system import RecordingCommands
 
+from cycle_helpers import RebootRecorder, fake_root
+
 
 def open_tree(base: Path) -> Path:
     """base/pub/bin/tool (0755 all the way), base/pub/bench/b.txt (0644)."""
@@ -39,7 +41,9 @@ def tree(tmp_path):
     base = Path("/tmp") / f"coldrun-access-{os.getpid()}-{tmp_path.name}"
     pub = open_tree(base)
     if first_blocker(pub, READ):
-        pytest.skip(f"/tmp is not reachable by others here: {first_blocker(pub, READ).text}")
+        reason = first_blocker(pub, READ).text
+        shutil.rmtree(base)
+        pytest.skip(f"/tmp is not reachable by others here: {reason}")
     yield pub
     shutil.rmtree(base)
 
@@ -144,11 +148,12 @@ def test_check_warns_and_real_start_refuses_before_anything_changes(tree, tmp_pa
     assert f"warning: {exp_path}: vms.ext (a:ext:v): the benchmark user cannot execute" in out
     if os.geteuid() != 0:
         pytest.skip("a real start refuses non-root users before this check")
-    cmds = RecordingCommands()
+    cmds, root, platform = RecordingCommands(), fake_root(tmp_path), RebootRecorder()
     with pytest.raises(ColdrunError, match=f"cannot execute {tree / 'bin' / 'tool'}: {tree / 'bin'} is mode"):
         start(str(exp_path), str(tmp_path / "s"), simulate=False, reexec=False, commands=cmds,
-              stderr=io.StringIO())
+              root=root, platform=platform, stderr=io.StringIO())
     assert cmds.calls == [] and not (tmp_path / "s").exists()
+    assert platform.reboots == 0 and not (root.root / "var/lib/coldrun/active").exists()
 
 
 def test_benchmark_user_false_or_simulated_start_is_not_checked(tree, tmp_path, capsys):
