@@ -9,15 +9,15 @@ from pathlib import Path
 
 from supervisor import __version__
 from supervisor.errors import ColdrunError
-from supervisor.platforms.cli import add_platform_commands
+from supervisor.platform_cli import add_platform_commands
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    from supervisor.experiment import load_experiment
-    from supervisor.jobs import expand
-    from supervisor.resolve import validate_files
-    from supervisor.status import per_job_overhead
-    from supervisor.units import format_duration
+    from supervisor.experiment.model import load_experiment
+    from supervisor.experiment.plan import expand
+    from supervisor.launch.runner_command import validate_files
+    from supervisor.state.status import per_job_overhead
+    from supervisor.experiment.quantities import format_duration
     exp, _ = load_experiment(args.experiment)
     seed = exp.seed if exp.seed is not None else 0
     jobs = expand(exp, seed)
@@ -31,7 +31,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
                   f"explain behaviour, not as results")
     if exp.platform.benchmark_user:
         # Enforced by a real `coldrun start`; simulated runs use the invoking user.
-        from supervisor.runner_access import unreachable_files
+        from supervisor.launch.runner_access import unreachable_files
         for line in unreachable_files(exp, Path(args.experiment).absolute().parent, args.experiment, run_keys):
             print(f"warning: {line} (a real start refuses this; --simulate-reboots runs as you)")
     seed_text = "" if exp.order == "round-robin" else (
@@ -55,39 +55,39 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 
 def _cmd_start(args: argparse.Namespace) -> int:
-    from supervisor.lifecycle import start
+    from supervisor.boot.lifecycle import start
     state_dir = args.state_dir or f"{Path(args.experiment).stem}-state"
     return start(args.experiment, state_dir, simulate=args.simulate_reboots, debug=args.debug)
 
 
 def _cmd_resume(args: argparse.Namespace) -> int:
-    from supervisor.cycle import boot
+    from supervisor.boot.one_boot import boot
     if args.continue_stopped:
-        from supervisor.lifecycle import continue_stopped
+        from supervisor.boot.lifecycle import continue_stopped
         continue_stopped(args.state_dir)
     return boot(args.state_dir, debug=args.debug)
 
 
 def _cmd_status(args: argparse.Namespace) -> int:
-    from supervisor.status import status_text
+    from supervisor.state.status import status_text
     print(status_text(args.state_dir))
     return 0
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
-    from supervisor.export import write_export
+    from supervisor.state.export import write_export
     n, out = write_export(args.state_dir, args.format, args.output)
     print(f"wrote {out} ({args.format}, {n} process executions)")
     return 0
 
 
 def _cmd_abort(args: argparse.Namespace) -> int:
-    from supervisor.lifecycle import abort
+    from supervisor.boot.lifecycle import abort
     return abort(args.state_dir)
 
 
 def _cmd_schema(args: argparse.Namespace) -> int:
-    from supervisor.experiment import json_schema
+    from supervisor.experiment.model import json_schema
     print(json.dumps(json_schema(), indent=2))
     return 0
 

@@ -55,7 +55,7 @@ def make_platform(name: str, policy: PlatformPolicy, state_dir: Path, *, root: S
 def restore_undo_log(state_dir: Path, *, root: SystemRoot, commands: Commands, log) -> list[str]:
     """Replay another (e.g. crashed) experiment's undo log; returns failures, one line each."""
     from supervisor.platforms.unix import undo_entry
-    from supervisor.undo import UndoLog
+    from supervisor.state.undo import UndoLog
     undo = UndoLog(Path(state_dir))
     if not undo.pending():
         return []

@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 from supervisor.errors import PlatformError
 from supervisor.system import SystemRoot
-from supervisor.undo import UndoLog
+from supervisor.state.undo import UndoLog
 
 
 @dataclass

@@ -11,7 +11,7 @@ from supervisor.platforms.controls import (CheckControl, Control, ControlReport,
 from supervisor.platforms.cpulist import format_cpulist, parse_cpulist
 from supervisor.platforms import linux_facts as facts
 from supervisor.system import Commands, SystemRoot
-from supervisor.undo import UndoLog
+from supervisor.state.undo import UndoLog
 
 CPU = facts.CPU_DIR
 GRUB_FIX = ("add {param} to GRUB_CMDLINE_LINUX_DEFAULT in /etc/default/grub, run update-grub "

@@ -13,7 +13,7 @@ from supervisor.platforms.controls import CheckControl, Control
 from supervisor.platforms.kernel_log import OPENBSD_ALLOW, dmesg_new_lines
 from supervisor.platforms.unix import UnixPlatform
 from supervisor.system import Commands, SystemRoot
-from supervisor.undo import UndoLog
+from supervisor.state.undo import UndoLog
 
 SENSOR_LINE = re.compile(r"^hw\.sensors\.(\S*\.temp\d+)=(-?[\d.]+) degC")
 ANCHOR_LINES = 3

@@ -17,7 +17,7 @@ from supervisor.platforms.kernel_log import unexpected
 from supervisor.platforms.policy import PlatformPolicy
 from supervisor.platforms.temperatures import busy_loop_heat, wait_for_baselines
 from supervisor.system import Clock, Commands, SystemRoot
-from supervisor.undo import UndoLog
+from supervisor.state.undo import UndoLog
 
 MAX_LOG_LINES = 200  # kernel log lines stored per record
 
@@ -40,7 +40,7 @@ def waits_from(obj: Any) -> Waits:
 
 
 def undo_entry(root: SystemRoot, commands: Commands) -> Callable[[dict[str, Any]], None]:
-    """The executor that undoes one undo-log entry (see supervisor/undo.py)."""
+    """The executor that undoes one undo-log entry (see supervisor/state/undo.py)."""
 
     def run(entry: dict[str, Any]) -> None:
         action = entry.get("action")

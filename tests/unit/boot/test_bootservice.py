@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import structlog
 
-from supervisor import bootservice as bs
+from supervisor.platforms import boot_service as bs
 from supervisor.errors import ColdrunError
 from supervisor.system import RecordingCommands, SystemRoot
 

@@ -6,8 +6,8 @@ import email
 
 import pytest
 
-from supervisor import mail
-from supervisor.mail import Mailer, MemoryCounter
+from supervisor.platforms import mail
+from supervisor.platforms.mail import Mailer, MemoryCounter
 from supervisor.system import CommandResult, RecordingCommands
 
 

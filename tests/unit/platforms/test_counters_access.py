@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from supervisor.errors import PlatformError
 from supervisor.platforms import restore_undo_log
-from supervisor.platforms.cli import add_platform_commands, show
+from supervisor.platform_cli import add_platform_commands, show
 from supervisor.platforms.linux_controls import PARANOID, read_counter_facts
 from supervisor.platforms.policy import PlatformPolicy
 from supervisor.system import SystemRoot

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from supervisor.platforms.cli import show
+from supervisor.platform_cli import show
 from supervisor.platforms.policy import PlatformPolicy
 
 from platform_helpers import LINUX_SHAPES, FakeMachineCommands, make_linux, tree_digest, vm_policy

@@ -5,7 +5,7 @@ import pytest
 from supervisor.errors import PlatformError
 from supervisor.platforms import restore_undo_log
 from supervisor.system import SystemRoot
-from supervisor.undo import UndoLog
+from supervisor.state.undo import UndoLog
 
 from platform_helpers import MemoryLog, make_linux, vm_policy
 

@@ -7,8 +7,8 @@ import sys
 import textwrap
 from pathlib import Path
 
-from supervisor.cycle import boot
-from supervisor.lifecycle import start
+from supervisor.boot.one_boot import boot
+from supervisor.boot.lifecycle import start
 from supervisor.platforms.base import PostCheckResult
 from supervisor.platforms.simulated import SimulatedPlatform
 from supervisor.platforms.policy import PlatformPolicy
@@ -77,7 +77,7 @@ def boot_quiet(state: Path, platform=None) -> int:
 
 
 def run_to_end(state: Path, platform=None, limit: int = 100) -> int:
-    from supervisor.schedule import Schedule
+    from supervisor.state.schedule import Schedule
     for _ in range(limit):
         rc = boot_quiet(state, platform)
         sched = Schedule.load(state / "schedule")

@@ -10,10 +10,10 @@ import os
 import pytest
 
 from cycle_helpers import RebootRecorder, experiment, fake_root
-from supervisor.cycle import boot
+from supervisor.boot.one_boot import boot
 from supervisor.errors import ColdrunError
-from supervisor.lifecycle import abort, start
-from supervisor.schedule import Schedule
+from supervisor.boot.lifecycle import abort, start
+from supervisor.state.schedule import Schedule
 from supervisor.system import RecordingCommands
 
 ASLR = "/proc/sys/kernel/randomize_va_space"
@@ -164,7 +164,7 @@ def test_simulated_start_leaves_the_marker_alone(tmp_path):
 
 @needs_root
 def test_continue_marks_the_experiment_again_unless_another_is_active(tmp_path):
-    from supervisor.lifecycle import continue_stopped
+    from supervisor.boot.lifecycle import continue_stopped
     root = fake_root(tmp_path)
     kw = dict(root=root, commands=commands(), stderr=io.StringIO())
     marker = root.root / MARKER

@@ -9,12 +9,12 @@ import pytest
 
 from cycle_helpers import ScriptedPlatform, boot_quiet, experiment, run_to_end, start_quiet
 from supervisor.errors import ColdrunError
-from supervisor.export import native_bundle
-from supervisor.lifecycle import abort
+from supervisor.state.export import native_bundle
+from supervisor.boot.lifecycle import abort
 from supervisor.platforms.base import PostCheckResult
-from supervisor.records import record_path, write_record
-from supervisor.schedule import RUNNING, Schedule
-from supervisor.statedir import StateDir
+from supervisor.state.records import record_path, write_record
+from supervisor.state.schedule import RUNNING, Schedule
+from supervisor.state.statedir import StateDir
 
 THROTTLED = PostCheckResult(flags=["thermal_throttle"], rerun=True, details={"why": "test"})
 CLEAN = PostCheckResult()
@@ -154,7 +154,7 @@ def test_abort_settles_and_refuses_resume(tmp_path):
 
 def test_failed_start_restores_and_leaves_a_reusable_dir(tmp_path):
     from supervisor.errors import PlatformError
-    from supervisor.lifecycle import start
+    from supervisor.boot.lifecycle import start
 
     class Refusing(ScriptedPlatform):
         restored = 0
@@ -176,7 +176,7 @@ def test_failed_start_restores_and_leaves_a_reusable_dir(tmp_path):
 
 
 def test_continue_after_stop(tmp_path):
-    from supervisor.lifecycle import continue_stopped
+    from supervisor.boot.lifecycle import continue_stopped
     exp = experiment(tmp_path, {"a": "ok", "b": "ok"}, rerun="max_attempts = 1")
     state = tmp_path / "s"
     start_quiet(exp, state)

@@ -3,7 +3,7 @@ import json
 import pytest
 
 from supervisor.errors import ColdrunError
-from supervisor.experiment import command_argv, json_schema, parse_experiment
+from supervisor.experiment.model import command_argv, json_schema, parse_experiment
 
 BASE = '''
 name = "x"

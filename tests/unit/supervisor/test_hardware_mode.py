@@ -8,10 +8,10 @@ import os
 import pytest
 
 from cycle_helpers import RebootRecorder, experiment, fake_root
-from supervisor.cycle import boot
+from supervisor.boot.one_boot import boot
 from supervisor.errors import ColdrunError
-from supervisor.lifecycle import start
-from supervisor.schedule import Schedule
+from supervisor.boot.lifecycle import start
+from supervisor.state.schedule import Schedule
 from supervisor.system import RecordingCommands
 
 
@@ -62,7 +62,7 @@ def test_hardware_cycle_installs_reboots_and_cleans_up(tmp_path):
 def test_resume_reenables_a_boot_service_lost_to_a_power_cut_during_start(tmp_path):
     if os.geteuid() != 0:
         pytest.skip("hardware-mode start requires root (it refuses otherwise; see the first test)")
-    from supervisor.bootservice import instance_unit
+    from supervisor.platforms.boot_service import instance_unit
 
     exp = experiment(tmp_path, {"a": "ok", "b": "ok", "c": "ok"}, extra="[platform]\nbenchmark_user = false")
     state = tmp_path / "s"

@@ -1,5 +1,5 @@
-from supervisor.experiment import parse_experiment
-from supervisor.jobs import expand, should_skip
+from supervisor.experiment.model import parse_experiment
+from supervisor.experiment.plan import expand, should_skip
 
 EXP = '''
 name = "x"

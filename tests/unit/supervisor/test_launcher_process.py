@@ -5,7 +5,7 @@ import signal
 import sys
 import time
 
-from supervisor.launcher import Tail, run_process
+from supervisor.launch.process import Tail, run_process
 
 ENV = {"PATH": "/usr/bin:/bin", "LANG": "C"}
 
@@ -104,7 +104,7 @@ def test_bare_command_names_are_found_on_the_child_path():
 
 
 def test_recorded_environment_follows_an_env_prefix():
-    from supervisor.cycle import _env_after_prefix
+    from supervisor.boot.execution import _env_after_prefix
     prefix = ["nice", "-n", "-20", "setpriv", "--reuid=u", "--", "env", "HOME=/home/u", "USER=u"]
     assert _env_after_prefix(prefix, {"HOME": "/x", "PATH": "/bin"}) == {"HOME": "/home/u", "PATH": "/bin",
                                                                          "USER": "u"}

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from supervisor.results_doc import BadResults, parse_results
+from supervisor.launch.results import BadResults, parse_results
 
 
 def doc(**over):

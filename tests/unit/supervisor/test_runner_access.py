@@ -12,10 +12,10 @@ import pytest
 
 from supervisor.cli import main
 from supervisor.errors import ColdrunError
-from supervisor.experiment import load_experiment
-from supervisor.lifecycle import start
-from supervisor.resolve import Launch
-from supervisor.runner_access import EXECUTE, READ, first_blocker, needed_files, unreachable_files
+from supervisor.experiment.model import load_experiment
+from supervisor.boot.lifecycle import start
+from supervisor.launch.runner_command import Launch
+from supervisor.launch.runner_access import EXECUTE, READ, first_blocker, needed_files, unreachable_files
 from supervisor.system import RecordingCommands
 
 from cycle_helpers import RebootRecorder, fake_root

@@ -1,8 +1,8 @@
 
 import pytest
 
-from supervisor.jobs import JobSpec
-from supervisor.schedule import (COMPLETED, OUTSTANDING, RUNNING, SKIPPED, MailCounter, Schedule, ScheduleCorrupt,
+from supervisor.experiment.plan import JobSpec
+from supervisor.state.schedule import (COMPLETED, OUTSTANDING, RUNNING, SKIPPED, MailCounter, Schedule, ScheduleCorrupt,
                                  render_new)
 
 JOBS = [JobSpec("a:vm:v", 0, False), JobSpec("b:vm:v", 0, True), JobSpec("a:vm:v", 1, False)]

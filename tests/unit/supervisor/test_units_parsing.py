@@ -1,6 +1,6 @@
 import pytest
 
-from supervisor.units import format_duration, parse_duration, parse_size
+from supervisor.experiment.quantities import format_duration, parse_duration, parse_size
 
 
 @pytest.mark.parametrize("text,seconds", [("90s", 90), ("3min", 180), ("1h", 3600), ("500ms", 0.5),

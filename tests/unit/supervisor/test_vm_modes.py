@@ -13,12 +13,12 @@ import pytest
 from cycle_helpers import boot_quiet, experiment
 from supervisor.cli import build_parser
 from supervisor.errors import ColdrunError
-from supervisor.experiment import parse_experiment
-from supervisor.lifecycle import start
-from supervisor.records import list_records, read_record
-from supervisor.resolve import runner_launch
-from supervisor.results_doc import BadResults, parse_results
-from supervisor.statedir import StateDir
+from supervisor.experiment.model import parse_experiment
+from supervisor.boot.lifecycle import start
+from supervisor.state.records import list_records, read_record
+from supervisor.launch.runner_command import runner_launch
+from supervisor.launch.results import BadResults, parse_results
+from supervisor.state.statedir import StateDir
 
 
 def vm_toml(runner: str, *, iterations: int = 3, extra: str = "", executable: str = "python3") -> bytes:
@@ -117,7 +117,7 @@ def records(state: Path) -> list[dict]:
 
 
 def test_debug_is_recorded_and_kept_across_boots(tmp_path):
-    from supervisor.cycle import boot
+    from supervisor.boot.one_boot import boot
     exp = experiment(tmp_path, {"a": "ok"}, executions=3)
     state = tmp_path / "s"
     assert start(str(exp), str(state), simulate=True, stderr=io.StringIO(), reexec=False, debug=True) == 0

@@ -6,7 +6,7 @@ import os
 import subprocess
 from typing import Any
 
-from supervisor.experiment import Command, command_argv
+from supervisor.experiment.model import Command, command_argv
 
 
 class HookFailed(Exception):

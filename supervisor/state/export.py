@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from supervisor.errors import ColdrunError
-from supervisor.experiment import experiment_sha256
+from supervisor.experiment.model import experiment_sha256
 from supervisor.durable import write_atomic
-from supervisor.records import list_records, read_record
-from supervisor.schedule import STATE_NAMES, WITH_RECORD, Schedule
-from supervisor.statedir import StateDir
+from supervisor.state.records import list_records, read_record
+from supervisor.state.schedule import STATE_NAMES, WITH_RECORD, Schedule
+from supervisor.state.statedir import StateDir
 
 MEASUREMENT_KEYS = ("wallclock_times", "core_cycle_counts", "aperf_counts", "mperf_counts")
 
@@ -65,7 +65,7 @@ def _experiment(state: StateDir, schedule: Schedule) -> tuple[str, str]:
 def native_bundle(state: StateDir) -> dict[str, Any]:
     schedule = state.schedule()
     text, sha = _experiment(state, schedule)
-    from supervisor.experiment import parse_experiment
+    from supervisor.experiment.model import parse_experiment
     name = parse_experiment(text.encode(), str(state.experiment_path)).name
     jobs = [{"index": j.index, "key": j.key, "pexec": j.pexec, "state": STATE_NAMES[j.state]
              if j.state != "R" else "running", "attempts": j.attempts} for j in schedule.jobs]

@@ -15,24 +15,24 @@ from typing import TYPE_CHECKING, Any
 
 from supervisor.errors import ColdrunError
 from supervisor.eventlog import make_logger
-from supervisor.experiment import experiment_sha256, load_experiment
-from supervisor.jobs import expand
-from supervisor.platform_factory import build_platform
+from supervisor.experiment.model import experiment_sha256, load_experiment
+from supervisor.experiment.plan import expand
+from supervisor.platforms.factory import build_platform
 from supervisor.platforms.base import Platform
 from supervisor.durable import write_atomic
-from supervisor.resolve import validate_files
-from supervisor.schedule import MailCounter, Schedule, render_new
-from supervisor.statedir import StateDir
+from supervisor.launch.runner_command import validate_files
+from supervisor.state.schedule import MailCounter, Schedule, render_new
+from supervisor.state.statedir import StateDir
 from supervisor.system import Clock, Commands, RealClock, RealCommands, SystemRoot
 
 if TYPE_CHECKING:
-    from supervisor.cycle import Boot
+    from supervisor.boot.context import Boot
 
 EXIT_STOPPED = 3
 
 
 def _mailer(exp, schedule: Schedule, commands: Commands, log: Any):
-    from supervisor.mail import Mailer
+    from supervisor.platforms.mail import Mailer
     return Mailer(exp.mail.to, exp.mail.quota, MailCounter(schedule), commands=commands, log=log)
 
 
@@ -60,7 +60,7 @@ def start(experiment_file: str, state_dir: str, *, simulate: bool, root: SystemR
     validate_files(exp, exp_dir, experiment_file, run_keys)
     if not simulate and exp.platform.benchmark_user:
         # The runner will run as a fresh unprivileged user: refuse now rather than after the first reboot.
-        from supervisor.runner_access import unreachable_files
+        from supervisor.launch.runner_access import unreachable_files
         problems = unreachable_files(exp, exp_dir, experiment_file, run_keys)
         if problems:
             more = f" (and {len(problems) - 1} more; coldrun check lists them)" if len(problems) > 1 else ""
@@ -82,7 +82,7 @@ def _start_locked(exp, text, experiment_file, jobs, seed, state, simulate, root,
     mode = "simulated" if simulate else "hardware"
     if not simulate:
         # Before this experiment changes anything: undo what a dead one left, then say who is changing things.
-        from supervisor.active import replay_previous, write_marker
+        from supervisor.platforms.active_marker import replay_previous, write_marker
         replay_previous(root, commands, log, state.path)
         write_marker(root, state.path)
     state.write_experiment(text, Path(experiment_file), sys.argv, debug=debug)
@@ -103,7 +103,7 @@ def _start_locked(exp, text, experiment_file, jobs, seed, state, simulate, root,
     except ColdrunError as e:
         platform.restore()     # undo whatever was applied before the failure
         if not simulate:
-            from supervisor.active import clear_marker
+            from supervisor.platforms.active_marker import clear_marker
             clear_marker(root, state.path, log)
         raise ColdrunError(f"{e} (nothing was started; settings restored)", e.exit_code)
     Schedule.create(state.schedule_path, render_new(
@@ -115,10 +115,10 @@ def _start_locked(exp, text, experiment_file, jobs, seed, state, simulate, root,
     if simulate:
         log.info("simulated: would enable the boot service and reboot; re-executing instead")
         if reexec:
-            from supervisor.cycle import reexec_resume
+            from supervisor.boot.one_boot import reexec_resume
             reexec_resume(state.path)
         return 0
-    from supervisor.bootservice import install_and_enable
+    from supervisor.platforms.boot_service import install_and_enable
     install_and_enable(state.path, root=root, commands=commands, log=log)
     schedule = state.schedule()
     _mailer(exp, schedule, commands, log).send(f"started {exp.name}", f"coldrun started {n_run} process executions "
@@ -142,10 +142,10 @@ def _wind_down(platform: Platform, ctx: "Boot", subject: str, body: str, *, ende
     """
     platform.restore()
     if ctx.schedule.mode == "hardware":
-        from supervisor.bootservice import disable_and_remove
+        from supervisor.platforms.boot_service import disable_and_remove
         disable_and_remove(ctx.state.path, root=ctx.root, commands=ctx.commands, log=ctx.log)
         if ended:
-            from supervisor.active import clear_marker
+            from supervisor.platforms.active_marker import clear_marker
             clear_marker(ctx.root, ctx.state.path, ctx.log)
         _mailer(ctx.exp, ctx.schedule, ctx.commands, ctx.log).send(subject, body, bypass_quota=True)
     else:
@@ -176,7 +176,7 @@ def abort(state_dir: str, *, root: SystemRoot | None = None, commands: Commands 
     """Stop a running or idle experiment for good: settle jobs, restore, disable, mail."""
     import signal
     import time
-    from supervisor.statedir import AlreadyRunning
+    from supervisor.state.statedir import AlreadyRunning
     state = StateDir(state_dir)
     state.schedule()                 # a clear error for a non-state dir first
     try:
@@ -205,8 +205,8 @@ def abort(state_dir: str, *, root: SystemRoot | None = None, commands: Commands 
 
 
 def _abort_locked(state: StateDir, root, commands, clock, stderr) -> int:
-    from supervisor.cycle import Boot
-    from supervisor.reconcile import reconcile
+    from supervisor.boot.context import Boot
+    from supervisor.boot.reconcile import reconcile
     schedule = state.schedule()
     if schedule.status == "aborted":
         raise ColdrunError(f"{state.path}: experiment was already aborted")
@@ -239,8 +239,8 @@ def continue_stopped(state_dir: str, *, root: SystemRoot | None = None, commands
                                f"{schedule.status}")
         log = make_logger(state.log_path, stderr)
         if schedule.mode == "hardware":
-            from supervisor.active import claim_for_continue
-            from supervisor.bootservice import install_and_enable
+            from supervisor.platforms.active_marker import claim_for_continue
+            from supervisor.platforms.boot_service import install_and_enable
             claim_for_continue(root or SystemRoot("/"), state.path)
             install_and_enable(state.path, root=root or SystemRoot("/"), commands=commands or RealCommands(),
                                log=log)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from supervisor.errors import ColdrunError
-from supervisor.experiment import VM, Experiment
+from supervisor.experiment.model import VM, Experiment
 
 EXTERNAL_RUNNER = "external"
 PYTHON_SELF = "@python"          # the interpreter running coldrun

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from supervisor.errors import ColdrunError
-from supervisor.jobs import JobSpec
+from supervisor.experiment.plan import JobSpec
 from supervisor.durable import write_atomic
 
 FORMAT_VERSION = 1

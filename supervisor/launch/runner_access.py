@@ -16,8 +16,8 @@ import os
 import stat
 from pathlib import Path
 
-from supervisor.experiment import Experiment
-from supervisor.resolve import Launch, benchmark_path, runner_launch
+from supervisor.experiment.model import Experiment
+from supervisor.launch.runner_command import Launch, benchmark_path, runner_launch
 
 # Runner environment variables that hold paths of files the runner loads.
 PATH_VARIABLES = ("COLDRUN_KRUNTIME_EXTENSION", "COLDRUN_LIBKRUNTIME", "COLDRUN_KRUN_JNI",

@@ -5,11 +5,11 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 
-from supervisor.experiment import Experiment, parse_experiment
-from supervisor.records import list_records, read_record
-from supervisor.schedule import OUTSTANDING, RUNNING, Schedule
-from supervisor.statedir import StateDir
-from supervisor.units import format_duration
+from supervisor.experiment.model import Experiment, parse_experiment
+from supervisor.state.records import list_records, read_record
+from supervisor.state.schedule import OUTSTANDING, RUNNING, Schedule
+from supervisor.state.statedir import StateDir
+from supervisor.experiment.quantities import format_duration
 
 
 def per_job_overhead(exp: Experiment) -> float:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from supervisor.experiment import Experiment
+from supervisor.experiment.model import Experiment
 from supervisor.platforms import detect_platform_name, make_platform
 from supervisor.platforms.base import Platform
 from supervisor.system import Clock, Commands, SystemRoot

@@ -11,7 +11,7 @@ import fnmatch
 import random
 from dataclasses import dataclass
 
-from supervisor.experiment import Experiment
+from supervisor.experiment.model import Experiment
 
 
 @dataclass(frozen=True)

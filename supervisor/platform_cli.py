@@ -95,7 +95,7 @@ def problems(policy: PlatformPolicy, root_dir: str = "/", os_name: str | None = 
 
 
 def _load_policy(path: str) -> PlatformPolicy:
-    from supervisor.experiment import load_experiment
+    from supervisor.experiment.model import load_experiment
     exp, _ = load_experiment(path)
     return exp.platform
 

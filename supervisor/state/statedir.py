@@ -9,10 +9,10 @@ import time
 from pathlib import Path
 
 from supervisor.errors import ColdrunError
-from supervisor.experiment import Experiment, experiment_sha256, parse_experiment
+from supervisor.experiment.model import Experiment, experiment_sha256, parse_experiment
 from supervisor.durable import fsync_dir, is_temp_name, write_atomic
-from supervisor.records import executions_dir
-from supervisor.schedule import Schedule
+from supervisor.state.records import executions_dir
+from supervisor.state.schedule import Schedule
 
 
 class AlreadyRunning(ColdrunError):

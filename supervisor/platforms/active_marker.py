@@ -19,7 +19,7 @@ from typing import Any
 from supervisor.errors import ColdrunError, PlatformError
 from supervisor.durable import write_atomic
 from supervisor.system import Commands, SystemRoot
-from supervisor.undo import UndoLog
+from supervisor.state.undo import UndoLog
 
 MARKER = "/var/lib/coldrun/active"
 
@@ -112,7 +112,7 @@ def replay_previous(root: SystemRoot, commands: Commands, log: Any, current: Pat
                            f"then start again")
     log.info("restored the settings of the previous experiment", state_dir=str(old))
     try:
-        from supervisor.schedule import Schedule
+        from supervisor.state.schedule import Schedule
         status = Schedule.load(old / "schedule").status
     except ColdrunError:
         return

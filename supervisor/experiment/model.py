@@ -21,7 +21,7 @@ from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, ValidationE
 
 from supervisor.errors import ColdrunError
 from supervisor.platforms.policy import PlatformPolicy
-from supervisor.units import parse_duration, parse_size
+from supervisor.experiment.quantities import parse_duration, parse_size
 
 NAME_PATTERN = r"^[A-Za-z0-9_.+-]+$"
 

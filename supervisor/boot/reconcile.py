@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from supervisor.experiment import Experiment
-from supervisor.launcher import kill_orphan
-from supervisor.records import read_record, record_path, remove_temp_files
-from supervisor.schedule import CRASHED, OUTSTANDING, RUNNING, Schedule
-from supervisor.statedir import StateDir
-from supervisor.testhooks import pause_point
+from supervisor.experiment.model import Experiment
+from supervisor.launch.process import kill_orphan
+from supervisor.state.records import read_record, record_path, remove_temp_files
+from supervisor.state.schedule import CRASHED, OUTSTANDING, RUNNING, Schedule
+from supervisor.state.statedir import StateDir
+from supervisor.boot.crash_points import pause_point
 
 _VALID_OUTCOMES = {"C", "E", "T", "O"}
 

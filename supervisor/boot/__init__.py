@@ -1,0 +1,1 @@
+"""One boot of the supervisor, and the start/finish/abort paths beside it."""

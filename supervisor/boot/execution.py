@@ -1,0 +1,147 @@
+"""One process execution: launch the runner, judge how it ended, and fill the execution record."""
+
+from __future__ import annotations
+
+import signal
+from dataclasses import dataclass
+from typing import Any
+
+from supervisor import __version__
+from supervisor.boot.context import Boot
+from supervisor.boot.crash_points import pause_point
+from supervisor.errors import ColdrunError
+from supervisor.launch.process import ProcessResult, run_process
+from supervisor.launch.results import BadResults, parse_results
+from supervisor.launch.runner_command import env_size, runner_launch
+from supervisor.platforms.base import Platform
+from supervisor.state.schedule import STATE_NAMES, JobLine
+
+
+@dataclass
+class Executed:
+    """One finished attempt: its record (not yet written), outcome flag and why, and the re-run verdict."""
+
+    record: dict[str, Any]
+    outcome: str
+    reason: str | None
+    disturbed: list[str]      # post-check flags the re-run policy acts on
+    exhausted: bool           # disturbed on the last allowed attempt
+
+
+def execute(ctx: Boot, platform: Platform, job: JobLine, attempt: int, before: dict[str, Any]) -> Executed:
+    """Run the claimed job once and judge it, post-checks and re-run policy included."""
+    exp, schedule, log, state = ctx.exp, ctx.schedule, ctx.log, ctx.state
+    bench, vm_name, variant = job.key.split(":")
+    vm = exp.vms[vm_name]
+    if vm.instrument:
+        log.warning("instrumentation is on for this VM: it perturbs the measurement; do not use these "
+                    "times as results", vm=vm_name)
+    record: dict[str, Any] = {
+        "record_version": 1, "supervisor_version": __version__, "job_index": job.index, "key": job.key,
+        "bench": bench, "vm": vm_name, "variant": variant, "pexec": job.pexec, "attempt": attempt,
+        "boot": schedule.boots, "iterations": vm.iterations, "param": exp.benchmarks[bench],
+        "mode": vm.mode, "instrument": vm.instrument, "debug": state.debug(),
+        "wallclock_times": [], "core_cycle_counts": [], "aperf_counts": [], "mperf_counts": [],
+        "counters": None, "flags": [], "platform_before": before, "platform_after": None,
+    }
+    outcome, reason = launch_and_judge(ctx, platform, job, record)
+    post = platform.post_checks(before, record)
+    record["platform_after"] = post.details
+    record["flags"] = list(post.flags)
+    exhausted = False
+    disturbed = sorted(set(post.flags) & set(exp.rerun.on_flags))
+    record["rerun_requested"] = bool(post.rerun and disturbed and outcome == "C")
+    if record["rerun_requested"]:
+        if attempt < exp.rerun.max_attempts:
+            outcome, reason = "O", f"re-run requested by post-checks ({', '.join(disturbed)})"
+        else:
+            exhausted = True
+            record["flags"].append("rerun_exhausted")
+    record["outcome"] = outcome
+    record["state"] = {"O": "rerun"}.get(outcome, STATE_NAMES[outcome])
+    record["reason"] = reason
+    return Executed(record, outcome, reason, disturbed, exhausted)
+
+
+def launch_and_judge(ctx: Boot, platform: Platform, job: JobLine, record: dict[str, Any]) -> tuple[str, str | None]:
+    """Run the runner; fill the record; return (outcome flag, reason)."""
+    exp, state, log = ctx.exp, ctx.state, ctx.log
+    bench, vm_name, variant = job.key.split(":")
+    try:
+        launch = runner_launch(exp, state.experiment_dir(), str(state.experiment_path), bench, vm_name,
+                               variant, home=str(state.home_path), debug=state.debug())
+    except ColdrunError as e:
+        return "E", f"cannot launch: {e}"
+    prefix = platform.launch_prefix(job.key)
+    argv = prefix + launch.argv
+    seen_env = _env_after_prefix(prefix, launch.env)
+    record.update({"argv": argv, "environment": seen_env, "environment_bytes": env_size(seen_env),
+                   "cwd": str(state.home_path)})
+
+    def started(pid: int) -> None:
+        try:
+            import psutil
+            created = psutil.Process(pid).create_time()
+        except Exception:  # the runner may already be gone
+            created = None
+        state.note_runner(pid, created)
+        log.info("runner started", pid=pid, argv=" ".join(argv))
+        pause_point("during-run", ctx.schedule.boots)
+
+    try:
+        res = run_process(argv, launch.env, cwd=str(state.home_path), heap_limit=exp.heap_limit,
+                          stack_limit=exp.stack_limit, timeout=exp.execution_timeout, on_started=started)
+    finally:
+        platform.end_launch(job.key)
+    state.clear_runner()
+    _fill_process_fields(record, res)
+    if res.launch_error:
+        return "E", f"runner could not start: {res.launch_error}"
+    if res.timed_out:
+        return "T", f"timed out after {exp.execution_timeout:g}s; process group killed"
+    if res.signal is not None:
+        return "E", f"runner killed by signal {res.signal} ({record['signal_name']})"
+    if res.exit_code != 0:
+        return "E", f"runner exited with status {res.exit_code}"
+    if res.results_oversize:
+        return "E", "results document larger than the limit"
+    vm = exp.vms[vm_name]
+    try:
+        doc = parse_results(res.results, vm.iterations, startup=vm.mode == "startup", instrument=vm.instrument)
+    except BadResults as e:
+        return "E", str(e)
+    for k in ("wallclock_times", "core_cycle_counts", "aperf_counts", "mperf_counts", "counters"):
+        record[k] = doc[k]
+    for k in ("instrumentation", "startup"):     # optional objects, kept as the runner wrote them
+        if k in doc:
+            record[k] = doc[k]
+    return "C", None
+
+
+def _env_after_prefix(prefix: list[str], env: dict[str, str]) -> dict[str, str]:
+    """The environment the runner sees: an `env K=V ...` in the platform's prefix overrides ours."""
+    seen = dict(env)
+    if "env" in prefix:
+        for token in prefix[prefix.index("env") + 1:]:
+            if "=" not in token or token.startswith("-"):
+                break
+            k, v = token.split("=", 1)
+            seen[k] = v
+    return seen
+
+
+def _fill_process_fields(record: dict[str, Any], res: ProcessResult) -> None:
+    sig_name = None
+    if res.signal is not None:
+        try:
+            sig_name = signal.Signals(res.signal).name
+        except ValueError:
+            sig_name = str(res.signal)
+    record.update({
+        "runner_pid": res.pid, "exit_code": res.exit_code, "signal": res.signal, "signal_name": sig_name,
+        "timed_out": res.timed_out, "started_at": res.started_at, "ended_at": res.ended_at,
+        "duration_seconds": res.duration, "rusage": res.rusage,
+        "stdout_tail": res.stdout.text(), "stdout_bytes": res.stdout.total,
+        "stderr_tail": res.stderr.text(), "stderr_bytes": res.stderr.total,
+        "launch_error": res.launch_error, "results_bytes": len(res.results),
+    })

@@ -1,0 +1,1 @@
+"""The experiment: the TOML model, its quantities and the plan of jobs."""

@@ -1,0 +1,1 @@
+"""Launching a runner: its command, the process, and its results document."""

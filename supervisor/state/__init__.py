@@ -1,0 +1,1 @@
+"""The state dir: schedule, execution records, undo log, exports and status."""
