@@ -141,8 +141,7 @@ class SysfsTurboSwitch(TurboSwitch):
     """A cpufreq driver's own file (or one file per policy); ``off_text`` in it means turbo off."""
 
     pattern: str      # a path, or a glob for one file per policy
-    off_text: str
-    on_text: str
+    off_text, on_text = "0", "1"   # a "boost" file; intel_pstate's "no_turbo" is the other way round
 
     @classmethod
     def available(cls, m: Machine) -> bool:
@@ -175,7 +174,6 @@ class CpufreqBoost(SysfsTurboSwitch):
 
     label = "cpufreq/boost"
     pattern = f"{CPU}/cpufreq/boost"
-    off_text, on_text = "0", "1"
 
 
 class PolicyBoost(SysfsTurboSwitch):
@@ -183,7 +181,6 @@ class PolicyBoost(SysfsTurboSwitch):
 
     label = "policy/boost"
     pattern = f"{CPU}/cpufreq/policy*/boost"
-    off_text, on_text = "0", "1"
 
 
 class MsrTurboDisable(TurboSwitch):
