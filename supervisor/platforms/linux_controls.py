@@ -7,6 +7,7 @@ linux.py lists the controls in the order they are applied (LINUX_CONTROLS).
 from __future__ import annotations
 
 import gzip
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 from supervisor.errors import PlatformError
@@ -102,7 +103,7 @@ def cpu_reports_turbo(root: SystemRoot) -> bool:
     return bool({"ida", "cpb"} & facts.cpu_flags(root))
 
 
-class TurboSwitch:
+class TurboSwitch(ABC):
     """One way of turning turbo/boost on or off.
 
     ``available(machine)`` says whether this machine has it; TurboControl
@@ -121,11 +122,11 @@ class TurboSwitch:
         self.virtual = facts.detect_virtualisation(m.root).virtual
 
     @classmethod
-    def available(cls, m: Machine) -> bool:
-        raise NotImplementedError
+    @abstractmethod
+    def available(cls, m: Machine) -> bool: ...
 
-    def read(self) -> str | None:
-        raise NotImplementedError
+    @abstractmethod
+    def read(self) -> str | None: ...
 
     def write(self, undo: UndoLog, control: str, off: bool) -> None:
         raise PlatformError(f"{control}: " + self.unavailable_fix())
@@ -247,7 +248,7 @@ class NoTurboSwitch(TurboSwitch):
 
 # The first available switch is used.  Rules:
 TURBO_SWITCHES: tuple[type[TurboSwitch], ...] = (
-    # The driver's own switch first: the kernel then keeps its frequency tables in step.
+    # The driver's own switch first: the kernel then keeps its frequency limits in step.
     # intel_pstate has no cpufreq/boost, so no_turbo is its only switch.
     IntelNoTurbo,
     # The global boost before the per-policy files: where both exist (acpi-cpufreq on
@@ -296,6 +297,7 @@ class TurboControl(Control):
         if self.switch.label and report.action != "unavailable":
             report.found = f"{report.found} [{self.switch.label}]"
         return report
+
 
 # --- kernel --------------------------------------------------------------------
 
