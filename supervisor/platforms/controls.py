@@ -65,6 +65,10 @@ class Control(ABC):
     # What the report's fix says; None: the generic "set it, or ignore it" lines below.
     fix_text: str | None = None
     unavailable_text: str | None = None
+    # The [platform] field that chooses this control (None: the control's name), and
+    # the values of it that leave the control out.
+    policy_field: str | None = None
+    left_out_by: tuple[Any, ...] = ("ignore",)
 
     def __init__(self, m: Machine):
         self.root = m.root
@@ -72,23 +76,26 @@ class Control(ABC):
         self.policy = m.policy
 
     @classmethod
+    def setting(cls, policy: PlatformPolicy) -> Any:
+        return getattr(policy, cls.policy_field or cls.name)
+
+    @classmethod
     def chosen(cls, policy: PlatformPolicy) -> bool:
-        """Does the [platform] table ask for this control?  By default its field (the
-        control's name) is anything but "ignore"."""
-        return getattr(policy, cls.name) != "ignore"
+        """Does the [platform] table ask for this control?"""
+        return cls.setting(policy) not in cls.left_out_by
 
     @classmethod
     def build(cls, m: Machine) -> Control:
         control = cls(m)
         # Only smt, swap, transparent_hugepages and overcommit_memory accept "report":
         # then the value is recorded and never enforced.
-        if getattr(m.policy, cls.name, None) == "report":
+        if cls.setting(m.policy) == "report":
             return ReportControl(cls.name, control.observe)
         return control
 
     def wanted(self) -> str:
         """By default the [platform] field's value, as text."""
-        return str(getattr(self.policy, self.name))
+        return str(self.setting(self.policy))
 
     @abstractmethod
     def read(self) -> str | None: ...

@@ -15,7 +15,6 @@ from supervisor.platforms.controls import (CheckControl, Control, ControlReport,
                                            bracketed, combine, label, write_setting)
 from supervisor.platforms.cpulist import format_cpulist, parse_cpulist
 from supervisor.platforms import linux_facts as facts
-from supervisor.platforms.policy import PlatformPolicy
 from supervisor.system import SystemRoot
 from supervisor.state.undo import UndoLog
 
@@ -79,9 +78,7 @@ class IntelPstateCheck(CheckControl):
     fix_text = ("intel_pstate is driving the CPU: boot with intel_pstate=disable (" +
                 GRUB_FIX.format(param="intel_pstate=disable") + "), or set intel_pstate = \"allow\"")
 
-    @classmethod
-    def chosen(cls, policy: PlatformPolicy) -> bool:
-        return policy.intel_pstate == "disable"
+    left_out_by = ("allow", "ignore")
 
     def wanted(self) -> str:
         return "not the active intel_pstate driver"
@@ -339,10 +336,6 @@ class TicklessCheck(Control):
         self.all_cpus = m.cpus
         self._problem: str | None = None
 
-    @classmethod
-    def chosen(cls, policy: PlatformPolicy) -> bool:
-        return policy.tickless == "require"
-
     def wanted(self) -> str:
         return f"CONFIG_NO_HZ_FULL=y, nohz_full covers {format_cpulist(self.bench_cpus)}"
 
@@ -500,9 +493,7 @@ class CpusetControl(Control):
         super().__init__(m)
         self.cpus = format_cpulist(m.benchmark_cpus)
 
-    @classmethod
-    def chosen(cls, policy: PlatformPolicy) -> bool:
-        return policy.pinning
+    left_out_by = (False,)
 
     def wanted(self) -> str:
         return f"{BENCH_CGROUP} cpus={self.cpus} partition=root"
@@ -619,9 +610,7 @@ class CounterAccessControl(Control):
         self.required = m.policy.counters == "require"
         self.virtual = facts.detect_virtualisation(m.root).virtual
 
-    @classmethod
-    def chosen(cls, policy: PlatformPolicy) -> bool:
-        return policy.counters != "off"
+    left_out_by = ("off",)
 
     def wanted(self) -> str:
         if not self.unprivileged:

@@ -11,7 +11,6 @@ from supervisor.errors import PlatformError
 from supervisor.platforms.audit import VOLATILE, coldrun_version, digest_lines
 from supervisor.platforms.controls import CheckControl, Control, Machine, select
 from supervisor.platforms.kernel_log import OPENBSD_ALLOW, dmesg_new_lines
-from supervisor.platforms.policy import PlatformPolicy
 from supervisor.platforms.unix import UnixPlatform
 from supervisor.system import Commands
 from supervisor.state.undo import UndoLog
@@ -30,9 +29,7 @@ class ApmdControl(Control):
 
     name = "apmd"
 
-    @classmethod
-    def chosen(cls, policy: PlatformPolicy) -> bool:
-        return policy.apm_performance == "high"
+    policy_field = "apm_performance"
 
     def wanted(self) -> str:
         return "running"
@@ -177,9 +174,7 @@ class MallocConfCheck(CheckControl):
     fix_text = ("remove /etc/malloc.conf and any vm.malloc_conf line in /etc/sysctl.conf "
                 "(then sysctl vm.malloc_conf=), or set malloc_options = \"ignore\" in [platform]")
 
-    @classmethod
-    def chosen(cls, policy: PlatformPolicy) -> bool:
-        return policy.malloc_options != "ignore"
+    policy_field = "malloc_options"
 
     def wanted(self) -> str:
         return "no override"
@@ -200,9 +195,7 @@ class CountersCheck(CheckControl):
     name = "counters"
     fix_text = 'per-core counters are only implemented on Linux; set counters = "if_available" in [platform]'
 
-    @classmethod
-    def chosen(cls, policy: PlatformPolicy) -> bool:
-        return policy.counters == "require"
+    left_out_by = ("if_available", "off")
 
     def wanted(self) -> str:
         return "cycles, aperf, mperf"
