@@ -28,7 +28,6 @@ class ApmdControl(Control):
     """apmd must run for apm -H to work (Krun raced it at boot)."""
 
     name = "apmd"
-
     policy_field = "apm_performance"
 
     def wanted(self) -> str:
@@ -173,7 +172,6 @@ class MallocConfCheck(CheckControl):
     name = "malloc_conf"
     fix_text = ("remove /etc/malloc.conf and any vm.malloc_conf line in /etc/sysctl.conf "
                 "(then sysctl vm.malloc_conf=), or set malloc_options = \"ignore\" in [platform]")
-
     policy_field = "malloc_options"
 
     def wanted(self) -> str:
@@ -194,7 +192,6 @@ class CountersCheck(CheckControl):
 
     name = "counters"
     fix_text = 'per-core counters are only implemented on Linux; set counters = "if_available" in [platform]'
-
     left_out_by = ("if_available", "off")
 
     def wanted(self) -> str:
