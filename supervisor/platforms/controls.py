@@ -1,10 +1,19 @@
-"""Controls: one small object per setting, all with the same five steps.
+"""Controls: one small class per setting (and per mechanism of a setting), all
+with the same steps.
 
     read()      current value as text, or None when the machine lacks it
     satisfied() does the value match the policy?
     apply()     change it, recording the original in the undo log first
-    verify      apply_and_verify() reads back and compares
+    verify      enforce() reads back and compares
     restore()   replay this control's undo entries
+
+A platform's controls come from a declarative list of classes
+(``LINUX_CONTROLS`` in linux.py, ``OPENBSD_CONTROLS`` in openbsd.py), in
+the order they are applied and shown; the comments there say why each
+stands where it does.  ``chosen(policy)`` says whether the experiment's
+[platform] table asks for a control, ``build(machine)`` makes it.
+Restore replays the undo log newest first, so it undoes in reverse list
+order.
 
 Check-only controls (a kernel built tickless, a boot parameter, a BIOS
 switch) cannot apply; their ``fix`` says exactly what the user must change
@@ -14,11 +23,12 @@ and where.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import asdict, dataclass
-from typing import Any, Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Sequence
 
 from supervisor.errors import PlatformError
-from supervisor.system import SystemRoot
+from supervisor.platforms.policy import PlatformPolicy
+from supervisor.system import Commands, SystemRoot
 from supervisor.state.undo import UndoLog
 
 
@@ -36,27 +46,74 @@ class ControlReport:
         return asdict(self)
 
 
+@dataclass(frozen=True)
+class Machine:
+    """What every control is built from: the seams, the policy and the CPUs."""
+
+    root: SystemRoot
+    commands: Commands
+    policy: PlatformPolicy
+    cpus: list[int] = field(default_factory=list)            # online CPUs (Linux)
+    benchmark_cpus: set[int] = field(default_factory=set)    # the cores benchmarks run on (Linux)
+
+
 class Control(ABC):
     name: str = "control"
     # Missing on this machine: is that a problem (needs a fix) or just reported?
     required: bool = True
     can_apply: bool = True
+    # What the report's fix says; None: the generic "set it, or ignore it" lines below.
+    fix_text: str | None = None
+    unavailable_text: str | None = None
+    # The [platform] field that chooses this control (None: the control's name), and
+    # the values of it that leave the control out.
+    policy_field: str | None = None
+    left_out_by: tuple[Any, ...] = ("ignore",)
 
-    @abstractmethod
-    def wanted(self) -> str: ...
+    def __init__(self, m: Machine):
+        self.root = m.root
+        self.commands = m.commands
+        self.policy = m.policy
+
+    @classmethod
+    def setting(cls, policy: PlatformPolicy) -> Any:
+        return getattr(policy, cls.policy_field or cls.name)
+
+    @classmethod
+    def chosen(cls, policy: PlatformPolicy) -> bool:
+        """Does the [platform] table ask for this control?"""
+        return cls.setting(policy) not in cls.left_out_by
+
+    @classmethod
+    def build(cls, m: Machine) -> Control:
+        control = cls(m)
+        # Only smt, swap, transparent_hugepages and overcommit_memory accept "report":
+        # then the value is recorded and never enforced.
+        if cls.setting(m.policy) == "report":
+            return ReportControl(cls.name, control.observe)
+        return control
+
+    def wanted(self) -> str:
+        """By default the [platform] field's value, as text."""
+        return str(self.setting(self.policy))
 
     @abstractmethod
     def read(self) -> str | None: ...
+
+    def observe(self) -> str | None:
+        """The value as "report" records it (None: unavailable)."""
+        return self.read()
 
     def satisfied(self, found: str | None) -> bool:
         return found == self.wanted()
 
     def fix(self, found: str | None) -> str:
         """What the user must do when apply cannot help."""
-        return f"set {self.name} to {self.wanted()} or set {self.name} = \"ignore\" in [platform]"
+        return self.fix_text or f"set {self.name} to {self.wanted()} or set {self.name} = \"ignore\" in [platform]"
 
     def unavailable_fix(self) -> str:
-        return f"{self.name} is not available on this machine; set {self.name} = \"ignore\" in [platform]"
+        return (self.unavailable_text or
+                f"{self.name} is not available on this machine; set {self.name} = \"ignore\" in [platform]")
 
     def apply(self, undo: UndoLog) -> None:
         raise PlatformError(f"{self.name}: cannot be changed by coldrun")
@@ -93,6 +150,11 @@ class Control(ABC):
         return ControlReport(self.name, self.wanted(), found or "", True, f"changed from {report.found}")
 
 
+def select(entries: Sequence[type[Control]], m: Machine) -> list[Control]:
+    """The controls of a platform's list that the policy asks for, in the list's order."""
+    return [entry.build(m) for entry in entries if entry.chosen(m.policy)]
+
+
 class ReportControl(Control):
     """Only records a value (overcommit, swap, THP, SMT in "report" mode)."""
 
@@ -122,34 +184,14 @@ class CheckControl(Control):
 
     can_apply = False
 
-    def __init__(self, name: str, wanted: str, reader: Callable[[], str | None],
-                 ok: Callable[[str], bool], fix_text: str | Callable[[str | None], str],
-                 required: bool = True, unavailable_text: str | None = None):
-        self.name = name
-        self._wanted = wanted
-        self._reader = reader
-        self._ok = ok
-        self._fix = fix_text
-        self.required = required
-        self._unavailable = unavailable_text
-
-    def wanted(self) -> str:
-        return self._wanted
-
-    def read(self) -> str | None:
-        return self._reader()
-
     def satisfied(self, found: str | None) -> bool:
-        return found is not None and self._ok(found)
+        return found is not None and self.ok(found)
 
-    def fix(self, found: str | None) -> str:
-        return self._fix(found) if callable(self._fix) else self._fix
-
-    def unavailable_fix(self) -> str:
-        return self._unavailable or super().unavailable_fix()
+    def ok(self, found: str) -> bool:
+        return found == self.wanted()
 
 
-def _combine(values: dict[str, str]) -> str:
+def combine(values: dict[str, str]) -> str:
     """One value when all agree, else "cpu0=a cpu1=b" so the report shows which differ."""
     distinct = set(values.values())
     if len(distinct) == 1:
@@ -157,7 +199,8 @@ def _combine(values: dict[str, str]) -> str:
     return " ".join(f"{k}={v}" for k, v in values.items())
 
 
-def _label(path: str) -> str:
+def label(path: str) -> str:
+    """The per-core part of a path ("cpu3", "policy3"), else the path."""
     for part in path.split("/"):
         if part.startswith(("cpu", "policy")) and part[-1:].isdigit():
             return part
@@ -167,24 +210,14 @@ def _label(path: str) -> str:
 class SysfsControl(Control):
     """A value in one or more files under /sys or /proc (one per core when per-core).
 
-    ``parse`` turns file text into the value (e.g. THP's "always [madvise] never"
-    -> "madvise"); writes always put the plain value back.
+    Subclasses set ``paths``; ``parse`` turns file text into the value (e.g.
+    THP's "always [madvise] never" -> "madvise"); writes put the plain value back.
     """
 
-    def __init__(self, name: str, root: SystemRoot, paths: list[str], wanted: str,
-                 parse: Callable[[str], str] = str.strip, required: bool = True,
-                 fix_text: str | None = None, unavailable_text: str | None = None):
-        self.name = name
-        self.root = root
-        self.paths = paths
-        self._wanted = wanted
-        self._parse = parse
-        self.required = required
-        self._fix = fix_text
-        self._unavailable = unavailable_text
+    paths: list[str]
 
-    def wanted(self) -> str:
-        return self._wanted
+    def parse(self, text: str) -> str:
+        return text.strip()
 
     def values(self) -> dict[str, str] | None:
         if not self.paths:
@@ -192,31 +225,32 @@ class SysfsControl(Control):
         out: dict[str, str] = {}
         for p in self.paths:
             try:
-                out[_label(p)] = self._parse(self.root.read_text(p))
+                out[label(p)] = self.parse(self.root.read_text(p))
             except FileNotFoundError:
                 return None
             except OSError as e:
-                out[_label(p)] = f"unreadable ({e.strerror})"
+                out[label(p)] = f"unreadable ({e.strerror})"
         return out
 
     def read(self) -> str | None:
         values = self.values()
-        return None if values is None else _combine(values)
-
-    def fix(self, found: str | None) -> str:
-        return self._fix or super().fix(found)
-
-    def unavailable_fix(self) -> str:
-        return self._unavailable or super().unavailable_fix()
+        return None if values is None else combine(values)
 
     def apply(self, undo: UndoLog) -> None:
         for p in self.paths:
-            raw = self.root.read_text(p)
-            current = self._parse(raw)
-            if current == self._wanted:
-                continue
-            undo.record(self.name, p, {"action": "write", "path": p, "value": restorable(raw, current)})
-            self.root.write_text(p, self._wanted + "\n")
+            write_setting(self.root, undo, self.name, p, self.wanted(), self.parse)
+
+
+def write_setting(root: SystemRoot, undo: UndoLog, control: str, path: str, value: str,
+                  parse: Callable[[str], str] = str.strip) -> None:
+    """Write ``value`` to a /sys or /proc file unless it holds it already, recording the
+    original in the undo log first."""
+    raw = root.read_text(path)
+    current = parse(raw)
+    if current == value:
+        return
+    undo.record(control, path, {"action": "write", "path": path, "value": restorable(raw, current)})
+    root.write_text(path, value + "\n")
 
 
 def restorable(raw: str, value: str) -> str:

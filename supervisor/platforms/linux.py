@@ -9,17 +9,60 @@ from typing import Any
 from supervisor.errors import PlatformError
 from supervisor.platforms import linux_facts as facts
 from supervisor.platforms.audit import VOLATILE, coldrun_version, digest_lines
-from supervisor.platforms.controls import Control
+from supervisor.platforms.controls import Control, Machine, select
 from supervisor.platforms.cpulist import parse_cpulist
 from supervisor.platforms.kernel_log import DEFAULT_ALLOW, kmsg_position, kmsg_since, read_kmsg
-from supervisor.platforms.linux_controls import (BENCH_CGROUP, CounterAccessControl, CpusetControl,
-                                                 EppControl, GovernorControl,
-                                                 TicklessCheck, TurboControl, intel_pstate_check,
-                                                 overcommit_control, smt_control, swap_control,
-                                                 sysctl_control, thp_control)
+from supervisor.platforms.linux_controls import (BENCH_CGROUP, Aslr, CounterAccessControl, CpusetControl,
+                                                 EppControl, GovernorControl, IntelPstateCheck, Overcommit,
+                                                 PerfCpuTimeMax, PerfSampleRate, SmtCheck, SwapCheck,
+                                                 TicklessCheck, TransparentHugepages, TurboControl)
 from supervisor.platforms.temperatures import read_linux_temperatures
 from supervisor.platforms.throttle import read_throttle_counters
 from supervisor.platforms.unix import UnixPlatform
+
+
+# Every Linux control, in the order apply_and_verify() enforces them and `platform show`
+# prints them (tests/unit/platforms/test_cli.py pins that order).  Each is included when
+# the [platform] table asks for it (Control.chosen).  Restore replays the undo log newest
+# first, so settings are put back in the reverse of this order.  Rules:
+LINUX_CONTROLS: tuple[type[Control], ...] = (
+    # CPU frequency first, the governor leading: it picks how the driver sets the
+    # frequency, and what the driver then does with EPP and turbo.
+    GovernorControl,
+    # EPP after the governor: with intel_pstate or amd-pstate active, switching to the
+    # "performance" governor sets EPP to "performance" itself and the driver refuses any
+    # other EPP under it (EBUSY).  Written after, EPP usually already reads back as wanted
+    # and nothing is recorded, so restore cannot hit that refusal either.
+    EppControl,
+    # Check-only: stands by the frequency settings it explains (turbo's switch depends on it).
+    IntelPstateCheck,
+    # Turbo after the governor and EPP: intel_pstate recomputes each policy's limits,
+    # turbo cap included, on a governor change, so turbo is written and read back after.
+    # Before counters: the MSR switch loads the msr module (without an undo entry), and
+    # counters, for root-run benchmarks, then finds /dev/cpu/N/msr in place.
+    TurboControl,
+    # perf_event_max_sample_rate before perf_cpu_time_max_percent: the kernel refuses
+    # (EINVAL) a sample-rate write while perf_cpu_time_max_percent is 0 or 100, so
+    # setting the latter to 0 first would make the former fail; restore (newest first)
+    # then puts perf_cpu_time_max_percent back before the sample rate, as it must.
+    PerfSampleRate,
+    PerfCpuTimeMax,
+    # Counter access after the perf sysctls: it lowers kernel.perf_event_paranoid (lets
+    # the benchmark user open per-CPU events), so it is the perf change restore takes back
+    # first, and its report describes perf as the benchmark will find it.
+    CounterAccessControl,
+    # Independent of one another: the order is only the order of the report.
+    Aslr,
+    TicklessCheck,
+    SmtCheck,
+    Overcommit,
+    SwapCheck,
+    TransparentHugepages,
+    # Pinning last: the one control that creates something (a cgroup that takes the
+    # benchmark cores from every other cgroup) rather than changing a value; made last,
+    # it is the first thing restore removes.
+    CpusetControl,
+)
 
 
 class LinuxPlatform(UnixPlatform):
@@ -41,41 +84,8 @@ class LinuxPlatform(UnixPlatform):
         return v.virtual, v.evidence
 
     def controls(self) -> list[Control]:
-        p, root, cpus = self.policy, self.root, self.cpus()
-        out: list[Control] = []
-        if p.governor != "ignore":
-            out.append(GovernorControl(root, cpus, p.governor))
-        if p.energy_performance_preference != "ignore":
-            out.append(EppControl(root, cpus, p.energy_performance_preference))
-        if p.intel_pstate == "disable":
-            out.append(intel_pstate_check(root))
-        if p.turbo != "ignore":
-            out.append(TurboControl(root, self.commands, cpus, str(p.turbo), p.msr_turbo))
-        if p.perf_max_sample_rate != "ignore":
-            out.append(sysctl_control("perf_max_sample_rate", root, "/proc/sys/kernel/perf_event_max_sample_rate",
-                                      str(p.perf_max_sample_rate)))
-        if p.perf_cpu_time_max_percent != "ignore":
-            out.append(sysctl_control("perf_cpu_time_max_percent", root,
-                                      "/proc/sys/kernel/perf_cpu_time_max_percent",
-                                      str(p.perf_cpu_time_max_percent)))
-        if p.counters != "off":
-            out.append(CounterAccessControl(root, self.commands, cpus, p.counters, p.perf_event_paranoid,
-                                            unprivileged=p.benchmark_user))
-        if p.aslr != "ignore":
-            out.append(sysctl_control("aslr", root, "/proc/sys/kernel/randomize_va_space", "2" if p.aslr else "0"))
-        if p.tickless == "require":
-            out.append(TicklessCheck(root, self.benchmark_cpus(), cpus))
-        if p.smt != "ignore":
-            out.append(smt_control(root, p.smt))
-        if p.overcommit_memory != "ignore":
-            out.append(overcommit_control(root, p.overcommit_memory))
-        if p.swap != "ignore":
-            out.append(swap_control(root, p.swap))
-        if p.transparent_hugepages != "ignore":
-            out.append(thp_control(root, p.transparent_hugepages))
-        if p.pinning:
-            out.append(CpusetControl(root, self.benchmark_cpus()))
-        return out
+        machine = Machine(self.root, self.commands, self.policy, self.cpus(), self.benchmark_cpus())
+        return select(LINUX_CONTROLS, machine)
 
     # --- sensors, counters, kernel log ----------------------------------------------
     def read_temperatures(self) -> dict[str, float]:

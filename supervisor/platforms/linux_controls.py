@@ -1,16 +1,21 @@
-"""Linux controls: CPU frequency, kernel settings, boot-time checks."""
+"""Linux controls: CPU frequency, kernel settings, boot-time checks.
+
+One class per setting, and for turbo one class per switch (TURBO_SWITCHES).
+linux.py lists the controls in the order they are applied (LINUX_CONTROLS).
+"""
 
 from __future__ import annotations
 
 import gzip
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 from supervisor.errors import PlatformError
-from supervisor.platforms.controls import (CheckControl, Control, ControlReport, ReportControl,
-                                           SysfsControl, bracketed, restorable)
+from supervisor.platforms.controls import (CheckControl, Control, ControlReport, Machine, SysfsControl,
+                                           bracketed, combine, label, write_setting)
 from supervisor.platforms.cpulist import format_cpulist, parse_cpulist
 from supervisor.platforms import linux_facts as facts
-from supervisor.system import Commands, SystemRoot
+from supervisor.system import SystemRoot
 from supervisor.state.undo import UndoLog
 
 CPU = facts.CPU_DIR
@@ -23,11 +28,14 @@ TURBO_DISABLE_BIT = 1 << 38
 # --- CPU frequency -----------------------------------------------------------
 
 class GovernorControl(SysfsControl):
-    def __init__(self, root: SystemRoot, cpus: list[int], wanted: str):
-        super().__init__("governor", root, [f"{CPU}/cpu{c}/cpufreq/scaling_governor" for c in cpus], wanted,
-                         unavailable_text="no cpufreq governor on this machine (virtual, or no cpufreq "
-                                          "driver loaded); set governor = \"ignore\" in [platform]")
-        self.cpus = cpus
+    name = "governor"
+    unavailable_text = ("no cpufreq governor on this machine (virtual, or no cpufreq driver loaded); "
+                        "set governor = \"ignore\" in [platform]")
+
+    def __init__(self, m: Machine):
+        super().__init__(m)
+        self.cpus = m.cpus
+        self.paths = [f"{CPU}/cpu{c}/cpufreq/scaling_governor" for c in m.cpus]
 
     def _not_offered(self) -> str | None:
         avail = facts.read_or_none(self.root, f"{CPU}/cpu{self.cpus[0]}/cpufreq/scaling_available_governors")
@@ -50,9 +58,12 @@ class GovernorControl(SysfsControl):
 class EppControl(SysfsControl):
     """Energy-performance preference, only where the driver has one."""
 
-    def __init__(self, root: SystemRoot, cpus: list[int], wanted: str):
-        paths = [f"{CPU}/cpu{c}/cpufreq/energy_performance_preference" for c in cpus]
-        super().__init__("energy_performance_preference", root, paths, wanted, required=False)
+    name = "energy_performance_preference"
+    required = False
+
+    def __init__(self, m: Machine):
+        super().__init__(m)
+        self.paths = [f"{CPU}/cpu{c}/cpufreq/energy_performance_preference" for c in m.cpus]
 
     def read(self) -> str | None:
         if not self.paths or not self.root.exists(self.paths[0]):
@@ -60,47 +71,127 @@ class EppControl(SysfsControl):
         return super().read()
 
 
-class TurboControl(Control):
-    """Turbo/boost on or off, by whichever switch this machine has.
+class IntelPstateCheck(CheckControl):
+    """The paper ran acpi-cpufreq: the active intel_pstate driver is a problem (check only)."""
 
-    Order of preference: intel_pstate/no_turbo; cpufreq/boost (acpi-cpufreq,
-    amd-pstate passive/guided); per-policy boost (amd-pstate active, newer
-    kernels); IA32_MISC_ENABLE bit 38 through rdmsr/wrmsr on Intel.  Values
-    are reported as "on"/"off" per core or policy.
-    """
+    name = "intel_pstate"
+    fix_text = ("intel_pstate is driving the CPU: boot with intel_pstate=disable (" +
+                GRUB_FIX.format(param="intel_pstate=disable") + "), or set intel_pstate = \"allow\"")
 
-    name = "turbo"
-
-    def __init__(self, root: SystemRoot, commands: Commands, cpus: list[int], wanted: str,
-                 allow_msr: bool):
-        self.root = root
-        self.commands = commands
-        self.cpus = cpus
-        self._wanted = wanted
-        self.allow_msr = allow_msr
-        self.vendor = facts.cpu_vendor(root)
-        self.flags = facts.cpu_flags(root)
-        self.virtual = facts.detect_virtualisation(root).virtual
+    left_out_by = ("allow", "ignore")
 
     def wanted(self) -> str:
-        return self._wanted
+        return "not the active intel_pstate driver"
 
-    def mechanism(self) -> str | None:
-        if self.root.exists(f"{CPU}/intel_pstate/no_turbo"):
-            return "intel_pstate/no_turbo"
-        if self.root.exists(f"{CPU}/cpufreq/boost"):
-            return "cpufreq/boost"
-        if self.root.glob(f"{CPU}/cpufreq/policy*/boost"):
-            return "policy/boost"
-        if self.vendor == "GenuineIntel" and self.allow_msr and not self.virtual:
-            return "msr"
-        return None
+    def read(self) -> str:
+        return facts.scaling_driver(self.root).describe()
 
-    def _cpu_has_turbo(self) -> bool:
-        # CPUID leaf 6 EAX bit 1 ("ida") on Intel, core performance boost ("cpb") on AMD.
-        return bool({"ida", "cpb"} & self.flags)
+    def ok(self, found: str) -> bool:
+        return not found.startswith("intel_pstate")
 
-    def _msr_values(self) -> dict[int, int] | None:
+
+# --- turbo: one class per switch ---------------------------------------------------
+
+NO_TURBO_IN_CPU = "off (this CPU reports no turbo)"
+
+
+def cpu_reports_turbo(root: SystemRoot) -> bool:
+    # CPUID leaf 6 EAX bit 1 ("ida") on Intel, core performance boost ("cpb") on AMD.
+    return bool({"ida", "cpb"} & facts.cpu_flags(root))
+
+
+class TurboSwitch(ABC):
+    """One way of turning turbo/boost on or off.
+
+    ``available(machine)`` says whether this machine has it; TurboControl
+    uses the first available one of TURBO_SWITCHES.  ``read()`` gives
+    "on"/"off", or per core or policy ("policy0=on policy1=off") when they
+    differ.
+    """
+
+    label: str | None = None   # shown after the value in reports: "on [intel_pstate/no_turbo]"
+    writable = True
+
+    def __init__(self, m: Machine):
+        self.root = m.root
+        self.commands = m.commands
+        self.cpus = m.cpus
+        self.virtual = facts.detect_virtualisation(m.root).virtual
+
+    @classmethod
+    @abstractmethod
+    def available(cls, m: Machine) -> bool: ...
+
+    @abstractmethod
+    def read(self) -> str | None: ...
+
+    def write(self, undo: UndoLog, control: str, off: bool) -> None:
+        raise PlatformError(f"{control}: " + self.unavailable_fix())
+
+    def unavailable_fix(self) -> str:
+        if self.virtual:
+            return "turbo cannot be controlled from a virtual machine; set turbo = \"ignore\" in [platform]"
+        return ("no turbo switch found (no intel_pstate/no_turbo, cpufreq boost or Intel MSR): disable "
+                "Turbo Boost / Core Performance Boost in the BIOS setup, then set turbo = \"ignore\"")
+
+
+class SysfsTurboSwitch(TurboSwitch):
+    """A cpufreq driver's own file (or one file per policy); ``off_text`` in it means turbo off."""
+
+    pattern: str      # a path, or a glob for one file per policy
+    off_text, on_text = "0", "1"   # a "boost" file; intel_pstate's "no_turbo" is the other way round
+
+    @classmethod
+    def available(cls, m: Machine) -> bool:
+        return bool(m.root.glob(cls.pattern))
+
+    def read(self) -> str | None:
+        states: dict[str, str] = {}
+        for path in self.root.glob(self.pattern):
+            value = facts.read_or_none(self.root, path)
+            if value is None:
+                return None
+            states[label(path)] = "off" if value == self.off_text else "on"
+        return combine(states) if states else None
+
+    def write(self, undo: UndoLog, control: str, off: bool) -> None:
+        for path in self.root.glob(self.pattern):
+            write_setting(self.root, undo, control, path, self.off_text if off else self.on_text)
+
+
+class IntelNoTurbo(SysfsTurboSwitch):
+    """intel_pstate (active or passive): the driver's no_turbo, one for the whole machine."""
+
+    label = "intel_pstate/no_turbo"
+    pattern = f"{CPU}/intel_pstate/no_turbo"
+    off_text, on_text = "1", "0"
+
+
+class CpufreqBoost(SysfsTurboSwitch):
+    """acpi-cpufreq, amd-pstate passive/guided: the cpufreq core's global boost."""
+
+    label = "cpufreq/boost"
+    pattern = f"{CPU}/cpufreq/boost"
+
+
+class PolicyBoost(SysfsTurboSwitch):
+    """amd-pstate active and newer kernels: a boost file per cpufreq policy."""
+
+    label = "policy/boost"
+    pattern = f"{CPU}/cpufreq/policy*/boost"
+
+
+class MsrTurboDisable(TurboSwitch):
+    """IA32_MISC_ENABLE bit 38 on every core through rdmsr/wrmsr (msr-tools); Krun's switch."""
+
+    label = "msr"
+
+    @classmethod
+    def available(cls, m: Machine) -> bool:
+        return (m.policy.msr_turbo and facts.cpu_vendor(m.root) == "GenuineIntel"
+                and not facts.detect_virtualisation(m.root).virtual)
+
+    def _values(self) -> dict[int, int] | None:
         values = {}
         for c in self.cpus:
             r = self.commands.run(["rdmsr", "-p", str(c), IA32_MISC_ENABLE])
@@ -110,105 +201,99 @@ class TurboControl(Control):
         return values
 
     def read(self) -> str | None:
-        mech = self.mechanism()
-        if mech == "intel_pstate/no_turbo":
-            v = facts.read_or_none(self.root, f"{CPU}/intel_pstate/no_turbo")
-            return None if v is None else ("off" if v == "1" else "on")
-        if mech == "cpufreq/boost":
-            v = facts.read_or_none(self.root, f"{CPU}/cpufreq/boost")
-            return None if v is None else ("off" if v == "0" else "on")
-        if mech == "policy/boost":
-            vals = {p.split("/")[-2]: ("off" if facts.read_or_none(self.root, p) == "0" else "on")
-                    for p in self.root.glob(f"{CPU}/cpufreq/policy*/boost")}
-            distinct = set(vals.values())
-            return distinct.pop() if len(distinct) == 1 else " ".join(f"{k}={v}" for k, v in vals.items())
+        if not cpu_reports_turbo(self.root):
+            return NO_TURBO_IN_CPU
+        values = self._values()
+        if values is None:
+            return None
+        return combine({f"cpu{c}": ("off" if v & TURBO_DISABLE_BIT else "on") for c, v in values.items()})
+
+    def write(self, undo: UndoLog, control: str, off: bool) -> None:
+        self.commands.run(["modprobe", "msr"])
+        values = self._values()
+        if values is None:
+            raise PlatformError(f"{control}: " + self.unavailable_fix())
+        for c, v in values.items():
+            new = v | TURBO_DISABLE_BIT if off else v & ~TURBO_DISABLE_BIT
+            if new == v:
+                continue
+            undo.record(control, f"msr:{IA32_MISC_ENABLE}:cpu{c}",
+                        {"action": "run", "argv": ["wrmsr", "-p", str(c), IA32_MISC_ENABLE, hex(v)]})
+            r = self.commands.run(["wrmsr", "-p", str(c), IA32_MISC_ENABLE, hex(new)])
+            if not r.ok:
+                raise PlatformError(f"{control}: wrmsr on cpu{c} failed: {r.stderr.strip() or r.returncode}")
+
+    def unavailable_fix(self) -> str:
+        return ("turbo via IA32_MISC_ENABLE needs msr-tools and the msr module: apt-get install msr-tools; "
+                "modprobe msr (or disable Turbo Boost in the BIOS setup)")
+
+
+class NoTurboSwitch(TurboSwitch):
+    """None of the above: a virtual machine (the host decides) or no switch coldrun knows."""
+
+    writable = False
+
+    @classmethod
+    def available(cls, m: Machine) -> bool:
+        return True
+
+    def read(self) -> str | None:
         if self.virtual:
-            return None  # the host decides; a guest can neither see nor change it
-        if not self._cpu_has_turbo():
-            return "off (this CPU reports no turbo)"
-        if mech == "msr":
-            values = self._msr_values()
-            if values is None:
-                return None
-            per_core = {c: ("off" if v & TURBO_DISABLE_BIT else "on") for c, v in values.items()}
-            distinct = set(per_core.values())
-            return distinct.pop() if len(distinct) == 1 else " ".join(f"cpu{c}={v}" for c, v in per_core.items())
-        return None
+            return None  # a guest can neither see nor change it
+        return None if cpu_reports_turbo(self.root) else NO_TURBO_IN_CPU
+
+
+# The first available switch is used.  Rules:
+TURBO_SWITCHES: tuple[type[TurboSwitch], ...] = (
+    # The driver's own switch first: the kernel then keeps its frequency limits in step.
+    # intel_pstate has no cpufreq/boost, so no_turbo is its only switch.
+    IntelNoTurbo,
+    # The global boost before the per-policy files: where both exist (acpi-cpufreq on
+    # recent kernels) the global one switches every policy at once.
+    CpufreqBoost,
+    PolicyBoost,
+    # The MSR only when the kernel offers no switch: it goes behind the driver's back,
+    # needs msr-tools, exists only on bare-metal Intel, and msr_turbo = false forbids it.
+    MsrTurboDisable,
+    # Always available, last: reports "unavailable" (VM) or a CPU without turbo.
+    NoTurboSwitch,
+)
+
+
+class TurboControl(Control):
+    """Turbo/boost on or off, through the first switch of TURBO_SWITCHES this machine has."""
+
+    name = "turbo"
+
+    def __init__(self, m: Machine):
+        super().__init__(m)
+        self.switch = next(switch for switch in TURBO_SWITCHES if switch.available(m))(m)
+        self.can_apply = self.switch.writable
+
+    def read(self) -> str | None:
+        return self.switch.read()
 
     def satisfied(self, found: str | None) -> bool:
         if found is None:
             return False
-        if found.startswith("off (this CPU"):
-            return self._wanted == "off"
-        return found == self._wanted
-
-    @property
-    def can_apply(self) -> bool:  # type: ignore[override]
-        return self.mechanism() is not None
+        if found == NO_TURBO_IN_CPU:
+            return self.wanted() == "off"
+        return found == self.wanted()
 
     def unavailable_fix(self) -> str:
-        if self.mechanism() == "msr":
-            return ("turbo via IA32_MISC_ENABLE needs msr-tools and the msr module: apt-get install msr-tools; "
-                    "modprobe msr (or disable Turbo Boost in the BIOS setup)")
-        if self.virtual:
-            return "turbo cannot be controlled from a virtual machine; set turbo = \"ignore\" in [platform]"
-        return ("no turbo switch found (no intel_pstate/no_turbo, cpufreq boost or Intel MSR): disable "
-                "Turbo Boost / Core Performance Boost in the BIOS setup, then set turbo = \"ignore\"")
+        return self.switch.unavailable_fix()
 
     def fix(self, found: str | None) -> str:
         return self.unavailable_fix()
 
     def apply(self, undo: UndoLog) -> None:
-        mech = self.mechanism()
-        off = self._wanted == "off"
-        if mech == "intel_pstate/no_turbo":
-            self._write(undo, f"{CPU}/intel_pstate/no_turbo", "1" if off else "0")
-        elif mech == "cpufreq/boost":
-            self._write(undo, f"{CPU}/cpufreq/boost", "0" if off else "1")
-        elif mech == "policy/boost":
-            for p in self.root.glob(f"{CPU}/cpufreq/policy*/boost"):
-                self._write(undo, p, "0" if off else "1")
-        elif mech == "msr":
-            self.commands.run(["modprobe", "msr"])
-            values = self._msr_values()
-            if values is None:
-                raise PlatformError("turbo: " + self.unavailable_fix())
-            for c, v in values.items():
-                new = v | TURBO_DISABLE_BIT if off else v & ~TURBO_DISABLE_BIT
-                if new == v:
-                    continue
-                undo.record(self.name, f"msr:{IA32_MISC_ENABLE}:cpu{c}",
-                            {"action": "run", "argv": ["wrmsr", "-p", str(c), IA32_MISC_ENABLE, hex(v)]})
-                r = self.commands.run(["wrmsr", "-p", str(c), IA32_MISC_ENABLE, hex(new)])
-                if not r.ok:
-                    raise PlatformError(f"turbo: wrmsr on cpu{c} failed: {r.stderr.strip() or r.returncode}")
-        else:
-            raise PlatformError("turbo: " + self.unavailable_fix())
-
-    def _write(self, undo: UndoLog, path: str, value: str) -> None:
-        raw = self.root.read_text(path)
-        if raw.strip() == value:
-            return
-        undo.record(self.name, path, {"action": "write", "path": path, "value": restorable(raw, raw.strip())})
-        self.root.write_text(path, value + "\n")
+        self.switch.write(undo, self.name, off=self.wanted() == "off")
 
     def inspect(self) -> ControlReport:
         report = super().inspect()
-        mech = self.mechanism()
-        if mech and report.action not in ("unavailable",):
-            report.found = f"{report.found} [{mech}]"
+        if self.switch.label and report.action != "unavailable":
+            report.found = f"{report.found} [{self.switch.label}]"
         return report
-
-
-def intel_pstate_check(root: SystemRoot) -> Control:
-    def read() -> str:
-        return facts.scaling_driver(root).describe()
-
-    return CheckControl(
-        "intel_pstate", "not the active intel_pstate driver", read,
-        ok=lambda found: not found.startswith("intel_pstate"),
-        fix_text="intel_pstate is driving the CPU: boot with intel_pstate=disable (" +
-                 GRUB_FIX.format(param="intel_pstate=disable") + "), or set intel_pstate = \"allow\"")
 
 
 # --- kernel --------------------------------------------------------------------
@@ -245,10 +330,10 @@ class TicklessCheck(Control):
     name = "tickless"
     can_apply = False
 
-    def __init__(self, root: SystemRoot, bench_cpus: set[int], all_cpus: list[int]):
-        self.root = root
-        self.bench_cpus = bench_cpus
-        self.all_cpus = all_cpus
+    def __init__(self, m: Machine):
+        super().__init__(m)
+        self.bench_cpus = m.benchmark_cpus
+        self.all_cpus = m.cpus
         self._problem: str | None = None
 
     def wanted(self) -> str:
@@ -298,51 +383,95 @@ class TicklessCheck(Control):
                 "or /proc/config.gz); install it or set tickless = \"ignore\" in [platform]")
 
 
-def sysctl_control(name: str, root: SystemRoot, proc_path: str, wanted: str) -> SysfsControl:
-    key = proc_path.removeprefix("/proc/sys/").replace("/", ".")
-    return SysfsControl(name, root, [proc_path], wanted,
-                        unavailable_text=f"{proc_path} does not exist on this kernel; "
-                                         f"set {name} = \"ignore\" in [platform]",
-                        fix_text=f"could not set {key}; check that nothing else (sysctl.d, tuned) resets it")
+# --- kernel settings (/proc/sys) and memory -------------------------------------------
+
+class SysctlControl(SysfsControl):
+    """One /proc/sys file; the [platform] field of the control's name gives the value."""
+
+    path: str
+
+    def __init__(self, m: Machine):
+        super().__init__(m)
+        self.paths = [self.path]
+
+    def fix(self, found: str | None) -> str:
+        key = self.path.removeprefix("/proc/sys/").replace("/", ".")
+        return f"could not set {key}; check that nothing else (sysctl.d, tuned) resets it"
+
+    def unavailable_fix(self) -> str:
+        return f"{self.path} does not exist on this kernel; set {self.name} = \"ignore\" in [platform]"
 
 
-def smt_control(root: SystemRoot, mode: str) -> Control:
-    def read() -> str | None:
-        return facts.smt_state(root)
-
-    if mode == "report":
-        return ReportControl("smt", read)
-    return CheckControl(
-        "smt", "off", lambda: read() or "off (no SMT interface)",
-        ok=lambda found: found.startswith("off") or "notsupported" in found or "notimplemented" in found,
-        fix_text="SMT is on: boot with nosmt (" + GRUB_FIX.format(param="nosmt") +
-                 ") or turn off Hyper-Threading/SMT in the BIOS setup")
+class PerfSampleRate(SysctlControl):
+    name = "perf_max_sample_rate"
+    path = "/proc/sys/kernel/perf_event_max_sample_rate"
 
 
-def swap_control(root: SystemRoot, mode: str) -> Control:
-    def read() -> str | None:
-        devs = facts.swap_devices(root)
+class PerfCpuTimeMax(SysctlControl):
+    name = "perf_cpu_time_max_percent"
+    path = "/proc/sys/kernel/perf_cpu_time_max_percent"
+
+
+class Aslr(SysctlControl):
+    name = "aslr"
+    path = "/proc/sys/kernel/randomize_va_space"
+
+    def wanted(self) -> str:
+        return "2" if self.policy.aslr else "0"
+
+
+class Overcommit(SysctlControl):
+    """A mode 0/1/2 to set, or "report"."""
+
+    name = "overcommit_memory"
+    path = "/proc/sys/vm/overcommit_memory"
+
+
+class SmtCheck(CheckControl):
+    """"require_off": SMT must be off (boot parameter or BIOS), or "report"."""
+
+    name = "smt"
+    fix_text = ("SMT is on: boot with nosmt (" + GRUB_FIX.format(param="nosmt") +
+                ") or turn off Hyper-Threading/SMT in the BIOS setup")
+
+    def wanted(self) -> str:
+        return "off"
+
+    def observe(self) -> str | None:
+        return facts.smt_state(self.root)
+
+    def read(self) -> str:
+        return self.observe() or "off (no SMT interface)"
+
+    def ok(self, found: str) -> bool:
+        return found.startswith("off") or "notsupported" in found or "notimplemented" in found
+
+
+class SwapCheck(CheckControl):
+    """"require_off": no active swap device, or "report"."""
+
+    name = "swap"
+    fix_text = "swap is active: run swapoff -a and comment out the swap lines in /etc/fstab"
+
+    def wanted(self) -> str:
+        return "none"
+
+    def read(self) -> str | None:
+        devs = facts.swap_devices(self.root)
         return None if devs is None else (" ".join(devs) or "none")
 
-    if mode == "report":
-        return ReportControl("swap", read)
-    return CheckControl("swap", "none", read, ok=lambda found: found == "none",
-                        fix_text="swap is active: run swapoff -a and comment out the swap lines in /etc/fstab")
 
+class TransparentHugepages(SysfsControl):
+    """A THP mode to set, or "report"."""
 
-def thp_control(root: SystemRoot, mode: str) -> Control:
-    path = "/sys/kernel/mm/transparent_hugepage/enabled"
-    if mode == "report":
-        return ReportControl("transparent_hugepages",
-                             lambda: None if not root.exists(path) else bracketed(root.read_text(path)))
-    return SysfsControl("transparent_hugepages", root, [path], mode, parse=bracketed)
+    name = "transparent_hugepages"
 
+    def __init__(self, m: Machine):
+        super().__init__(m)
+        self.paths = ["/sys/kernel/mm/transparent_hugepage/enabled"]
 
-def overcommit_control(root: SystemRoot, mode: int | str) -> Control:
-    path = "/proc/sys/vm/overcommit_memory"
-    if mode == "report":
-        return ReportControl("overcommit_memory", lambda: facts.read_or_none(root, path))
-    return sysctl_control("overcommit_memory", root, path, str(mode))
+    def parse(self, text: str) -> str:
+        return bracketed(text)
 
 
 # --- CPU isolation (cgroup v2 cpuset partition) --------------------------------
@@ -360,9 +489,11 @@ class CpusetControl(Control):
 
     name = "pinning"
 
-    def __init__(self, root: SystemRoot, cpus: set[int]):
-        self.root = root
-        self.cpus = format_cpulist(cpus)
+    def __init__(self, m: Machine):
+        super().__init__(m)
+        self.cpus = format_cpulist(m.benchmark_cpus)
+
+    left_out_by = (False,)
 
     def wanted(self) -> str:
         return f"{BENCH_CGROUP} cpus={self.cpus} partition=root"
@@ -471,16 +602,15 @@ class CounterAccessControl(Control):
 
     name = "counters"
 
-    def __init__(self, root: SystemRoot, commands: Commands, cpus: list[int], mode: str,
-                 paranoid: int | str, unprivileged: bool):
-        self.root = root
-        self.commands = commands
-        self.cpus = cpus
-        self.mode = mode
-        self.paranoid = paranoid
-        self.unprivileged = unprivileged
-        self.required = mode == "require"
-        self.virtual = facts.detect_virtualisation(root).virtual
+    def __init__(self, m: Machine):
+        super().__init__(m)
+        self.cpus = m.cpus
+        self.paranoid = m.policy.perf_event_paranoid
+        self.unprivileged = m.policy.benchmark_user
+        self.required = m.policy.counters == "require"
+        self.virtual = facts.detect_virtualisation(m.root).virtual
+
+    left_out_by = ("off",)
 
     def wanted(self) -> str:
         if not self.unprivileged:
@@ -579,7 +709,4 @@ class CounterAccessControl(Control):
                 raise PlatformError(f"counters: modprobe msr failed: {r.stderr.strip() or r.returncode}; "
                                     "install the msr module or set counters = \"if_available\"")
         if a.paranoid_to is not None:
-            raw = self.root.read_text(PARANOID)
-            undo.record(self.name, PARANOID, {"action": "write", "path": PARANOID,
-                                              "value": restorable(raw, raw.strip())})
-            self.root.write_text(PARANOID, f"{a.paranoid_to}\n")
+            write_setting(self.root, undo, self.name, PARANOID, str(a.paranoid_to))

@@ -9,10 +9,10 @@ from typing import Any
 
 from supervisor.errors import PlatformError
 from supervisor.platforms.audit import VOLATILE, coldrun_version, digest_lines
-from supervisor.platforms.controls import CheckControl, Control
+from supervisor.platforms.controls import CheckControl, Control, Machine, select
 from supervisor.platforms.kernel_log import OPENBSD_ALLOW, dmesg_new_lines
 from supervisor.platforms.unix import UnixPlatform
-from supervisor.system import Commands, SystemRoot
+from supervisor.system import Commands
 from supervisor.state.undo import UndoLog
 
 SENSOR_LINE = re.compile(r"^hw\.sensors\.(\S*\.temp\d+)=(-?[\d.]+) degC")
@@ -28,9 +28,7 @@ class ApmdControl(Control):
     """apmd must run for apm -H to work (Krun raced it at boot)."""
 
     name = "apmd"
-
-    def __init__(self, commands: Commands):
-        self.commands = commands
+    policy_field = "apm_performance"
 
     def wanted(self) -> str:
         return "running"
@@ -53,9 +51,6 @@ class ApmControl(Control):
     """Performance mode "manual" at hw.setperf=100 (apm -H), as in the paper."""
 
     name = "apm_performance"
-
-    def __init__(self, commands: Commands):
-        self.commands = commands
 
     def wanted(self) -> str:
         return "manual, hw.setperf=100"
@@ -98,19 +93,7 @@ class OpenBSDPlatform(UnixPlatform):
     os_name = "openbsd"
 
     def controls(self) -> list[Control]:
-        out: list[Control] = []
-        if self.policy.apm_performance == "high":
-            out += [ApmdControl(self.commands), ApmControl(self.commands)]
-        if self.policy.malloc_options != "ignore":
-            out.append(malloc_conf_check(self.root, self.commands))
-        if self.policy.counters == "require":
-            # libkruntime reads per-core counters only on Linux (perf events, msr).
-            out.append(CheckControl(
-                "counters", "cycles, aperf, mperf",
-                lambda: "none (libkruntime reads per-core counters only on Linux)",
-                ok=lambda found: False,
-                fix_text='per-core counters are only implemented on Linux; set counters = "if_available" in [platform]'))
-        return out
+        return select(OPENBSD_CONTROLS, Machine(self.root, self.commands, self.policy))
 
     def is_virtual(self) -> tuple[bool, str]:
         dmesg = self._dmesg() or ""
@@ -183,19 +166,52 @@ class OpenBSDPlatform(UnixPlatform):
             raise PlatformError(f"reboot failed: {r.stderr.strip() or r.returncode}")
 
 
-def malloc_conf_check(root: SystemRoot, commands: Commands) -> Control:
+class MallocConfCheck(CheckControl):
     """Nothing may override the benchmark's MALLOC_OPTIONS: no /etc/malloc.conf, no vm.malloc_conf."""
 
-    def read() -> str:
+    name = "malloc_conf"
+    fix_text = ("remove /etc/malloc.conf and any vm.malloc_conf line in /etc/sysctl.conf "
+                "(then sysctl vm.malloc_conf=), or set malloc_options = \"ignore\" in [platform]")
+    policy_field = "malloc_options"
+
+    def wanted(self) -> str:
+        return "no override"
+
+    def read(self) -> str:
         found = []
-        if os.path.lexists(root.path("/etc/malloc.conf")):  # a symlink whose target is the options
+        if os.path.lexists(self.root.path("/etc/malloc.conf")):  # a symlink whose target is the options
             found.append("/etc/malloc.conf exists")
-        conf = _sysctl(commands, "vm.malloc_conf")
+        conf = _sysctl(self.commands, "vm.malloc_conf")
         if conf:
             found.append(f"vm.malloc_conf={conf}")
         return ", ".join(found) or "no override"
 
-    return CheckControl(
-        "malloc_conf", "no override", read, ok=lambda f: f == "no override",
-        fix_text="remove /etc/malloc.conf and any vm.malloc_conf line in /etc/sysctl.conf "
-                 "(then sysctl vm.malloc_conf=), or set malloc_options = \"ignore\" in [platform]")
+
+class CountersCheck(CheckControl):
+    """counters = "require" cannot be met: libkruntime reads per-core counters only on Linux."""
+
+    name = "counters"
+    fix_text = 'per-core counters are only implemented on Linux; set counters = "if_available" in [platform]'
+    left_out_by = ("if_available", "off")
+
+    def wanted(self) -> str:
+        return "cycles, aperf, mperf"
+
+    def read(self) -> str:
+        return "none (libkruntime reads per-core counters only on Linux)"
+
+    def ok(self, found: str) -> bool:
+        return False
+
+
+# Every OpenBSD control, in the order apply_and_verify() enforces them (restore: reverse).
+OPENBSD_CONTROLS: tuple[type[Control], ...] = (
+    # apmd before apm: apm -H only asks apmd, so apmd must run first (Krun started it
+    # first and raced it at boot); restore (newest first) then runs apm -A while apmd
+    # still runs, and stops apmd last.
+    ApmdControl,
+    ApmControl,
+    # Checks only, independent: the order is only the order of the report.
+    MallocConfCheck,
+    CountersCheck,
+)

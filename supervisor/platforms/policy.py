@@ -14,6 +14,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from supervisor.platforms.cpulist import parse_cpulist
+
 Ignore = Literal["ignore"]
 
 
@@ -153,7 +155,6 @@ class PlatformPolicy(BaseModel):
     @classmethod
     def _cpus(cls, v: str | None) -> str | None:
         if v is not None:
-            from supervisor.platforms.cpulist import parse_cpulist
             parse_cpulist(v)  # raises ValueError with the reason
         return v
 
@@ -163,6 +164,3 @@ class PlatformPolicy(BaseModel):
         if not 0 < lo <= 1 <= hi:
             raise ValueError(f"amperf_ratio_bounds must satisfy 0 < low <= 1 <= high, got ({lo}, {hi})")
         return self
-
-    def turbo_wanted(self) -> str:
-        return str(self.turbo)
