@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Sequence, TextIO
 
 from supervisor.platforms.controls import ControlReport
-from supervisor.platforms.policy import PlatformPolicy
+from supervisor.experiment.platform_policy import PlatformPolicy
 from supervisor.system import CommandResult, RealClock, RealCommands, SystemRoot
 
 

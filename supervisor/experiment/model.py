@@ -20,7 +20,7 @@ from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, ValidationE
                       WithJsonSchema, field_validator, model_validator)
 
 from supervisor.errors import ColdrunError
-from supervisor.platforms.policy import PlatformPolicy
+from supervisor.experiment.platform_policy import PlatformPolicy
 from supervisor.experiment.quantities import parse_duration, parse_size
 
 NAME_PATTERN = r"^[A-Za-z0-9_.+-]+$"

@@ -19,7 +19,7 @@ from typing import Any
 from supervisor.errors import ColdrunError
 from supervisor.platforms.audit import compare_audit
 from supervisor.platforms.base import Platform, PostCheckResult
-from supervisor.platforms.policy import PlatformPolicy
+from supervisor.experiment.platform_policy import PlatformPolicy
 from supervisor.system import Clock, Commands, SystemRoot
 
 PLATFORM_NAMES = ("simulated", "linux", "openbsd")

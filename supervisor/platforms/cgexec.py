@@ -14,7 +14,7 @@ CGROUP_MOUNT = "/sys/fs/cgroup"
 
 
 def _cpus(text: str) -> set[int]:
-    from supervisor.platforms.cpulist import parse_cpulist
+    from supervisor.cpulist import parse_cpulist
     return parse_cpulist(text)
 
 

@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Sequence
 
 from supervisor.errors import PlatformError
-from supervisor.platforms.policy import PlatformPolicy
+from supervisor.experiment.platform_policy import PlatformPolicy
 from supervisor.system import Commands, SystemRoot
 from supervisor.state.undo import UndoLog
 

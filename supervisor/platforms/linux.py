@@ -10,7 +10,7 @@ from supervisor.errors import PlatformError
 from supervisor.platforms import linux_facts as facts
 from supervisor.platforms.audit import VOLATILE, coldrun_version, digest_lines
 from supervisor.platforms.controls import Control, Machine, select
-from supervisor.platforms.cpulist import parse_cpulist
+from supervisor.cpulist import parse_cpulist
 from supervisor.platforms.kernel_log import DEFAULT_ALLOW, kmsg_position, kmsg_since, read_kmsg
 from supervisor.platforms.linux_controls import (BENCH_CGROUP, Aslr, CounterAccessControl, CpusetControl,
                                                  EppControl, GovernorControl, IntelPstateCheck, Overcommit,

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from supervisor.errors import PlatformError
 from supervisor.platforms.controls import (CheckControl, Control, ControlReport, Machine, SysfsControl,
                                            bracketed, combine, label, write_setting)
-from supervisor.platforms.cpulist import format_cpulist, parse_cpulist
+from supervisor.cpulist import format_cpulist, parse_cpulist
 from supervisor.platforms import linux_facts as facts
 from supervisor.system import SystemRoot
 from supervisor.state.undo import UndoLog

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from supervisor.platforms.cpulist import parse_cpulist
+from supervisor.cpulist import parse_cpulist
 from supervisor.system import SystemRoot
 
 CPU_DIR = "/sys/devices/system/cpu"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from supervisor.platforms.base import Platform, PostCheckResult
-from supervisor.platforms.policy import PlatformPolicy
+from supervisor.experiment.platform_policy import PlatformPolicy
 
 
 class SimulatedPlatform(Platform):

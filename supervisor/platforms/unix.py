@@ -14,7 +14,7 @@ from supervisor.platforms.base import Platform, PostCheckResult
 from supervisor.platforms.benchmark_user import BenchmarkUser
 from supervisor.platforms.controls import Control, ControlReport
 from supervisor.platforms.kernel_log import unexpected
-from supervisor.platforms.policy import PlatformPolicy
+from supervisor.experiment.platform_policy import PlatformPolicy
 from supervisor.platforms.temperatures import busy_loop_heat, wait_for_baselines
 from supervisor.system import Clock, Commands, SystemRoot
 from supervisor.state.undo import UndoLog

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Sequence
 
 
-from supervisor.platforms.policy import PlatformPolicy
+from supervisor.experiment.platform_policy import PlatformPolicy
 from supervisor.system import CommandResult, FakeClock, SystemRoot
 
 ROOTS = Path(__file__).resolve().parents[2] / "fixtures" / "roots"

@@ -1,5 +1,5 @@
 from supervisor.platforms import compare_audit
-from supervisor.platforms.policy import PlatformPolicy
+from supervisor.experiment.platform_policy import PlatformPolicy
 
 from platform_helpers import FakeMachineCommands, make_linux
 

@@ -5,7 +5,7 @@ import os
 import pytest
 
 from supervisor.platform_cli import add_platform_commands, problems, show
-from supervisor.platforms.policy import PlatformPolicy
+from supervisor.experiment.platform_policy import PlatformPolicy
 
 from platform_helpers import EXPERIMENT, ROOTS, tree_digest
 

@@ -16,7 +16,7 @@ from supervisor.platforms.linux_controls import (Aslr, CounterAccessControl, Cpu
                                                  MsrTurboDisable, NoTurboSwitch, PerfCpuTimeMax, PerfSampleRate,
                                                  PolicyBoost, TURBO_SWITCHES, TurboControl)
 from supervisor.platforms.openbsd import OPENBSD_CONTROLS, ApmControl, ApmdControl
-from supervisor.platforms.policy import PlatformPolicy
+from supervisor.experiment.platform_policy import PlatformPolicy
 from supervisor.system import CommandResult, FakeClock, SystemRoot
 
 from platform_helpers import FakeMachineCommands, MemoryLog, make_linux, tree_digest, vm_policy

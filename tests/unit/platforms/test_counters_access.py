@@ -19,7 +19,7 @@ from supervisor.errors import PlatformError
 from supervisor.platforms import restore_undo_log
 from supervisor.platform_cli import add_platform_commands, show
 from supervisor.platforms.linux_controls import PARANOID, read_counter_facts
-from supervisor.platforms.policy import PlatformPolicy
+from supervisor.experiment.platform_policy import PlatformPolicy
 from supervisor.system import SystemRoot
 
 from platform_helpers import EXPERIMENT, LINUX_SHAPES, ROOTS, FakeMachineCommands, MemoryLog, make_linux, tree_digest

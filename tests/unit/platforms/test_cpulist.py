@@ -1,7 +1,7 @@
 import pytest
 from hypothesis import given, strategies as st
 
-from supervisor.platforms.cpulist import format_cpulist, parse_cpulist
+from supervisor.cpulist import format_cpulist, parse_cpulist
 
 
 @pytest.mark.parametrize("text,cpus", [

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from supervisor.errors import PlatformError
-from supervisor.platforms.policy import PlatformPolicy
+from supervisor.experiment.platform_policy import PlatformPolicy
 
 from platform_helpers import make_linux
 

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from supervisor.errors import PlatformError
-from supervisor.platforms.policy import PlatformPolicy
+from supervisor.experiment.platform_policy import PlatformPolicy
 
 from platform_helpers import FakeMachineCommands, make_linux, vm_policy
 

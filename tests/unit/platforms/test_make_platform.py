@@ -6,7 +6,7 @@ from supervisor.errors import ColdrunError
 from supervisor.platforms import detect_platform_name, make_platform
 from supervisor.platforms.base import Platform
 from supervisor.platforms.linux import LinuxPlatform
-from supervisor.platforms.policy import PlatformPolicy
+from supervisor.experiment.platform_policy import PlatformPolicy
 from supervisor.system import FakeClock, RecordingCommands, SystemRoot
 
 from platform_helpers import MemoryLog

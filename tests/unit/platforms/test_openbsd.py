@@ -4,7 +4,7 @@ import sys
 
 
 from supervisor.platforms import make_platform
-from supervisor.platforms.policy import PlatformPolicy
+from supervisor.experiment.platform_policy import PlatformPolicy
 from supervisor.system import CommandResult, FakeClock, SystemRoot
 
 from platform_helpers import ROOTS, MemoryLog

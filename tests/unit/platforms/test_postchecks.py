@@ -1,7 +1,7 @@
 """Throttle counters and the APERF/MPERF check on crafted runner documents."""
 
 from supervisor.platforms.amperf import check_amperf
-from supervisor.platforms.policy import PlatformPolicy
+from supervisor.experiment.platform_policy import PlatformPolicy
 
 from platform_helpers import make_linux
 

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from supervisor.platform_cli import show
-from supervisor.platforms.policy import PlatformPolicy
+from supervisor.experiment.platform_policy import PlatformPolicy
 
 from platform_helpers import LINUX_SHAPES, FakeMachineCommands, make_linux, tree_digest, vm_policy
 

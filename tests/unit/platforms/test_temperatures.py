@@ -1,7 +1,7 @@
 import pytest
 
 from supervisor.errors import PlatformError
-from supervisor.platforms.policy import PlatformPolicy
+from supervisor.experiment.platform_policy import PlatformPolicy
 from supervisor.platforms.temperatures import linux_sensor_paths, read_linux_temperatures, wait_for_baselines
 from supervisor.system import FakeClock, SystemRoot
 

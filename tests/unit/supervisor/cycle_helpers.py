@@ -11,7 +11,7 @@ from supervisor.boot.one_boot import boot
 from supervisor.boot.lifecycle import start
 from supervisor.platforms.base import PostCheckResult
 from supervisor.platforms.simulated import SimulatedPlatform
-from supervisor.platforms.policy import PlatformPolicy
+from supervisor.experiment.platform_policy import PlatformPolicy
 from supervisor.system import SystemRoot
 
 FAKE_RUNNER = Path(__file__).resolve().parents[2] / "integration" / "runners" / "fake_runner.py"

@@ -1,7 +1,7 @@
 import pytest
 
 from supervisor.platforms import make_platform
-from supervisor.platforms.policy import PlatformPolicy
+from supervisor.experiment.platform_policy import PlatformPolicy
 from supervisor.system import FakeClock, RecordingCommands, SystemRoot
 
 

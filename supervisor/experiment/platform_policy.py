@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from supervisor.platforms.cpulist import parse_cpulist
+from supervisor.cpulist import parse_cpulist
 
 Ignore = Literal["ignore"]
 
