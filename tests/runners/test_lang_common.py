@@ -77,7 +77,7 @@ __attribute__((constructor)) static void install_fake_source(void)
 def require_libkruntime() -> Path:
     try:
         return languages.libkruntime_path()
-    except languages.RunnerBuildError as exc:
+    except languages.RunnerError as exc:
         pytest.skip(f"libkruntime shared library not available: {exc}")
 
 
