@@ -77,7 +77,7 @@ def _probe_one(exp: Experiment, exp_dir: Path, experiment_file: str, vm_name: st
             launch = runner_launch(probe, exp_dir, experiment_file, bench_file.parent.name, vm_name, PROBE,
                                    home=home)
         except ColdrunError as e:        # no interpreter, runner not built, bad args: already says the fix
-            return str(e).removeprefix(f"{experiment_file}: vms.{vm_name}.")
+            return str(e).removeprefix(f"{experiment_file}: vms.{vm_name}.").removeprefix("runner: ")
         argv = prefix + launch.argv
         res = run_process(argv, launch.env, cwd=home, heap_limit=exp.heap_limit, stack_limit=exp.stack_limit,
                           timeout=timeout)
