@@ -3,7 +3,7 @@
 One table row per language: which interpreter runs which runner file, the
 default benchmark file name (Krun's layout, so Krun suites run unmodified),
 and which parts must be compiled first (JNI glue, the Node.js addon, the
-startup-time wrapper, the probe benchmarks of C and Java).  ``language_runner_command``
+startup-time wrapper, the Java probe benchmark).  ``language_runner_command``
 follows contract A exactly: Krun argument order, extra environment, ``ValueError`` for an
 unknown runner name.
 
@@ -193,7 +193,7 @@ class Artefact:
     ``relpath`` is a directory for Java classes; its ``.built`` marker then
     stands for the whole directory.
     """
-    part: str          # "java", "javascript", "startup", "c"
+    part: str          # "java", "javascript", "startup"
     relpath: str
     sources: tuple[Path, ...]
     what: str          # for messages
@@ -231,7 +231,6 @@ STARTUP_WRAPPER = Artefact("startup", "startup_wrapper", (STARTUP_DIR / "startup
                            "the startup-time wrapper", "startup")
 STARTUP_CLASSES = Artefact("startup", "classes", (STARTUP_DIR / "StartupRunner.java",),
                            "the Java startup runner", "startup")
-C_PROBE = Artefact("c", "probe/bench.so", (PROBE_DIR / "bench.c",), "the C probe benchmark", "c")
 
 
 # --------------------------------------------------------------------------
@@ -341,10 +340,6 @@ def build_java_startup() -> Path:
     return _javac(STARTUP_CLASSES, list(STARTUP_CLASSES.sources))
 
 
-def build_c_probe() -> Path:
-    return _compile_c(C_PROBE, [str(s) for s in C_PROBE.sources], shared=True)
-
-
 def build(runner: str) -> None:
     """Build whatever ``runner`` needs compiled (no-op for interpreted runners)."""
     _runner(runner)
@@ -354,9 +349,10 @@ def build(runner: str) -> None:
         build_node_addon()
 
 
-# What each name given to `coldrun build-runners` compiles ("python": nothing).
+# What each name given to `coldrun build-runners` compiles (c and python: nothing; setup.py builds
+# the C runner and its probe benchmark with the package).
 BUILDABLE = ("c", "python", *KNOWN_LANGUAGE_RUNNERS, "startup")
-_ARTEFACTS = {"c": (C_PROBE,), "java": (JAVA_CLASSES, JAVA_JNI, JAVA_PROBE), "javascript": (NODE_ADDON,),
+_ARTEFACTS = {"java": (JAVA_CLASSES, JAVA_JNI, JAVA_PROBE), "javascript": (NODE_ADDON,),
               "startup": (STARTUP_WRAPPER, STARTUP_CLASSES)}
 
 
@@ -366,7 +362,7 @@ def _build_startup() -> None:
         build_java_startup()
 
 
-_BUILDERS = {"c": build_c_probe, "java": build_java, "javascript": build_node_addon, "startup": _build_startup}
+_BUILDERS = {"java": build_java, "javascript": build_node_addon, "startup": _build_startup}
 
 
 @dataclass(frozen=True)
@@ -524,7 +520,11 @@ def startup_command(
 def probe_benchmark(runner: str) -> Path:
     """The trivial benchmark that proves ``runner`` can run (supervisor/launch/runner_probe.py)."""
     if runner == "c":
-        return C_PROBE.find()
+        built = PROBE_DIR / "bench.so"
+        if not built.is_file():
+            raise RunnerNotBuilt(f"{built} does not exist; reinstall coldrun (in a checkout: "
+                                 "`python setup.py build_ext --inplace`)")
+        return built
     if runner == "java":
         return JAVA_PROBE.find() / "KrunEntry.class"
     name = "bench.py" if runner == "python" else benchmark_filename(runner)

@@ -21,26 +21,28 @@ def empty_build_dir(tmp_path, monkeypatch) -> Path:
 
 
 def test_build_all_then_up_to_date_and_runners_find_the_parts(empty_build_dir, capsys):
-    with pytest.raises(languages.RunnerNotBuilt, match="run `coldrun build-runners c`"):
-        languages.probe_benchmark("c")
+    with pytest.raises(languages.RunnerNotBuilt, match="run `coldrun build-runners startup`"):
+        languages.STARTUP_WRAPPER.find()
     assert main(["build-runners"]) == 0
     first = capsys.readouterr().out
-    assert f"c: built: {empty_build_dir / 'c' / 'probe' / 'bench.so'}" in first
-    for name in ("python", "pypy", "lua", "ruby", "php"):
+    assert f"startup: built: {empty_build_dir / 'startup' / 'startup_wrapper'}" in first
+    for name in ("c", "python", "pypy", "lua", "ruby", "php"):
         assert f"{name}: nothing to compile" in first
     assert main(["build-runners"]) == 0
     again = capsys.readouterr().out
-    assert "c: up to date: " in again and "built" not in again.replace("up to date", "")
-    assert languages.probe_benchmark("c") == empty_build_dir / "c" / "probe" / "bench.so"
-    assert oct(os.stat(empty_build_dir / "c" / "probe").st_mode & 0o055) == oct(0o055)  # others may enter
+    assert "startup: up to date: " in again and "built" not in again.replace("up to date", "")
+    assert languages.STARTUP_WRAPPER.find() == empty_build_dir / "startup" / "startup_wrapper"
+    argv, _ = languages.startup_command("lua", "luajit", [], "b.lua", 1, 1, False)
+    assert argv[0] == str(empty_build_dir / "startup" / "startup_wrapper")
+    assert oct(os.stat(empty_build_dir / "startup").st_mode & 0o055) == oct(0o055)  # others may enter
 
 
 def test_source_newer_than_build_means_not_built(empty_build_dir, monkeypatch, tmp_path):
-    assert languages.report_build(["c"]) == 0
-    out = languages.C_PROBE.find()
-    os.utime(out, (1, 1))          # older than bench.c
+    assert languages.report_build(["startup"]) == 0
+    out = languages.STARTUP_WRAPPER.find()
+    os.utime(out, (1, 1))          # older than startup_wrapper.c
     with pytest.raises(languages.RunnerNotBuilt, match="older than its sources"):
-        languages.C_PROBE.find()
+        languages.STARTUP_WRAPPER.find()
 
 
 def test_missing_tool_is_an_error_only_when_asked_for(empty_build_dir, monkeypatch, tmp_path, capsys):
@@ -57,7 +59,7 @@ def test_failed_build_is_an_error_even_by_default(empty_build_dir, monkeypatch, 
     monkeypatch.setenv("CC", "false")
     assert main(["build-runners", "c", "startup"]) == 2
     err = capsys.readouterr().err
-    assert "coldrun: c: failed: building the C probe benchmark failed" in err
+    assert "coldrun: startup: failed: building the startup-time wrapper failed" in err
     assert languages.report_build([]) == 2
 
 
@@ -71,7 +73,7 @@ def test_unknown_name_is_one_line(capsys):
 def fresh_package(tmp_path, monkeypatch) -> Path:
     """A package dir with nothing built in it, and a cache dir of our own."""
     pkg = tmp_path / "site-packages" / "iteration_runners"
-    (pkg / "c").mkdir(parents=True)
+    (pkg / "startup").mkdir(parents=True)
     monkeypatch.setattr(languages, "RUNNERS_DIR", pkg)
     monkeypatch.delenv(languages.ENV_BUILD_DIR, raising=False)
     monkeypatch.setattr(languages, "_cache_root", lambda: tmp_path / "cache")
@@ -79,8 +81,8 @@ def fresh_package(tmp_path, monkeypatch) -> Path:
 
 
 def test_parts_go_beside_a_writable_package(fresh_package):
-    assert languages.report_build(["c"]) == 0
-    assert languages.probe_benchmark("c") == fresh_package / "c" / "build" / "probe" / "bench.so"
+    assert languages.report_build(["startup"]) == 0
+    assert languages.STARTUP_WRAPPER.find() == fresh_package / "startup" / "build" / "startup_wrapper"
 
 
 def test_parts_go_to_the_cache_when_the_package_is_read_only(fresh_package, tmp_path, monkeypatch):
@@ -88,9 +90,9 @@ def test_parts_go_to_the_cache_when_the_package_is_read_only(fresh_package, tmp_
     # Root may write anywhere, so a read-only site-packages is played by os.access.
     monkeypatch.setattr(languages.os, "access",
                         lambda p, mode: False if str(p).startswith(str(fresh_package)) else real_access(p, mode))
-    assert languages.report_build(["c"]) == 0
-    assert languages.probe_benchmark("c") == tmp_path / "cache" / "c" / "probe" / "bench.so"
-    assert not (fresh_package / "c" / "build").exists()
+    assert languages.report_build(["startup"]) == 0
+    assert languages.STARTUP_WRAPPER.find() == tmp_path / "cache" / "startup" / "startup_wrapper"
+    assert not (fresh_package / "startup" / "build").exists()
 
 
 def test_cache_root_is_per_install_and_per_user(monkeypatch, tmp_path):

@@ -132,13 +132,30 @@ def test_bad_results_document_is_named(tmp_path, open_dir):
     assert "cannot run: wrote a bad results document: results document lacks" in line
 
 
-@pytest.mark.parametrize("runner", ["java", "javascript", "c"])
-def test_unbuilt_compiled_part_names_build_runners(runner, tmp_path, monkeypatch):
+@pytest.mark.parametrize("runner", ["java", "javascript"])
+def test_unbuilt_jni_or_addon_names_build_runners(runner, tmp_path, monkeypatch):
     monkeypatch.setenv(languages.ENV_BUILD_DIR, str(tmp_path / "empty-build-dir"))
-    path, keys = experiment(tmp_path, {"vm": (runner, "" if runner == "c" else 'executable = "/bin/sh"')})
+    path, keys = experiment(tmp_path, {"vm": (runner, 'executable = "/bin/sh"')})
     [line] = probe(path, keys)
     assert line.startswith(f"{path}: vms.vm (runner {runner}) cannot run: ")
     assert line.endswith(f"run `coldrun build-runners {runner}`")
+
+
+def test_unbuilt_startup_wrapper_names_build_runners(tmp_path, monkeypatch):
+    monkeypatch.setenv(languages.ENV_BUILD_DIR, str(tmp_path / "empty-build-dir"))
+    path, keys = experiment(tmp_path, {"py": ("python", 'executable = "@python"')}, extra_vm='mode = "startup"')
+    path.write_text(path.read_text().replace("iterations = 5", "iterations = 1"))
+    [line] = probe(path, keys)
+    assert line.startswith(f"{path}: vms.py (runner python) cannot run: the startup-time wrapper is not built")
+    assert line.endswith("run `coldrun build-runners startup`")
+
+
+def test_unbuilt_c_probe_names_the_reinstall(tmp_path, monkeypatch):
+    monkeypatch.setattr(languages, "PROBE_DIR", tmp_path / "no-probe-dir")
+    path, keys = experiment(tmp_path, {"c": ("c", "")})
+    [line] = probe(path, keys)
+    assert line.startswith(f"{path}: vms.c (runner c) cannot run: {tmp_path / 'no-probe-dir' / 'bench.so'} does not "
+                           "exist; reinstall coldrun")
 
 
 def test_each_distinct_vm_is_probed_once_and_external_is_not_launched(tmp_path, open_dir):
