@@ -105,3 +105,16 @@ def test_cache_root_is_per_install_and_per_user(monkeypatch, tmp_path):
     assert languages._cache_root() == tmp_path / "coldrun" / f"runners-{key}"
     monkeypatch.setenv(languages.ENV_BUILD_DIR, str(tmp_path / "x"))
     assert languages.build_dirs("java") == [tmp_path / "x" / "java"]
+
+
+def test_check_names_build_runners_when_a_part_is_not_built(empty_build_dir, tmp_path, capsys):
+    bench = tmp_path / "benchmarks" / "b"
+    bench.mkdir(parents=True)
+    (bench / "bench.js").write_text("function run_iter(n) {}\n")
+    exp = tmp_path / "exp.toml"
+    exp.write_text('name = "x"\nexecutions = 1\n[benchmarks]\nb = 1\n[variants.v]\ntarget = "bench.js"\n'
+                   '[vms.node]\nrunner = "javascript"\nexecutable = "/bin/sh"\niterations = 1\nvariants = ["v"]\n')
+    assert main(["check", str(exp)]) != 0
+    err = capsys.readouterr().err
+    assert err.startswith(f"coldrun: {exp}: vms.node.runner: the Node.js libkruntime addon is not built")
+    assert err.rstrip().endswith("run `coldrun build-runners javascript`") and err.count("\n") == 1
