@@ -62,6 +62,8 @@ class MissingTool(RunnerBuildError):
 
 class RunnerNotBuilt(RunnerError, FileNotFoundError):
     """A compiled part (or libkruntime) is missing or older than its sources: build it first."""
+
+
 @dataclass(frozen=True)
 class LanguageRunner:
     name: str
@@ -90,6 +92,9 @@ LANGUAGE_RUNNERS: dict[str, LanguageRunner] = {
     )
 }
 KNOWN_LANGUAGE_RUNNERS: tuple[str, ...] = tuple(LANGUAGE_RUNNERS)
+# The Debian package of each interpreter, for the fix of a runner that cannot start.
+DEBIAN_PACKAGES = {"python": "python3", "pypy": "pypy3", "lua": "luajit", "javascript": "nodejs",
+                   "java": "openjdk-17-jdk-headless", "ruby": "ruby", "php": "php-cli"}
 
 # Startup mode also times CPython (the dummy runner is plain Python).
 STARTUP_ONLY_RUNNERS = {"python": ("python3", "startup/startup_runner.py")}
@@ -379,6 +384,14 @@ class BuildOutcome:
         return f"{self.name}: {self.status}" + (f": {self.detail}" if self.detail else "")
 
 
+def _interpreter_note(name: str) -> str:
+    """Says when the usual interpreter is missing (an experiment may still name another one)."""
+    exe = LANGUAGE_RUNNERS[name].default_executable if name in LANGUAGE_RUNNERS else None
+    if exe is None or shutil.which(exe):
+        return ""
+    return f"{exe} is not on PATH (Debian: apt-get install {DEBIAN_PACKAGES[name]})"
+
+
 def build_runners(names: list[str] | None = None) -> list[BuildOutcome]:
     """Build the compiled parts of ``names`` (default: all of BUILDABLE); idempotent."""
     outcomes = []
@@ -387,7 +400,7 @@ def build_runners(names: list[str] | None = None) -> list[BuildOutcome]:
             raise ValueError(f"unknown runner {name!r}; build-runners knows {', '.join(BUILDABLE)}")
         artefacts = _ARTEFACTS.get(name, ())
         if not artefacts:
-            outcomes.append(BuildOutcome(name, "nothing to compile"))
+            outcomes.append(BuildOutcome(name, "nothing to compile", _interpreter_note(name)))
             continue
         before = [a.up_to_date() for a in artefacts]
         try:

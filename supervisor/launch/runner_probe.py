@@ -35,9 +35,6 @@ from supervisor.launch.runner_command import EXTERNAL_RUNNER, runner_launch
 PROBE = "probe"
 PROBE_PARAM = 10
 PROBE_ITERATIONS = 2        # more than one: the runner's loop and per-iteration lists are exercised
-# Debian packages of the interpreters, for the fix of a runner that cannot start.
-DEBIAN_PACKAGES = {"python": "python3", "pypy": "pypy3", "lua": "luajit", "javascript": "nodejs",
-                   "java": "openjdk-17-jdk-headless", "ruby": "ruby", "php": "php-cli"}
 
 
 def _probe_experiment(exp: Experiment, vm_name: str, bench_file: Path) -> Experiment:
@@ -58,7 +55,7 @@ def _probe_experiment(exp: Experiment, vm_name: str, bench_file: Path) -> Experi
 
 
 def _install_fix(runner: str) -> str:
-    package = DEBIAN_PACKAGES.get(runner)
+    package = languages.DEBIAN_PACKAGES.get(runner)
     return f"install the interpreter (Debian: apt-get install {package})" if package else "install the runner"
 
 

@@ -53,6 +53,7 @@ def test_missing_tool_is_an_error_only_when_asked_for(empty_build_dir, monkeypat
     monkeypatch.setenv("PATH", str(tmp_path / "empty-path"))      # no javac either
     assert main(["build-runners", "javascript", "php"]) == 2
     assert main(["build-runners", "php", "lua"]) == 0
+    assert "lua: nothing to compile: luajit is not on PATH (Debian: apt-get install luajit)" in capsys.readouterr().out
 
 
 def test_failed_build_is_an_error_even_by_default(empty_build_dir, monkeypatch, capsys):

@@ -16,7 +16,7 @@ from iteration_runners import languages
 from real_parts import missing_real_part
 from supervisor.experiment.model import load_experiment
 from supervisor.launch.runner_access import NOBODY, unprivileged_prefix
-from supervisor.launch.runner_probe import DEBIAN_PACKAGES, probe_runners
+from supervisor.launch.runner_probe import probe_runners
 
 # vm name -> (runner, executable line): every language, as an experiment names it.
 REAL_VMS = {
@@ -68,7 +68,7 @@ def test_every_language_runner_passes(tmp_path):
     for runner, exe_line in REAL_VMS.values():
         tool = exe_line.split('"')[1] if exe_line else "cc"
         if tool != "@python" and shutil.which(tool) is None:
-            missing_real_part(f"{tool} is not installed (apt-get install {DEBIAN_PACKAGES.get(runner, 'gcc')})")
+            missing_real_part(f"{tool} is not installed (apt-get install {languages.DEBIAN_PACKAGES.get(runner, 'gcc')})")
     path, keys = experiment(tmp_path, REAL_VMS)
     t0 = time.monotonic()
     assert probe(path, keys) == []
