@@ -4,8 +4,9 @@
 - analysis._pelt: R-exact PELT changepoints (long-double running sums).
 - libkruntime/libkruntime.so: plain shared library for other languages' FFIs.
 - iteration_runners/c/iterations_runner: the C iteration runner (libkruntime linked in).
+- iteration_runners/probe/bench.so: the C runner's probe benchmark (supervisor/launch/runner_probe.py).
 
-The last two are not Python extensions, so build_ext is extended to link
+The last three are not Python extensions, so build_ext is extended to link
 them next to the extension: in the source tree for `--inplace` (and editable
 installs), in build_lib for wheels, so both end up with them.
 """
@@ -31,6 +32,7 @@ NATIVE_ARTEFACTS = [
         ["iteration_runners/c/iterations_runner.c", *LIBKRUNTIME_SOURCES],
         ["-Ilibkruntime"] + (["-ldl"] if sys.platform.startswith("linux") else []),
     ),
+    ("iteration_runners/probe/bench.so", ["iteration_runners/probe/bench.c"], ["-shared", "-fPIC"]),
 ]
 
 

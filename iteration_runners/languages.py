@@ -1,21 +1,25 @@
-"""Runner commands for the non-C, non-CPython language runners.
+"""Runner commands for the non-C, non-CPython language runners, and building their compiled parts.
 
 One table row per language: which interpreter runs which runner file, the
 default benchmark file name (Krun's layout, so Krun suites run unmodified),
 and which parts must be compiled first (JNI glue, the Node.js addon, the
-startup-time wrapper).  ``language_runner_command`` follows contract A
-exactly: Krun argument order, extra environment, ``ValueError`` for an
+startup-time wrapper, the Java probe benchmark).  ``language_runner_command``
+follows contract A exactly: Krun argument order, extra environment, ``ValueError`` for an
 unknown runner name.
 
-Compiled parts are built on demand into ``<runner dir>/build/`` (gitignored)
-and rebuilt when a source is newer than the output; ``python -m
-iteration_runners.languages build`` builds them all ahead of time (CI, image
-preparation), so nothing is compiled while an experiment runs.
+Compiled parts are built by ``coldrun build-runners`` (``build_runners``), never
+while an experiment runs: a command for a runner whose part is missing or older
+than its sources raises ``RunnerNotBuilt`` naming that command.  They go beside
+the package (``<runner dir>/build/``, gitignored) when that is writable, else
+into a cache directory (``$COLDRUN_RUNNER_BUILD_DIR`` when set, else
+/var/cache/coldrun for root, ~/.cache/coldrun otherwise, one subdirectory per
+installed copy); both are searched in that order.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import shutil
 import subprocess
@@ -26,10 +30,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from iteration_runners.args import check_run_args
-from supervisor.errors import ColdrunError
 
 RUNNERS_DIR = Path(__file__).resolve().parent
 REPO_DIR = RUNNERS_DIR.parent
+PROBE_DIR = RUNNERS_DIR / "probe"
 
 # Environment names shared by the runners in this module.
 ENV_RESULTS_FD = "COLDRUN_RESULTS_FD"
@@ -37,12 +41,27 @@ ENV_LIBKRUNTIME = "COLDRUN_LIBKRUNTIME"  # absolute path of libkruntime.so
 ENV_INSTRUMENT = "COLDRUN_INSTRUMENT"  # "1": collect VM events per iteration
 ENV_JNI_LIBRARY = "COLDRUN_KRUN_JNI"  # Java: the JNI glue library
 ENV_NODE_ADDON = "COLDRUN_KRUN_NODE_ADDON"  # Node.js: the N-API addon
+ENV_BUILD_DIR = "COLDRUN_RUNNER_BUILD_DIR"  # the only place compiled parts are built and looked for
 
 RESULTS_FD = 3
+BUILD_COMMAND = "coldrun build-runners"
 
 
-class RunnerBuildError(ColdrunError):
-    """A language runner's compiled part could not be found or built."""
+class RunnerError(Exception):
+    """Something a runner needs is missing or cannot be made (iteration_runners' own error type;
+    the supervisor reports it as a ColdrunError)."""
+
+
+class RunnerBuildError(RunnerError):
+    """A language runner's compiled part could not be built."""
+
+
+class MissingTool(RunnerBuildError):
+    """Building a part needs a tool (compiler, JDK, headers) that is not installed."""
+
+
+class RunnerNotBuilt(RunnerError, FileNotFoundError):
+    """A compiled part (or libkruntime) is missing or older than its sources: build it first."""
 
 
 @dataclass(frozen=True)
@@ -73,6 +92,9 @@ LANGUAGE_RUNNERS: dict[str, LanguageRunner] = {
     )
 }
 KNOWN_LANGUAGE_RUNNERS: tuple[str, ...] = tuple(LANGUAGE_RUNNERS)
+# The Debian package of each interpreter, for the fix of a runner that cannot start.
+DEBIAN_PACKAGES = {"python": "python3", "pypy": "pypy3", "lua": "luajit", "javascript": "nodejs",
+                   "java": "openjdk-17-jdk-headless", "ruby": "ruby", "php": "php-cli"}
 
 # Startup mode also times CPython (the dummy runner is plain Python).
 STARTUP_ONLY_RUNNERS = {"python": ("python3", "startup/startup_runner.py")}
@@ -105,18 +127,18 @@ def libkruntime_path() -> Path:
         try:
             import libkruntime
         except ImportError as exc:  # pragma: no cover - broken install
-            raise RunnerBuildError(f"cannot import libkruntime: {exc}") from None
+            raise RunnerNotBuilt(f"cannot import libkruntime: {exc}") from None
         locate = getattr(libkruntime, "shared_library_path", None)
         if locate is None:
-            raise RunnerBuildError(
+            raise RunnerNotBuilt(
                 "libkruntime.shared_library_path() is missing; build libkruntime first"
             )
         try:
             path = Path(locate())
         except FileNotFoundError as exc:
-            raise RunnerBuildError(str(exc)) from None
+            raise RunnerNotBuilt(str(exc)) from None
     if not path.is_file():
-        raise RunnerBuildError(
+        raise RunnerNotBuilt(
             f"libkruntime shared library {path} does not exist; build libkruntime "
             f"(or set {ENV_LIBKRUNTIME} to its path)"
         )
@@ -132,7 +154,34 @@ def libkruntime_include_dir() -> Path:
 
 
 # --------------------------------------------------------------------------
-# Building the compiled parts
+# Where compiled parts live
+
+
+def _cache_root() -> Path:
+    override = os.environ.get(ENV_BUILD_DIR)
+    if override:
+        return Path(override)
+    if os.geteuid() == 0:
+        base = Path("/var/cache/coldrun")
+    else:
+        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "coldrun"
+    # One directory per installed copy: two venvs never share (possibly different) builds.
+    return base / f"runners-{hashlib.sha256(str(RUNNERS_DIR).encode()).hexdigest()[:12]}"
+
+
+def build_dirs(part: str) -> list[Path]:
+    """Where ``part``'s compiled pieces are looked for, in order."""
+    if os.environ.get(ENV_BUILD_DIR):
+        return [_cache_root() / part]
+    return [RUNNERS_DIR / part / "build", _cache_root() / part]
+
+
+def _build_dir_for_writing(part: str) -> Path:
+    """Beside the package when it is writable (editable and user installs), else the cache."""
+    dirs = build_dirs(part)
+    if len(dirs) > 1 and os.access(RUNNERS_DIR / part, os.W_OK):
+        return dirs[0]
+    return dirs[-1]
 
 
 def _stale(output: Path, sources: list[Path]) -> bool:
@@ -142,10 +191,61 @@ def _stale(output: Path, sources: list[Path]) -> bool:
     return any(s.stat().st_mtime > built for s in sources)
 
 
+@dataclass(frozen=True)
+class Artefact:
+    """One compiled piece: ``relpath`` inside its part's build directory, made from ``sources``.
+
+    ``relpath`` is a directory for Java classes; its ``.built`` marker then
+    stands for the whole directory.
+    """
+    part: str          # "java", "javascript", "startup"
+    relpath: str
+    sources: tuple[Path, ...]
+    what: str          # for messages
+    language: str      # what to pass to `coldrun build-runners`
+
+    def _marker(self, base: Path) -> Path:
+        out = base / self.relpath
+        return out / ".built" if self.relpath.endswith("classes") else out
+
+    def find(self) -> Path:
+        """The up-to-date built artefact; RunnerNotBuilt (naming the fix) otherwise."""
+        for base in build_dirs(self.part):
+            if not _stale(self._marker(base), list(self.sources)):
+                return base / self.relpath
+        where = " or ".join(str(d / self.relpath) for d in build_dirs(self.part))
+        raise RunnerNotBuilt(f"{self.what} is not built or older than its sources (looked for {where}); "
+                             f"run `{BUILD_COMMAND} {self.language}`")
+
+    def up_to_date(self) -> Path | None:
+        try:
+            return self.find()
+        except RunnerNotBuilt:
+            return None
+
+
+JAVA_DIR, JS_DIR, STARTUP_DIR = RUNNERS_DIR / "java", RUNNERS_DIR / "javascript", RUNNERS_DIR / "startup"
+JAVA_CLASSES = Artefact("java", "classes", (JAVA_DIR / "IterationsRunner.java",), "the Java runner", "java")
+JAVA_JNI = Artefact("java", "libcoldrun_krun_jni.so", (JAVA_DIR / "krun_jni.c",),
+                    "the Java runner's JNI library", "java")
+JAVA_PROBE = Artefact("java", "probe-classes", (PROBE_DIR / "KrunEntry.java", JAVA_DIR / "IterationsRunner.java"),
+                      "the Java probe benchmark", "java")
+NODE_ADDON = Artefact("javascript", "kruntime_addon.node", (JS_DIR / "kruntime_addon.c",),
+                      "the Node.js libkruntime addon", "javascript")
+STARTUP_WRAPPER = Artefact("startup", "startup_wrapper", (STARTUP_DIR / "startup_wrapper.c",),
+                           "the startup-time wrapper", "startup")
+STARTUP_CLASSES = Artefact("startup", "classes", (STARTUP_DIR / "StartupRunner.java",),
+                           "the Java startup runner", "startup")
+
+
+# --------------------------------------------------------------------------
+# Building the compiled parts
+
+
 def _run_build(argv: list[str], what: str) -> None:
     tool = shutil.which(argv[0])
     if tool is None:
-        raise RunnerBuildError(f"building {what} needs {argv[0]!r}, which is not on PATH")
+        raise MissingTool(f"building {what} needs {argv[0]!r}, which is not on PATH")
     proc = subprocess.run(argv, capture_output=True, text=True)
     if proc.returncode != 0:
         detail = (proc.stderr or proc.stdout).strip().splitlines()
@@ -154,25 +254,38 @@ def _run_build(argv: list[str], what: str) -> None:
 
 
 def _cc() -> str:
-    return os.environ.get("CC") or sysconfig.get_config_var("CC").split()[0] or "cc"
+    return os.environ.get("CC") or (sysconfig.get_config_var("CC") or "cc").split()[0] or "cc"
 
 
-def _build_shared_object(output: Path, sources: list[Path], include_dirs: list[Path], what: str) -> Path:
+def _output(art: Artefact) -> tuple[Path, bool]:
+    """(where ``art`` goes, whether it must be (re)built there)."""
+    found = art.up_to_date()
+    if found is not None:
+        return found, False
+    out = _build_dir_for_writing(art.part) / art.relpath
+    out.parent.mkdir(parents=True, exist_ok=True)
+    # Readable by the benchmark user, whatever the umask of whoever builds.
+    out.parent.chmod(out.parent.stat().st_mode | 0o055)
+    return out, True
+
+
+def _compile_c(art: Artefact, argv_tail: list[str], *, shared: bool) -> Path:
+    out, needed = _output(art)
+    if needed:
+        # Build beside the target then rename: a concurrent build never sees half a file.
+        tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+        flags = ["-shared", "-fPIC"] if shared else []
+        _run_build([_cc(), "-O2", "-Wall", *flags, "-o", str(tmp), *argv_tail], art.what)
+        tmp.chmod(0o755)
+        os.replace(tmp, out)
+    return out
+
+
+def _build_shared_object(art: Artefact, include_dirs: list[Path]) -> Path:
     """Compile C sources to a shared object linked (with rpath) to libkruntime."""
     lib = libkruntime_path()
-    headers = [d / "libkruntime.h" for d in include_dirs if (d / "libkruntime.h").exists()]
-    if not _stale(output, sources + headers):
-        return output
-    output.parent.mkdir(parents=True, exist_ok=True)
-    # Build beside the target then rename: a concurrent build never sees half a file.
-    tmp = output.with_name(f".{output.name}.{os.getpid()}.tmp")
-    argv = [_cc(), "-O2", "-Wall", "-shared", "-fPIC", "-o", str(tmp)]
-    argv += [f"-I{d}" for d in include_dirs]
-    argv += [str(s) for s in sources]
-    argv += [str(lib), f"-Wl,-rpath,{lib.parent}"]
-    _run_build(argv, what)
-    os.replace(tmp, output)
-    return output
+    tail = [f"-I{d}" for d in include_dirs] + [str(s) for s in art.sources]
+    return _compile_c(art, tail + [str(lib), f"-Wl,-rpath,{lib.parent}"], shared=True)
 
 
 def _java_home_include() -> Path:
@@ -182,71 +295,54 @@ def _java_home_include() -> Path:
     else:
         javac = shutil.which("javac")
         if javac is None:
-            raise RunnerBuildError("building the Java runner needs javac (apt-get install openjdk-17-jdk-headless)")
+            raise MissingTool("building the Java runner needs javac (apt-get install openjdk-17-jdk-headless)")
         home = Path(javac).resolve().parent.parent
     include = home / "include"
     if not (include / "jni.h").is_file():
-        raise RunnerBuildError(f"jni.h not found under {include}; set JAVA_HOME to a JDK")
+        raise MissingTool(f"jni.h not found under {include}; set JAVA_HOME to a JDK")
     return include
 
 
-def _javac(sources: list[Path], out_dir: Path, marker: Path, what: str) -> None:
-    if not _stale(marker, sources):
-        return
-    out_dir.mkdir(parents=True, exist_ok=True)
-    # --release 8 keeps the classes loadable by any JVM a user may name.
-    _run_build(["javac", "-nowarn", "--release", "8", "-d", str(out_dir)] + [str(s) for s in sources], what)
-    marker.touch()
+def _javac(art: Artefact, sources: list[Path], classpath: Path | None = None) -> Path:
+    out, needed = _output(art)
+    if needed:
+        if shutil.which("javac") is None:
+            raise MissingTool(f"building {art.what} needs javac (apt-get install openjdk-17-jdk-headless)")
+        out.mkdir(parents=True, exist_ok=True)
+        cp = ["-cp", str(classpath)] if classpath else []
+        # --release 8 keeps the classes loadable by any JVM a user may name.
+        _run_build(["javac", "-nowarn", "--release", "8", *cp, "-d", str(out), *map(str, sources)], art.what)
+        for f in [out, *out.rglob("*")]:
+            f.chmod(f.stat().st_mode | (0o055 if f.is_dir() else 0o044))
+        (out / ".built").touch()
+    return out
 
 
 def build_java() -> tuple[Path, Path]:
     """(class directory, JNI library) for the Java runner."""
-    java_dir = RUNNERS_DIR / "java"
-    classes = java_dir / "build" / "classes"
-    _javac([java_dir / "IterationsRunner.java"], classes, classes / ".built", "the Java runner")
+    classes = _javac(JAVA_CLASSES, list(JAVA_CLASSES.sources))
     include = _java_home_include()
-    jni = _build_shared_object(
-        java_dir / "build" / "libcoldrun_krun_jni.so",
-        [java_dir / "krun_jni.c"],
-        [libkruntime_include_dir(), include, include / "linux"],
-        "the Java runner's JNI library",
-    )
+    jni = _build_shared_object(JAVA_JNI, [libkruntime_include_dir(), include, include / "linux"])
+    _javac(JAVA_PROBE, [PROBE_DIR / "KrunEntry.java"], classpath=classes)
     return classes, jni
 
 
 def build_node_addon() -> Path:
-    js_dir = RUNNERS_DIR / "javascript"
     node_include = Path(os.environ.get("COLDRUN_NODE_INCLUDE", "/usr/include/node"))
     if not (node_include / "node_api.h").is_file():
-        raise RunnerBuildError(
+        raise MissingTool(
             f"node_api.h not found in {node_include}; install the nodejs headers "
             "(Debian: libnode-dev) or set COLDRUN_NODE_INCLUDE"
         )
-    return _build_shared_object(
-        js_dir / "build" / "kruntime_addon.node",
-        [js_dir / "kruntime_addon.c"],
-        [libkruntime_include_dir(), node_include],
-        "the Node.js libkruntime addon",
-    )
+    return _build_shared_object(NODE_ADDON, [libkruntime_include_dir(), node_include])
 
 
 def build_startup_wrapper() -> Path:
-    st_dir = RUNNERS_DIR / "startup"
-    output = st_dir / "build" / "startup_wrapper"
-    source = st_dir / "startup_wrapper.c"
-    if _stale(output, [source]):
-        output.parent.mkdir(parents=True, exist_ok=True)
-        tmp = output.with_name(f".{output.name}.{os.getpid()}.tmp")
-        _run_build([_cc(), "-O2", "-Wall", "-o", str(tmp), str(source)], "the startup-time wrapper")
-        os.replace(tmp, output)
-    return output
+    return _compile_c(STARTUP_WRAPPER, [str(s) for s in STARTUP_WRAPPER.sources], shared=False)
 
 
 def build_java_startup() -> Path:
-    st_dir = RUNNERS_DIR / "startup"
-    classes = st_dir / "build" / "classes"
-    _javac([st_dir / "StartupRunner.java"], classes, classes / ".built", "the Java startup runner")
-    return classes
+    return _javac(STARTUP_CLASSES, list(STARTUP_CLASSES.sources))
 
 
 def build(runner: str) -> None:
@@ -256,6 +352,69 @@ def build(runner: str) -> None:
         build_java()
     elif runner == "javascript":
         build_node_addon()
+
+
+# What each name given to `coldrun build-runners` compiles (c and python: nothing; setup.py builds
+# the C runner and its probe benchmark with the package).
+BUILDABLE = ("c", "python", *KNOWN_LANGUAGE_RUNNERS, "startup")
+_ARTEFACTS = {"java": (JAVA_CLASSES, JAVA_JNI, JAVA_PROBE), "javascript": (NODE_ADDON,),
+              "startup": (STARTUP_WRAPPER, STARTUP_CLASSES)}
+
+
+def _build_startup() -> None:
+    build_startup_wrapper()
+    if shutil.which("javac"):     # the Java startup runner is optional: only Java startup runs need it
+        build_java_startup()
+
+
+_BUILDERS = {"java": build_java, "javascript": build_node_addon, "startup": _build_startup}
+
+
+@dataclass(frozen=True)
+class BuildOutcome:
+    name: str
+    status: str        # "built", "up to date", "nothing to compile", "missing tool", "failed"
+    detail: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status not in ("missing tool", "failed")
+
+    def line(self) -> str:
+        return f"{self.name}: {self.status}" + (f": {self.detail}" if self.detail else "")
+
+
+def _interpreter_note(name: str) -> str:
+    """Says when the usual interpreter is missing (an experiment may still name another one)."""
+    exe = LANGUAGE_RUNNERS[name].default_executable if name in LANGUAGE_RUNNERS else None
+    if exe is None or shutil.which(exe):
+        return ""
+    return f"{exe} is not on PATH (Debian: apt-get install {DEBIAN_PACKAGES[name]})"
+
+
+def build_runners(names: list[str] | None = None) -> list[BuildOutcome]:
+    """Build the compiled parts of ``names`` (default: all of BUILDABLE); idempotent."""
+    outcomes = []
+    for name in names or BUILDABLE:
+        if name not in BUILDABLE:
+            raise ValueError(f"unknown runner {name!r}; build-runners knows {', '.join(BUILDABLE)}")
+        artefacts = _ARTEFACTS.get(name, ())
+        if not artefacts:
+            outcomes.append(BuildOutcome(name, "nothing to compile", _interpreter_note(name)))
+            continue
+        before = [a.up_to_date() for a in artefacts]
+        try:
+            _BUILDERS[name]()
+        except MissingTool as e:
+            outcomes.append(BuildOutcome(name, "missing tool", str(e)))
+            continue
+        except RunnerError as e:
+            outcomes.append(BuildOutcome(name, "failed", str(e)))
+            continue
+        after = [a.up_to_date() for a in artefacts]
+        where = ", ".join(str(p) for p in after if p is not None)
+        outcomes.append(BuildOutcome(name, "up to date" if before == after else "built", where))
+    return outcomes
 
 
 # --------------------------------------------------------------------------
@@ -315,14 +474,14 @@ def language_runner_command(
     tail = [str(iterations), str(param), "1" if debug else "0"]
 
     if runner == "java":
-        classes, jni = build_java()
+        classes, jni = JAVA_CLASSES.find(), JAVA_JNI.find()
         bench_class, bench_dir = _java_class_and_dir(benchmark_path)
         env["CLASSPATH"] = f"{classes}{os.pathsep}{bench_dir}"
         env[ENV_JNI_LIBRARY] = str(jni)
         argv = [exe, *vm_args, spec.runner_file, bench_class, *tail]
     else:
         if runner == "javascript":
-            env[ENV_NODE_ADDON] = str(build_node_addon())
+            env[ENV_NODE_ADDON] = str(NODE_ADDON.find())
         argv = [exe, *vm_args, str(RUNNERS_DIR / spec.runner_file), benchmark_path, *tail]
 
     if instrument:
@@ -360,37 +519,56 @@ def startup_command(
         spec = _runner(runner)
         default_exe, spec_runner_file = spec.default_executable, spec.startup_runner
     exe = executable or default_exe
-    wrapper = build_startup_wrapper()
+    wrapper = STARTUP_WRAPPER.find()
     env = {ENV_RESULTS_FD: str(RESULTS_FD)}
     tail = [benchmark_path, str(iterations), str(param), "1" if debug else "0"]
     if runner == "java":
-        env["CLASSPATH"] = str(build_java_startup())
+        env["CLASSPATH"] = str(STARTUP_CLASSES.find())
         argv = [str(wrapper), exe, *vm_args, spec_runner_file, *tail]
     else:
         argv = [str(wrapper), exe, *vm_args, str(RUNNERS_DIR / spec_runner_file), *tail]
     return argv, env
 
 
+def probe_benchmark(runner: str) -> Path:
+    """The trivial benchmark that proves ``runner`` can run (supervisor/launch/runner_probe.py)."""
+    if runner == "c":
+        built = PROBE_DIR / "bench.so"
+        if not built.is_file():
+            raise RunnerNotBuilt(f"{built} does not exist; reinstall coldrun (in a checkout: "
+                                 "`python setup.py build_ext --inplace`)")
+        return built
+    if runner == "java":
+        return JAVA_PROBE.find() / "KrunEntry.class"
+    name = "bench.py" if runner == "python" else benchmark_filename(runner)
+    return PROBE_DIR / name
+
+
 def main(argv: list[str] | None = None) -> int:
+    """`coldrun build-runners` (also `python -m iteration_runners.languages build`)."""
     parser = argparse.ArgumentParser(prog="python -m iteration_runners.languages")
     sub = parser.add_subparsers(dest="command", required=True)
-    b = sub.add_parser("build", help="compile the JNI glue, Node.js addon and startup wrapper")
-    b.add_argument("runners", nargs="*", help=f"default: all of {', '.join(KNOWN_LANGUAGE_RUNNERS)} and startup")
+    b = sub.add_parser("build", help="compile the JNI glue, Node.js addon, startup wrapper and probe benchmarks")
+    b.add_argument("runners", nargs="*", help=f"default: all of {', ' .join(BUILDABLE)}")
     args = parser.parse_args(argv)
-    names = args.runners or [*KNOWN_LANGUAGE_RUNNERS, "startup"]
+    return report_build(args.runners)
+
+
+def report_build(names: list[str]) -> int:
+    """Build, print one line per name; non-zero when a name asked for explicitly cannot be built,
+    or when any build (not a missing tool) fails."""
     try:
-        for name in names:
-            if name == "startup":
-                print(f"built {build_startup_wrapper()}")
-                if shutil.which("javac"):
-                    print(f"built {build_java_startup()}")
-            else:
-                build(name)
-                print(f"built {name}")
-    except (RunnerBuildError, ValueError) as exc:
+        outcomes = build_runners(names)
+    except ValueError as exc:
         print(f"coldrun: {exc}", file=sys.stderr)
         return 2
-    return 0
+    for o in outcomes:
+        if o.ok:
+            print(o.line())
+        else:
+            print(f"coldrun: {o.line()}", file=sys.stderr)
+    bad = [o for o in outcomes if o.status == "failed" or (names and not o.ok)]
+    return 2 if bad else 0
 
 
 if __name__ == "__main__":

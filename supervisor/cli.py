@@ -92,6 +92,11 @@ def _cmd_schema(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_build_runners(args: argparse.Namespace) -> int:
+    from iteration_runners.languages import report_build
+    return report_build(args.runners)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="coldrun", description="Run benchmark experiments with a reboot "
                                 "before every process execution, Krun-style.")
@@ -138,6 +143,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     sc = sub.add_parser("schema", help="print the JSON Schema of the experiment file")
     sc.set_defaults(func=_cmd_schema)
+
+    br = sub.add_parser("build-runners", help="compile what the runners need on this machine (JNI glue, Node.js "
+                        "addon, startup wrapper, probe benchmarks); idempotent")
+    br.add_argument("runners", nargs="*", metavar="RUNNER",
+                    help="c, python, pypy, lua, javascript, java, ruby, php or startup (default: all; a missing "
+                         "tool then is reported, not an error)")
+    br.set_defaults(func=_cmd_build_runners)
 
     add_platform_commands(sub)     # coldrun platform show|check (read only)
     return p

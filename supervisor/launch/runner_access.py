@@ -13,6 +13,7 @@ real ``coldrun start`` refuses before anything changes.  ACLs are not read.
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 from pathlib import Path
 
@@ -27,6 +28,20 @@ DIR_FIX = ("install coldrun and the benchmarks outside {where} (e.g. python3 -m 
 FILE_FIX = "chmod o+{bits} {where}; or set platform.benchmark_user = false to run benchmarks as root"
 
 READ, EXECUTE = "read", "execute"
+NOBODY = 65534   # owns no file and is in no group: sees coldrun's files as the benchmark user will
+
+
+def unprivileged_prefix() -> list[str]:
+    """argv prefix that runs a command as nobody, before the benchmark user exists (the runner probe).
+
+    [] when not root (no switch possible; the command then runs as the
+    invoking user) or where setpriv is missing (OpenBSD: doas/sudo would
+    close the results channel, see platforms/runas.py).
+    """
+    setpriv = shutil.which("setpriv")
+    if os.geteuid() != 0 or setpriv is None:
+        return []
+    return [setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--"]
 
 
 class Blocker:

@@ -10,6 +10,7 @@ from analysis.diff import (BETTER, CLASSIFICATIONS, DIFFERENT, INTERSECTION, SAM
                            ci_narrowing, classification_verdict, diff_summaries, interval_narrowing,
                            intervals_differ, pair_verdicts, render_diff)
 
+from real_parts import missing_real_part
 from shared_paths import GOLDEN as SHARED_GOLDEN
 GOLDEN = SHARED_GOLDEN / "warmup_stats" / "corpus_500"
 
@@ -226,7 +227,7 @@ def test_render_diff_latex_compiles(mixed_diff, tmp_path):
     import subprocess
     pdflatex = shutil.which("pdflatex")
     if pdflatex is None:
-        pytest.skip("pdflatex is not installed (apt-get install texlive-latex-base texlive-latex-recommended)")
+        missing_real_part("pdflatex is not installed (apt-get install texlive-latex-base texlive-latex-recommended)")
     (tmp_path / "diff.tex").write_text(render_diff(mixed_diff, "latex"))
     proc = subprocess.run([pdflatex, "-interaction=nonstopmode", "-halt-on-error", "diff.tex"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=120)

@@ -11,6 +11,7 @@ import pytest
 from analysis.reports import SummaryFormatError, render_html, render_latex, render_text, summary_rows
 from analysis.reports.rows import counts_phrase, histogram
 
+from real_parts import missing_real_part
 from shared_paths import GOLDEN as SHARED_GOLDEN
 GOLDEN = SHARED_GOLDEN / "warmup_stats" / "corpus_500"
 
@@ -156,7 +157,7 @@ def test_latex_without_preamble_is_only_tables(summary):
 def test_latex_compiles_with_pdflatex(summary, tmp_path):
     pdflatex = shutil.which("pdflatex")
     if pdflatex is None:
-        pytest.skip("pdflatex is not installed (apt-get install texlive-latex-base texlive-latex-recommended)")
+        missing_real_part("pdflatex is not installed (apt-get install texlive-latex-base texlive-latex-recommended)")
     (tmp_path / "table.tex").write_text(render_latex(summary))
     proc = subprocess.run([pdflatex, "-interaction=nonstopmode", "-halt-on-error", "table.tex"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=120)

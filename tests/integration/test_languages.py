@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from coldrun_helpers import REPO, coldrun
+from real_parts import missing_real_part
 
 EXECUTIONS = 2
 ITERATIONS = 5
@@ -61,14 +62,14 @@ LANGS = {
 
 def require(lang: Lang) -> None:
     if shutil.which(lang.tool) is None:
-        pytest.skip(f"{lang.tool} is not installed (apt-get install {lang.package})")
+        missing_real_part(f"{lang.tool} is not installed (apt-get install {lang.package})")
     if lang.runner == "java" and shutil.which("javac") is None:
-        pytest.skip("javac is not installed (apt-get install openjdk-17-jdk-headless)")
+        missing_real_part("javac is not installed (apt-get install openjdk-17-jdk-headless)")
     if lang.runner == "javascript" and not Path(os.environ.get("COLDRUN_NODE_INCLUDE",
                                                                "/usr/include/node"), "node_api.h").is_file():
-        pytest.skip("Node.js headers are missing for the runner's addon (apt-get install libnode-dev)")
+        missing_real_part("Node.js headers are missing for the runner's addon (apt-get install libnode-dev)")
     if lang.runner == "c" and not (REPO / "iteration_runners" / "c" / "iterations_runner").is_file():
-        pytest.skip("the C iteration runner is not built (python setup.py build_ext --inplace)")
+        missing_real_part("the C iteration runner is not built (python setup.py build_ext --inplace)")
 
 
 def write_benchmark(lang: Lang, bench_dir: Path) -> None:

@@ -11,6 +11,8 @@ import pytest
 
 from iteration_runners import languages
 from supervisor.errors import ColdrunError
+from supervisor.experiment.model import load_experiment
+from supervisor.launch.runner_command import runner_launch
 
 INTERPRETED = {
     "pypy": "pypy/iterations_runner.py",
@@ -84,9 +86,21 @@ def test_benchmark_filenames_are_krun_defaults():
 
 def test_missing_libkruntime_is_one_clear_error(tmp_path, monkeypatch):
     monkeypatch.setenv(languages.ENV_LIBKRUNTIME, str(tmp_path / "nope.so"))
-    with pytest.raises(ColdrunError) as err:
+    with pytest.raises(languages.RunnerNotBuilt) as err:
         languages.language_runner_command("php", "php", [], "b.php", 1, 1, False)
     assert "nope.so" in str(err.value) and "\n" not in str(err.value)
+    # iteration_runners has its own error type; the supervisor reports it as a ColdrunError.
+    assert not isinstance(err.value, ColdrunError)
+    exp_dir = tmp_path / "exp"
+    (exp_dir / "benchmarks" / "b").mkdir(parents=True)
+    (exp_dir / "benchmarks" / "b" / "bench.php").write_text("<?php\n")
+    (exp_dir / "exp.toml").write_text(
+        'name = "x"\nexecutions = 1\n[benchmarks]\nb = 1\n[variants.v]\ntarget = "bench.php"\n'
+        '[vms.php]\nrunner = "php"\nexecutable = "/bin/sh"\niterations = 1\nvariants = ["v"]\n')
+    exp, _ = load_experiment(exp_dir / "exp.toml")
+    with pytest.raises(ColdrunError) as err:
+        runner_launch(exp, exp_dir, "exp.toml", "b", "php", "v", home="/nonexistent")
+    assert str(err.value).startswith("exp.toml: vms.php.runner: ") and "nope.so" in str(err.value)
 
 
 def test_missing_node_headers_is_one_clear_error(fake_lib, monkeypatch, tmp_path):

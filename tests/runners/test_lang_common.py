@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from real_parts import missing_real_part
 from iteration_runners import languages
 from iteration_runners.launch import RunnerOutcome, run_runner
 from iteration_runners.protocol import ProtocolError, validate_document
@@ -77,21 +78,21 @@ __attribute__((constructor)) static void install_fake_source(void)
 def require_libkruntime() -> Path:
     try:
         return languages.libkruntime_path()
-    except languages.RunnerBuildError as exc:
-        pytest.skip(f"libkruntime shared library not available: {exc}")
+    except languages.RunnerError as exc:
+        missing_real_part(f"libkruntime shared library not available: {exc}")
 
 
 def require_tool(runner: str, *, needs_ffi_glue: bool = True) -> str:
     name, package = TOOLS[runner]
     path = shutil.which(name)
     if path is None:
-        pytest.skip(f"{name} is not installed (apt-get install {package})")
+        missing_real_part(f"{name} is not installed (apt-get install {package})")
     if runner == "java" and shutil.which("javac") is None:
-        pytest.skip("javac is not installed (apt-get install openjdk-17-jdk-headless)")
+        missing_real_part("javac is not installed (apt-get install openjdk-17-jdk-headless)")
     if runner == "javascript" and needs_ffi_glue:
         include = Path(os.environ.get("COLDRUN_NODE_INCLUDE", "/usr/include/node"))
         if not (include / "node_api.h").is_file():
-            pytest.skip(f"Node.js headers missing: no {include}/node_api.h (apt-get install libnode-dev)")
+            missing_real_part(f"Node.js headers missing: no {include}/node_api.h (apt-get install libnode-dev)")
     return path
 
 
@@ -103,7 +104,7 @@ def build_fake_counters(out_dir: Path) -> Path:
     out = out_dir / "fake_counters.so"
     cc = shutil.which("cc") or shutil.which("gcc")
     if cc is None:
-        pytest.skip("no C compiler to build the fake counter source")
+        missing_real_part("no C compiler to build the fake counter source (apt-get install gcc libc6-dev)")
     subprocess.run(
         [cc, "-O1", "-Wall", "-shared", "-fPIC", "-o", str(out), str(src),
          f"-I{languages.libkruntime_include_dir()}", str(lib), f"-Wl,-rpath,{lib.parent}"],

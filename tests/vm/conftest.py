@@ -1,7 +1,8 @@
 """Fixtures for the real-reboot VM tests: the cached guest image and a per-test guest.
 
 Skipped, with the reason printed, when the tools cannot be used here (not
-root, no qemu/debootstrap).  CI installs them:
+root, no qemu/debootstrap); under CI=true that is a failure instead, never a
+silent skip (tests/real_parts.py).  CI installs them (scripts/setup --for-tests):
     apt-get install -y --no-install-recommends qemu-system-x86 qemu-utils debootstrap e2fsprogs
 """
 
@@ -15,6 +16,8 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
+
+from real_parts import missing_real_part  # noqa: E402  (tests/ is on sys.path: tests/conftest.py)
 
 import vm_image  # noqa: E402
 from vm_payload import build_payload  # noqa: E402
@@ -40,19 +43,19 @@ def guest_image() -> vm_image.GuestImage:
         pytest.skip("COLDRUN_SKIP_VM_TESTS is set")
     missing = vm_image.missing_tools()
     if missing:
-        pytest.skip(f"VM tests need {', '.join(missing)}: install with `{APT_LINE}`")
+        missing_real_part(f"VM tests need {', '.join(missing)}: install with `{APT_LINE}`")
     found = vm_image.cached_image()
     if found:
         return found
     if os.geteuid() != 0:
-        pytest.skip("building the VM image needs root (debootstrap); no cached image in "
-                    f"{vm_image.CACHE_DIR}")
+        missing_real_part("building the VM image needs root (debootstrap); no cached image in "
+                          f"{vm_image.CACHE_DIR}")
     log = vm_image.CACHE_DIR.parent / "coldrun-vm-build.log"
     try:
         with open(log, "w") as f:
             return vm_image.build_image(log=f)
-    except Exception as e:  # network or mirror trouble: say why, don't fail the suite
-        pytest.skip(f"could not build the Debian guest image ({e}); see {log}")
+    except Exception as e:  # network or mirror trouble: say why; fail only under CI
+        missing_real_part(f"could not build the Debian guest image ({e}); see {log}")
 
 
 @dataclass

@@ -1,0 +1,9 @@
+class KrunEntry implements BaseKrunEntry {
+    static long sink;
+
+    public void run_iter(int n) {
+        long s = 0;
+        for (int i = 0; i < n; i++) s += i;
+        sink = s;
+    }
+}

@@ -1,0 +1,2 @@
+def run_iter(n):
+    return sum(range(n))

@@ -1,0 +1,3 @@
+def run_iter(n)
+  (0...n).sum
+end
