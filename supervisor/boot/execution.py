@@ -94,6 +94,8 @@ def launch_and_judge(ctx: Boot, platform: Platform, job: JobLine, record: dict[s
     _fill_process_fields(record, res)
     if res.containment != "cgroup":
         log.info("runner contained by its process group", why=res.containment_detail)
+    if res.containment_problem:
+        log.warning("containment not cleaned up", problem=res.containment_problem)
     if res.leftover_processes:
         log.warning("processes the runner left running were killed", count=res.leftover_processes,
                     containment=res.containment)

@@ -152,9 +152,14 @@ class CgroupContainment:
         """Kill everything still in the cgroup (the runner too, on timeout); how many besides the runner."""
         return len([p for p in kill_cgroup(self.cgroup) if p != runner_pid])
 
-    def close(self) -> None:
+    def close(self) -> str | None:
+        """Remove the cgroup; a failure is reported, not raised: the execution's record matters more."""
         os.close(self._procs)
-        remove_cgroup(self.cgroup)
+        try:
+            remove_cgroup(self.cgroup)
+        except OSError as e:
+            return f"cgroup {self.cgroup} not removed: {e.strerror}"
+        return None
 
 
 def become_subreaper() -> bool:
@@ -230,8 +235,8 @@ class ProcessGroupContainment:
                 break
         return len(killed)
 
-    def close(self) -> None:
-        pass
+    def close(self) -> str | None:
+        return None
 
 
 def open_containment(parent: str | None = None) -> tuple[CgroupContainment | ProcessGroupContainment, str]:

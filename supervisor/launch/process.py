@@ -75,6 +75,7 @@ class ProcessResult:
     containment: str = ""               # "cgroup" or "process_group" (supervisor.launch.containment)
     containment_detail: str = ""        # the cgroup's path, or why the fallback was used
     leftover_processes: int = 0         # processes besides the runner still alive at its end, then killed
+    containment_problem: str | None = None   # the cgroup could not be removed (why)
 
 
 def _high_dup(fd: int) -> int:
@@ -274,22 +275,27 @@ def run_process(argv: list[str], env: dict[str, str], *, cwd: str, heap_limit: i
         result.ended_at = time.time()
     finally:
         # Completed, failed, timed out or interrupted (SIGTERM): nothing the runner started survives it.
-        result.leftover_processes = box.kill_all(pid)
-        if status is None:
-            _kill(pid)   # in case containment missed it (it was contained, so normally already dead)
-            try:
-                _, st, ru = os.wait4(pid, 0)
-                status = (st, ru)
-            except ChildProcessError:
-                status = (0, None)
+        # A second SIGTERM waits until this bounded clean-up is done.
+        masked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
         try:
+            result.leftover_processes = box.kill_all(pid)
+            if status is None:
+                _kill(pid)   # in case containment missed it (it was contained, so normally already dead)
+                try:
+                    _, st, ru = os.wait4(pid, 0)
+                    status = (st, ru)
+                except ChildProcessError:
+                    status = (0, None)
+            if watcher is not None:
+                if watcher.fd in sel.get_map():
+                    sel.unregister(watcher.fd)   # stays readable once the runner is gone
+                watcher.close()
             pump.drain(drain_seconds)
         finally:
             pump.close()
             sel.close()
-            if watcher is not None:
-                watcher.close()
-            box.close()
+            result.containment_problem = box.close()
+            signal.pthread_sigmask(signal.SIG_SETMASK, masked)
     st, ru = status
     if not result.duration:    # interrupted before the runner ended
         result.duration = time.monotonic() - t0

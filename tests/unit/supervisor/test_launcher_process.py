@@ -9,7 +9,7 @@ import time
 import psutil
 import pytest
 
-from supervisor.launch.containment import cgroup2_mount, open_containment
+from supervisor.launch.containment import cgroup2_mount, open_containment, pinning_cgroup
 from supervisor.launch.process import Tail, kill_orphan, run_process
 
 ENV = {"PATH": "/usr/bin:/bin", "LANG": "C"}
@@ -284,3 +284,23 @@ def test_orphan_cgroup_is_emptied_and_removed():
         if os.path.exists(path):
             p.wait()
             os.rmdir(path)
+
+
+def test_cgroup2_mount_found_on_unified_and_hybrid_hosts(tmp_path):
+    unified = "30 23 0:26 / /sys/fs/cgroup rw,nosuid shared:4 - cgroup2 cgroup2 rw,nsdelegate\n"
+    hybrid = ("31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n"
+              "34 31 0:31 / /sys/fs/cgroup/cpuset rw,relatime - cgroup cgroup rw,cpuset\n"
+              "41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n")
+    v1_only = "34 31 0:31 / /sys/fs/cgroup/cpuset rw,relatime - cgroup cgroup rw,cpuset\n"
+    found = []
+    for text in (unified, hybrid, v1_only):
+        (tmp_path / "mountinfo").write_text(text)
+        found.append(cgroup2_mount(str(tmp_path / "mountinfo")))
+    assert found == ["/sys/fs/cgroup", "/sys/fs/cgroup/unified", None]
+
+
+def test_execution_cgroup_goes_inside_the_pinning_partition():
+    prefix = ["chrt", "--other", "0", "nice", "-n", "-20", sys.executable, "-m", "supervisor.platforms.cgexec",
+              "/sys/fs/cgroup/coldrun.bench", "--", "setpriv", "--reuid=u"]
+    assert pinning_cgroup(prefix) == "/sys/fs/cgroup/coldrun.bench"
+    assert pinning_cgroup(["chrt", "--other", "0", "nice", "-n", "-20"]) is None
