@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
 import time
 
 from coldrun_helpers import FAKE_RUNNER, coldrun
+from process_checks import gone
 from supervisor.launch.containment import open_containment
 
 ESCAPING_RUNNER = FAKE_RUNNER.parent / "escaping_runner.py"
@@ -17,15 +17,6 @@ def expected_containment() -> str:
     box.close()
     print(f"containment on this machine: {box.kind} ({why})")
     return box.kind
-
-
-def gone(pid: int) -> bool:
-    """Dead: no such process, or a zombie whose parent has not reaped it yet."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except FileNotFoundError:
-        return True
 
 
 def run_escaping(exp_factory, tmp_path, behaviour: str, extra: str = "") -> tuple[dict, int, float]:

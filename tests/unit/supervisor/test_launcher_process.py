@@ -9,6 +9,7 @@ import time
 import psutil
 import pytest
 
+from process_checks import bystander, gone  # noqa: F401 (bystander is a fixture)
 from supervisor.launch.containment import cgroup2_mount, open_containment, pinning_cgroup
 from supervisor.launch.process import Tail, kill_orphan, run_process
 
@@ -161,15 +162,6 @@ def helper_of(r) -> int:
     return int(r.stdout.text().split()[1])
 
 
-def gone(pid: int) -> bool:
-    """Dead: no such process, or a zombie its new parent has not reaped yet."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except FileNotFoundError:
-        return True
-
-
 def test_setsid_helper_holding_the_pipes_neither_hangs_nor_times_out(contained):
     t0 = time.monotonic()
     r = run(ESCAPE.format(grandchild=HOLDS_PIPES, then="os.write(3, b'{\"doc\": 1}')"), timeout=None,
@@ -235,15 +227,6 @@ def test_unkilled_holder_of_the_pipes_only_delays_by_the_drain_bound(contained):
 
 
 # --- runner.json from an earlier boot: kill only the process it names ---------------------------------------
-
-@pytest.fixture
-def bystander():
-    """An unrelated process leading its own process group, as a reused pid would."""
-    p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
-    yield p
-    p.kill()
-    p.wait()
-
 
 def test_stale_runner_json_without_start_time_kills_nothing(bystander):
     said = kill_orphan(bystander.pid, None)

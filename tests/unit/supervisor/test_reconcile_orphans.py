@@ -4,22 +4,11 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
-import sys
 
 import psutil
-import pytest
 
 from cycle_helpers import boot_quiet, experiment, start_quiet
-
-
-@pytest.fixture
-def bystander():
-    """An unrelated process leading its own process group, as a reused pid would."""
-    p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
-    yield p
-    p.kill()
-    p.wait()
+from process_checks import bystander  # noqa: F401 (a fixture)
 
 
 def _boot_with_runner_json(tmp_path, runner: dict) -> str:
