@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import time
+
+import pytest
 
 from coldrun_helpers import FAKE_RUNNER, coldrun
 from process_checks import gone
@@ -56,3 +60,26 @@ def test_timed_out_runner_and_its_escaped_helper_are_killed(exp_factory, tmp_pat
     assert record["leftover_processes"] == 1 and record["containment"] == kind
     assert 2 <= record["duration_seconds"] < 5
     assert gone(daemon)
+
+
+def test_escaped_helper_of_a_killed_supervisor_is_killed_through_its_cgroup(exp_factory, tmp_path):
+    if expected_containment() != "cgroup":
+        pytest.skip("no writable cgroup v2 here: after the supervisor dies, only a cgroup still finds an escapee")
+    p = exp_factory({"esc": "daemon"})
+    p.write_text(p.read_text().replace(str(FAKE_RUNNER), str(ESCAPING_RUNNER)))
+    state = tmp_path / "s"
+    r = coldrun("start", str(p), "--simulate-reboots", "--state-dir", str(state),
+                env={"COLDRUN_TEST_PAUSE_AT": "during-run@1"})
+    assert r.returncode == -signal.SIGKILL, r.stderr[-2000:]
+    cgroup = json.loads((state / "runner.json").read_text())["cgroup"]
+    pid_file = tmp_path / "benchmarks" / "esc" / "fake" / "daemon.pid"
+    deadline = time.monotonic() + 20
+    while not pid_file.exists():
+        assert time.monotonic() < deadline, "the runner never started its helper"
+        time.sleep(0.05)
+    daemon = int(pid_file.read_text())
+    assert not gone(daemon)
+    r = coldrun("resume", str(state), timeout=60)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert f"process(es) left in its cgroup {cgroup} and removed it" in (state / "log").read_text()
+    assert gone(daemon) and not os.path.exists(cgroup)
