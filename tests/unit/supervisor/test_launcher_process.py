@@ -1,4 +1,4 @@
-"""The launcher: fd 3, rlimits, process group, timeout, bounded tails, exit status and signals."""
+"""The launcher: fd 3, rlimits, process group, timeout, bounded tails, exit status and signals; containment of what a runner leaves."""
 
 import os
 import signal
