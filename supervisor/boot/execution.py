@@ -10,6 +10,7 @@ from supervisor import __version__
 from supervisor.boot.context import Boot
 from supervisor.boot.crash_points import pause_point
 from supervisor.errors import ColdrunError
+from supervisor.launch.containment import pinning_cgroup
 from supervisor.launch.process import ProcessResult, run_process
 from supervisor.launch.results import BadResults, parse_results
 from supervisor.launch.runner_command import env_size, runner_launch
@@ -78,27 +79,30 @@ def launch_and_judge(ctx: Boot, platform: Platform, job: JobLine, record: dict[s
     record.update({"argv": argv, "environment": seen_env, "environment_bytes": env_size(seen_env),
                    "cwd": str(state.home_path)})
 
-    def started(pid: int) -> None:
-        try:
-            import psutil
-            created = psutil.Process(pid).create_time()
-        except Exception:  # the runner may already be gone
-            created = None
-        state.note_runner(pid, created)
-        log.info("runner started", pid=pid, argv=" ".join(argv))
+    def started(pid: int, created: float | None, cgroup: str | None) -> None:
+        state.note_runner(pid, created, cgroup)
+        log.info("runner started", pid=pid, argv=" ".join(argv), cgroup=cgroup or "none")
         pause_point("during-run", ctx.schedule.boots)
 
     try:
         res = run_process(argv, launch.env, cwd=str(state.home_path), heap_limit=exp.heap_limit,
-                          stack_limit=exp.stack_limit, timeout=exp.execution_timeout, on_started=started)
+                          stack_limit=exp.stack_limit, timeout=exp.execution_timeout, on_started=started,
+                          cgroup_parent=pinning_cgroup(prefix))   # inside the pinning partition, if any
     finally:
         platform.end_launch(job.key)
     state.clear_runner()
     _fill_process_fields(record, res)
+    if res.containment != "cgroup":
+        log.info("runner contained by its process group", why=res.containment_detail)
+    if res.containment_problem:
+        log.warning("containment not cleaned up", problem=res.containment_problem)
+    if res.leftover_processes:
+        log.warning("processes the runner left running were killed", count=res.leftover_processes,
+                    containment=res.containment)
     if res.launch_error:
         return "E", f"runner could not start: {res.launch_error}"
     if res.timed_out:
-        return "T", f"timed out after {exp.execution_timeout:g}s; process group killed"
+        return "T", f"timed out after {exp.execution_timeout:g}s; the runner and its processes killed"
     if res.signal is not None:
         return "E", f"runner killed by signal {res.signal} ({record['signal_name']})"
     if res.exit_code != 0:
@@ -144,4 +148,7 @@ def _fill_process_fields(record: dict[str, Any], res: ProcessResult) -> None:
         "stdout_tail": res.stdout.text(), "stdout_bytes": res.stdout.total,
         "stderr_tail": res.stderr.text(), "stderr_bytes": res.stderr.total,
         "launch_error": res.launch_error, "results_bytes": len(res.results),
+        # containment: "cgroup" | "process_group" (fallback); leftover_processes: how many processes
+        # besides the runner were still alive at its end (or at the timeout) and were killed
+        "containment": res.containment, "leftover_processes": res.leftover_processes,
     })

@@ -1,7 +1,8 @@
 """Reconciliation at start-up: settle what the previous boot left behind (DESIGN.md "Crash safety").
 
 - half-written record temp files are removed (they never count);
-- a runner left running by a killed supervisor (simulated reboots) is killed;
+- a runner left running by a killed supervisor (simulated reboots) is killed,
+  if its pid still has the start time runner.json recorded, and its cgroup emptied;
 - a job marked running whose record exists takes the record's outcome
   (the cut fell between record and flag);
 - a job marked running with no record crashed during its run: re-queued, or
@@ -35,8 +36,8 @@ def reconcile(state: StateDir, schedule: Schedule, exp: Experiment, log: Any) ->
         note(f"removed half-written record {name}")
     orphan = state.runner_in_flight()
     if orphan:
-        if kill_orphan(int(orphan["pid"]), orphan.get("create_time")):
-            note(f"killed runner process group {orphan['pid']} left by the previous boot")
+        what = kill_orphan(int(orphan["pid"]), orphan.get("create_time"), orphan.get("cgroup"))
+        note(f"{what} (runner left by the previous boot)")
         state.clear_runner()
     for job in schedule.jobs:
         if job.state != RUNNING:

@@ -6,24 +6,33 @@ results channel on file descriptor 3 (contract A).  All other descriptors are
 closed.  The supervisor blocks in one selector over the three pipes and a
 pidfd (or a SIGCHLD wake-up pipe where pidfd is missing), with the deadline as
 the select timeout: no sleep-polling.  Output is drained continuously and only
-bounded tails are kept; on timeout the whole process group is killed.
+bounded tails are kept.  The execution ends when the runner exits (or at the
+deadline), not at pipe EOF: then every process left in its containment (a
+cgroup, or the process group as fallback; see containment.py) is killed and
+counted, and the pipes are drained for at most DRAIN_SECONDS.
 """
 
 from __future__ import annotations
 
-import errno
 import fcntl
 import os
 import resource
 import selectors
+import shutil
 import signal
 import time
 from dataclasses import dataclass, field
+
+import psutil
+
+from supervisor.launch.containment import kill_cgroup, open_containment, remove_cgroup
 
 RESULTS_FD = 3
 DEFAULT_TAIL_BYTES = 64 * 1024
 DEFAULT_RESULTS_LIMIT = 64 * 1024 * 1024
 _READ_CHUNK = 256 * 1024
+DRAIN_SECONDS = 2.0             # output still buffered after the runner's end is read for at most this long
+_START_TIME_TOLERANCE = 0.05    # seconds; psutil's create_time is exact to the clock tick for one boot
 
 
 class Tail:
@@ -63,6 +72,10 @@ class ProcessResult:
     ended_at: float = 0.0
     duration: float = 0.0               # monotonic seconds
     rusage: dict[str, float] = field(default_factory=dict)
+    containment: str = ""               # "cgroup" or "process_group" (supervisor.launch.containment)
+    containment_detail: str = ""        # the cgroup's path, or why the fallback was used
+    leftover_processes: int = 0         # processes besides the runner still alive at its end, then killed
+    containment_problem: str | None = None   # the cgroup could not be removed (why)
 
 
 def _high_dup(fd: int) -> int:
@@ -70,10 +83,11 @@ def _high_dup(fd: int) -> int:
 
 
 def _child(argv: list[str], env: dict[str, str], cwd: str, heap: int | None, stack: int | None,
-           fds: tuple[int, int, int, int], err_w: int) -> None:
+           fds: tuple[int, int, int, int], err_w: int, enter) -> None:
     """Runs in the forked child; never returns."""
     try:
         os.setpgid(0, 0)
+        enter()    # into the execution's cgroup, before anything can fork
         for limit, value in ((resource.RLIMIT_DATA, heap), (resource.RLIMIT_STACK, stack)):
             if value is not None:
                 soft, hard = resource.getrlimit(limit)
@@ -134,23 +148,76 @@ class _ExitWatcher:
             os.close(self.fd)
 
 
-def _kill_group(pgid: int) -> None:
+class _Pump:
+    """Reads stdout, stderr and the results channel as they become readable, keeping bounded tails."""
+
+    def __init__(self, sel: selectors.BaseSelector, result: ProcessResult, out_r: int, err_r: int, res_r: int,
+                 results_limit: int):
+        self.sel, self.result, self.res_r, self.limit = sel, result, res_r, results_limit
+        self.streams = {out_r: result.stdout, err_r: result.stderr, res_r: None}
+        self.results = bytearray()
+        for fd in self.streams:
+            os.set_blocking(fd, False)
+            sel.register(fd, selectors.EVENT_READ)
+
+    def read(self, fd: int) -> None:
+        try:
+            data = os.read(fd, _READ_CHUNK)
+        except BlockingIOError:
+            return
+        if not data:
+            self._close(fd)
+        elif fd == self.res_r:
+            if len(self.results) + len(data) > self.limit:
+                self.result.results_oversize = True
+            else:
+                self.results += data
+        else:
+            self.streams[fd].add(data)
+
+    def drain(self, seconds: float) -> None:
+        """Read to EOF, for at most ``seconds``: a process we could not kill may hold the pipes open."""
+        deadline = time.monotonic() + seconds
+        while self.streams:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            for key, _ in self.sel.select(remaining):
+                if key.fd in self.streams:
+                    self.read(key.fd)
+
+    def _close(self, fd: int) -> None:
+        self.sel.unregister(fd)
+        os.close(fd)
+        del self.streams[fd]
+
+    def close(self) -> None:
+        for fd in list(self.streams):
+            self._close(fd)
+
+
+def _create_time(pid: int) -> float | None:
     try:
-        os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+        return psutil.Process(pid).create_time()   # the runner is our unreaped child: still readable
+    except psutil.Error:
+        return None
 
 
 def run_process(argv: list[str], env: dict[str, str], *, cwd: str, heap_limit: int | None,
                 stack_limit: int | None, timeout: float | None,
                 tail_bytes: int = DEFAULT_TAIL_BYTES, results_limit: int = DEFAULT_RESULTS_LIMIT,
-                on_started=None) -> ProcessResult:
-    """Run ``argv`` to completion (or timeout) and return what it did."""
+                on_started=None, cgroup_parent: str | None = None,
+                drain_seconds: float = DRAIN_SECONDS) -> ProcessResult:
+    """Run ``argv`` until it exits (or times out), kill what it left, and return what it did.
+
+    ``on_started(pid, create_time, cgroup)`` is called once the exec succeeded;
+    ``cgroup_parent`` is where the per-execution cgroup goes (default: the cgroup v2 root).
+    """
     if "/" not in argv[0]:   # execve needs a path; look names up on the child's PATH, here in the parent
-        import shutil
         found = shutil.which(argv[0], path=env.get("PATH", ""))
         if found:
             argv = [found, *argv[1:]]
+    box, how = open_containment(cgroup_parent)
     out_r, out_w = os.pipe2(os.O_CLOEXEC)
     err_r, err_w = os.pipe2(os.O_CLOEXEC)
     res_r, res_w = os.pipe2(os.O_CLOEXEC)
@@ -160,86 +227,79 @@ def run_process(argv: list[str], env: dict[str, str], *, cwd: str, heap_limit: i
     t0 = time.monotonic()
     pid = os.fork()
     if pid == 0:
-        _child(argv, env, cwd, heap_limit, stack_limit, (devnull, out_w, err_w, res_w), exec_w)
+        _child(argv, env, cwd, heap_limit, stack_limit, (devnull, out_w, err_w, res_w), exec_w, box.enter)
     try:
         os.setpgid(pid, pid)   # also in the parent: no race with killpg below
     except (PermissionError, ProcessLookupError):
         pass
     for fd in (out_w, err_w, res_w, exec_w, devnull):
         os.close(fd)
-    result = ProcessResult(pid=pid, stdout=Tail(tail_bytes), stderr=Tail(tail_bytes), started_at=started_at)
-    exec_error = b""
-    while True:   # the exec pipe closes on successful exec, or carries the error
-        chunk = os.read(exec_r, 4096)
-        if not chunk:
-            break
-        exec_error += chunk
-    os.close(exec_r)
-    if exec_error:
-        result.launch_error = exec_error.decode("utf-8", "replace")
-    if on_started is not None and not exec_error:
-        on_started(pid)
-
-    deadline = None if timeout is None else t0 + timeout
-    watcher = _ExitWatcher(pid)
+    result = ProcessResult(pid=pid, stdout=Tail(tail_bytes), stderr=Tail(tail_bytes), started_at=started_at,
+                           containment=box.kind, containment_detail=how)
     sel = selectors.DefaultSelector()
-    streams = {out_r: result.stdout, err_r: result.stderr, res_r: None}
-    for fd in streams:
-        os.set_blocking(fd, False)
-        sel.register(fd, selectors.EVENT_READ)
-    sel.register(watcher.fd, selectors.EVENT_READ)
-    results = bytearray()
+    pump = _Pump(sel, result, out_r, err_r, res_r, results_limit)
+    watcher = None
     status = None
     try:
-        while streams or status is None:
+        exec_error = b""
+        while True:   # the exec pipe closes on successful exec, or carries the error
+            chunk = os.read(exec_r, 4096)
+            if not chunk:
+                break
+            exec_error += chunk
+        os.close(exec_r)
+        if exec_error:
+            result.launch_error = exec_error.decode("utf-8", "replace")
+        elif on_started is not None:
+            on_started(pid, _create_time(pid), box.cgroup)
+
+        # The execution ends when the runner exits, not when its pipes close: a daemon it
+        # left behind may hold them open for ever.
+        deadline = None if timeout is None else t0 + timeout
+        watcher = _ExitWatcher(pid)
+        sel.register(watcher.fd, selectors.EVENT_READ)
+        while status is None:
             remaining = None if deadline is None else deadline - time.monotonic()
             if remaining is not None and remaining <= 0:
                 result.timed_out = True
                 break
             for key, _ in sel.select(remaining):
-                fd = key.fd
-                if fd == watcher.fd:
-                    watcher.drain()
-                    got_pid, st, ru = os.wait4(pid, os.WNOHANG)
-                    if got_pid == pid:
-                        status = (st, ru)
-                        sel.unregister(watcher.fd)
-                        _kill_group(pid)   # leftovers of the runner must not outlive it
+                if key.fd != watcher.fd:
+                    pump.read(key.fd)
                     continue
-                try:
-                    data = os.read(fd, _READ_CHUNK)
-                except BlockingIOError:
-                    continue
-                if not data:
-                    sel.unregister(fd)
-                    os.close(fd)
-                    del streams[fd]
-                elif fd == res_r:
-                    if len(results) + len(data) > results_limit:
-                        result.results_oversize = True
-                    else:
-                        results += data
-                else:
-                    streams[fd].add(data)
+                watcher.drain()
+                got_pid, st, ru = os.wait4(pid, os.WNOHANG)
+                if got_pid == pid:
+                    status = (st, ru)
+        result.duration = time.monotonic() - t0
+        result.ended_at = time.time()
     finally:
-        if status is None:
-            _kill_group(pid)
-            try:
-                _, st, ru = os.wait4(pid, 0)
-                status = (st, ru)
-            except ChildProcessError:
-                status = (0, None)
-        for fd in list(streams):
-            try:
-                sel.unregister(fd)
-            except KeyError:
-                pass
-            os.close(fd)
-        sel.close()
-        watcher.close()
+        # Completed, failed, timed out or interrupted (SIGTERM): nothing the runner started survives it.
+        # A second SIGTERM waits until this bounded clean-up is done.
+        masked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+        try:
+            result.leftover_processes = box.kill_all(pid)
+            if status is None:
+                _kill(pid)   # in case containment missed it (it was contained, so normally already dead)
+                try:
+                    _, st, ru = os.wait4(pid, 0)
+                    status = (st, ru)
+                except ChildProcessError:
+                    status = (0, None)
+            if watcher is not None:
+                if watcher.fd in sel.get_map():
+                    sel.unregister(watcher.fd)   # stays readable once the runner is gone
+                watcher.close()
+            pump.drain(drain_seconds)
+        finally:
+            pump.close()
+            sel.close()
+            result.containment_problem = box.close()
+            signal.pthread_sigmask(signal.SIG_SETMASK, masked)
     st, ru = status
-    result.duration = time.monotonic() - t0
-    result.ended_at = time.time()
+    if not result.duration:    # interrupted before the runner ended
+        result.duration = time.monotonic() - t0
+        result.ended_at = time.time()
     if os.WIFSIGNALED(st):
         result.signal = os.WTERMSIG(st)
     elif os.WIFEXITED(st):
@@ -247,28 +307,45 @@ def run_process(argv: list[str], env: dict[str, str], *, cwd: str, heap_limit: i
     if ru is not None:
         result.rusage = {"user_seconds": ru.ru_utime, "system_seconds": ru.ru_stime,
                          "max_rss_kib": ru.ru_maxrss}
-    result.results = bytes(results)
+    result.results = bytes(pump.results)
     return result
 
 
-def kill_orphan(pid: int, start_time: float | None) -> bool:
-    """Kill a runner group left by a supervisor that died mid-run (simulated reboots only).
-
-    ``start_time`` (psutil create_time) guards against a reused pid.
-    """
-    import psutil
+def _kill(pid: int) -> None:
     try:
-        p = psutil.Process(pid)
-        if start_time is not None and abs(p.create_time() - start_time) > 0.05:
-            return False
-    except psutil.NoSuchProcess:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
         pass
+
+
+def kill_orphan(pid: int, start_time: float | None, cgroup: str | None = None) -> str:
+    """Kill a runner left by a supervisor that died mid-run (simulated reboots only); says what it did.
+
+    The process group is killed only when the live process ``pid`` started at
+    ``start_time`` (psutil create_time): a missing or different start time means
+    the pid may now belong to an unrelated process.  The runner's cgroup, whose
+    name is unique to that execution, is emptied and removed whatever the pid says.
+    """
+    done: list[str] = []
     try:
-        os.killpg(pid, signal.SIGKILL)
-        return True
-    except (ProcessLookupError, PermissionError):
-        return False
-    except OSError as e:  # pragma: no cover - unexpected
-        if e.errno == errno.ESRCH:
-            return False
-        raise
+        live = psutil.Process(pid).create_time()
+    except psutil.Error:
+        live = None
+    if start_time is None:
+        done.append(f"runner {pid} not killed: runner.json has no start time to check the pid against")
+    elif live is None:
+        done.append(f"runner {pid} is no longer running")
+    elif abs(live - start_time) > _START_TIME_TOLERANCE:
+        done.append(f"runner {pid} not killed: that pid now belongs to a process started at {live:.2f}, "
+                    f"runner.json says {start_time:.2f}")
+    else:
+        try:
+            os.killpg(pid, signal.SIGKILL)
+            done.append(f"killed runner process group {pid}")
+        except (ProcessLookupError, PermissionError) as e:
+            done.append(f"runner process group {pid} not killed: {e.strerror}")
+    if cgroup and os.path.isdir(cgroup):
+        left = kill_cgroup(cgroup)
+        remove_cgroup(cgroup)
+        done.append(f"killed {len(left)} process(es) left in its cgroup {cgroup} and removed it")
+    return "; ".join(done)

@@ -18,18 +18,25 @@ def _cpus(text: str) -> set[int]:
     return parse_cpulist(text)
 
 
+def _inside(want: str) -> bool:
+    with open("/proc/self/cgroup") as f:
+        return any(ln == want or ln.startswith(want + "/") for ln in f.read().splitlines())
+
+
 def main(argv: list[str]) -> int:
     if len(argv) < 3 or argv[1] != "--":
         print("usage: cgexec CGROUP_DIR -- ARGV...", file=sys.stderr)
         return 125
     cg, cmd = argv[0], argv[2:]
     try:
-        with open(os.path.join(cg, "cgroup.procs"), "w") as f:
-            f.write(str(os.getpid()))
-        with open("/proc/self/cgroup") as f:
-            placed = f.read()
         want = "0::/" + os.path.relpath(cg, CGROUP_MOUNT)
-        if want not in placed.splitlines():
+        # The supervisor's per-execution cgroup is a child of CG: already there, stay there.
+        if not _inside(want):
+            with open(os.path.join(cg, "cgroup.procs"), "w") as f:
+                f.write(str(os.getpid()))
+        if not _inside(want):
+            with open("/proc/self/cgroup") as f:
+                placed = f.read()
             print(f"cgexec: not placed in {cg}: /proc/self/cgroup says {placed.strip()!r}", file=sys.stderr)
             return 125
         with open(os.path.join(cg, "cpuset.cpus.effective")) as f:

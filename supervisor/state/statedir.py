@@ -179,8 +179,9 @@ class StateDir:
             return None
 
     # -- runner in flight ----------------------------------------------------
-    def note_runner(self, pid: int, create_time: float | None) -> None:
-        write_atomic(self.runner_path, json.dumps({"pid": pid, "create_time": create_time}).encode())
+    def note_runner(self, pid: int, create_time: float | None, cgroup: str | None = None) -> None:
+        write_atomic(self.runner_path,
+                     json.dumps({"pid": pid, "create_time": create_time, "cgroup": cgroup}).encode())
 
     def clear_runner(self) -> None:
         try:

@@ -1,11 +1,17 @@
-"""The launcher: fd 3, rlimits, process group, timeout, bounded tails, exit status and signals."""
+"""The launcher: fd 3, rlimits, process group, timeout, bounded tails, exit status and signals; containment of what a runner leaves."""
 
 import os
 import signal
+import subprocess
 import sys
 import time
 
-from supervisor.launch.process import Tail, run_process
+import psutil
+import pytest
+
+from process_checks import bystander, gone  # noqa: F401 (bystander is a fixture)
+from supervisor.launch.containment import cgroup2_mount, open_containment, pinning_cgroup
+from supervisor.launch.process import Tail, kill_orphan, run_process
 
 ENV = {"PATH": "/usr/bin:/bin", "LANG": "C"}
 
@@ -109,3 +115,175 @@ def test_recorded_environment_follows_an_env_prefix():
     assert _env_after_prefix(prefix, {"HOME": "/x", "PATH": "/bin"}) == {"HOME": "/home/u", "PATH": "/bin",
                                                                          "USER": "u"}
     assert _env_after_prefix([], {"A": "1"}) == {"A": "1"}
+
+
+# --- containment: escaped helpers, REAL processes ------------------------------------------------------
+
+NO_CGROUP_HERE = "/nonexistent-coldrun-test-dir"   # a parent where no cgroup can be made: forces the fallback
+
+# The runner forks a helper that calls setsid and forks again; the grandchild reports its pid and sleeps.
+ESCAPE = """
+import os, time
+r, w = os.pipe()
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        os.close(r)
+        {grandchild}
+        os.write(w, str(os.getpid()).encode()); os.close(w)
+        time.sleep(600)
+    os._exit(0)
+os.close(w)
+helper = int(os.read(r, 64))
+os.wait()
+print('helper', helper, flush=True)
+{then}
+"""
+HOLDS_PIPES = "pass   # keeps stdout, stderr and fd 3 open"
+DETACHES = "n = os.open('/dev/null', os.O_RDWR); [os.dup2(n, fd) for fd in (0, 1, 2, 3)]   # double-fork daemon"
+
+
+def cgroup_or_skip() -> dict:
+    box, why = open_containment()
+    box.close()
+    if box.kind != "cgroup":
+        print(f"SKIP cgroup containment: {why}")
+        pytest.skip(f"no writable cgroup v2 here: {why}")
+    return {}
+
+
+@pytest.fixture(params=["cgroup", "process_group"])
+def contained(request):
+    """run_process keyword arguments for each containment; the cgroup one is skipped, saying why, where impossible."""
+    return cgroup_or_skip() if request.param == "cgroup" else {"cgroup_parent": NO_CGROUP_HERE}
+
+
+def helper_of(r) -> int:
+    return int(r.stdout.text().split()[1])
+
+
+def test_setsid_helper_holding_the_pipes_neither_hangs_nor_times_out(contained):
+    t0 = time.monotonic()
+    r = run(ESCAPE.format(grandchild=HOLDS_PIPES, then="os.write(3, b'{\"doc\": 1}')"), timeout=None,
+            **contained)
+    assert time.monotonic() - t0 < 10
+    assert r.exit_code == 0 and not r.timed_out and r.results == b'{"doc": 1}'
+    assert r.leftover_processes == 1 and r.containment == ("process_group" if contained else "cgroup")
+    assert gone(helper_of(r))
+
+
+def test_double_fork_escapee_is_found_and_killed(contained):
+    r = run(ESCAPE.format(grandchild=DETACHES, then="os.write(3, b'{}')"), **contained)
+    assert r.exit_code == 0 and not r.timed_out and r.results == b"{}"
+    assert r.leftover_processes == 1 and r.duration < 5
+    assert gone(helper_of(r))
+
+
+def test_timeout_kills_runner_and_escaped_helper(contained):
+    r = run(ESCAPE.format(grandchild=HOLDS_PIPES, then="time.sleep(600)"), timeout=1.0, **contained)
+    assert r.timed_out and r.signal == signal.SIGKILL
+    assert 1.0 <= r.duration < 5 and r.leftover_processes == 1
+    assert gone(helper_of(r))
+
+
+def test_a_clean_runner_leaves_nothing(contained):
+    r = run("print('done')", **contained)
+    assert r.exit_code == 0 and r.leftover_processes == 0
+
+
+def test_cgroup_is_removed_and_holds_the_runner():
+    cgroup_or_skip()
+    r = run("import os; os.write(3, open('/proc/self/cgroup').read().encode())")
+    path = r.containment_detail.split(" ", 1)[1]
+    assert r.containment == "cgroup"
+    assert f"0::/{os.path.relpath(path, cgroup2_mount())}" in r.results.decode().splitlines()
+    assert not os.path.exists(path)
+
+
+def test_unkilled_holder_of_the_pipes_only_delays_by_the_drain_bound(contained):
+    # A process outside the containment (it predates the execution) opens the runner's stdout
+    # pipe through /proc and keeps it: the supervisor reads for drain_seconds, then goes on.
+    holder = subprocess.Popen([sys.executable, "-c", "import os, sys, time\n"
+                               "pid = sys.stdin.readline().strip()\n"
+                               "fd = os.open(f'/proc/{pid}/fd/1', os.O_WRONLY)\n"
+                               "print('holding', flush=True)\ntime.sleep(60)"],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def started(pid, create_time, cgroup):
+        holder.stdin.write(f"{pid}\n")
+        holder.stdin.flush()
+        assert holder.stdout.readline() == "holding\n"
+
+    try:
+        t0 = time.monotonic()
+        r = run("import time; time.sleep(1); print('x')", drain_seconds=0.5, on_started=started, **contained)
+        elapsed = time.monotonic() - t0
+        assert r.exit_code == 0 and r.stdout.text() == "x\n" and r.leftover_processes == 0
+        assert 1.5 <= elapsed < 4 and r.duration < elapsed - 0.4
+        assert holder.poll() is None
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+# --- runner.json from an earlier boot: kill only the process it names ---------------------------------------
+
+def test_stale_runner_json_without_start_time_kills_nothing(bystander):
+    said = kill_orphan(bystander.pid, None)
+    assert "not killed" in said and "no start time" in said
+    assert bystander.poll() is None
+
+
+def test_runner_json_with_another_start_time_kills_nothing(bystander):
+    said = kill_orphan(bystander.pid, psutil.Process(bystander.pid).create_time() - 100)
+    assert "not killed" in said and "pid now belongs" in said
+    assert bystander.poll() is None
+
+
+def test_runner_json_matching_the_live_process_kills_its_group(bystander):
+    said = kill_orphan(bystander.pid, psutil.Process(bystander.pid).create_time())
+    assert said == f"killed runner process group {bystander.pid}"
+    assert bystander.wait(timeout=5) == -signal.SIGKILL
+
+
+def test_orphan_cgroup_is_emptied_and_removed():
+    cgroup_or_skip()
+    path = os.path.join(cgroup2_mount(), f"coldrun.test-orphan-{os.getpid()}")
+    os.mkdir(path)
+    procs = os.path.join(path, "cgroup.procs")
+
+    def enter():
+        with open(procs, "w") as f:
+            f.write(str(os.getpid()))
+
+    p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], preexec_fn=enter,
+                         start_new_session=True)
+    try:
+        said = kill_orphan(p.pid + 10 ** 7, None, path)   # pid unknown: only the cgroup can be trusted
+        assert "killed 1 process(es) left in its cgroup" in said
+        assert p.wait(timeout=5) == -signal.SIGKILL and not os.path.exists(path)
+    finally:
+        p.kill()
+        if os.path.exists(path):
+            p.wait()
+            os.rmdir(path)
+
+
+def test_cgroup2_mount_found_on_unified_and_hybrid_hosts(tmp_path):
+    unified = "30 23 0:26 / /sys/fs/cgroup rw,nosuid shared:4 - cgroup2 cgroup2 rw,nsdelegate\n"
+    hybrid = ("31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n"
+              "34 31 0:31 / /sys/fs/cgroup/cpuset rw,relatime - cgroup cgroup rw,cpuset\n"
+              "41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n")
+    v1_only = "34 31 0:31 / /sys/fs/cgroup/cpuset rw,relatime - cgroup cgroup rw,cpuset\n"
+    found = []
+    for text in (unified, hybrid, v1_only):
+        (tmp_path / "mountinfo").write_text(text)
+        found.append(cgroup2_mount(str(tmp_path / "mountinfo")))
+    assert found == ["/sys/fs/cgroup", "/sys/fs/cgroup/unified", None]
+
+
+def test_execution_cgroup_goes_inside_the_pinning_partition():
+    prefix = ["chrt", "--other", "0", "nice", "-n", "-20", sys.executable, "-m", "supervisor.platforms.cgexec",
+              "/sys/fs/cgroup/coldrun.bench", "--", "setpriv", "--reuid=u"]
+    assert pinning_cgroup(prefix) == "/sys/fs/cgroup/coldrun.bench"
+    assert pinning_cgroup(["chrt", "--other", "0", "nice", "-n", "-20"]) is None

@@ -1,0 +1,85 @@
+"""Containment through `coldrun`: a runner's escaped helper neither spoils its measurement nor outlives it."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+
+import pytest
+
+from coldrun_helpers import FAKE_RUNNER, coldrun
+from process_checks import gone
+from supervisor.launch.containment import open_containment
+
+ESCAPING_RUNNER = FAKE_RUNNER.parent / "escaping_runner.py"
+
+
+def expected_containment() -> str:
+    box, why = open_containment()
+    box.close()
+    print(f"containment on this machine: {box.kind} ({why})")
+    return box.kind
+
+
+def run_escaping(exp_factory, tmp_path, behaviour: str, extra: str = "") -> tuple[dict, int, float]:
+    p = exp_factory({"esc": behaviour}, extra=extra)
+    p.write_text(p.read_text().replace(str(FAKE_RUNNER), str(ESCAPING_RUNNER)))
+    state = tmp_path / "s"
+    t0 = time.monotonic()
+    r = coldrun("start", str(p), "--simulate-reboots", "--state-dir", str(state), timeout=60)
+    elapsed = time.monotonic() - t0
+    assert r.returncode == 0, r.stderr[-3000:]
+    native = tmp_path / "n.json"
+    assert coldrun("export", str(state), "--format", "native", "-o", str(native)).returncode == 0
+    [record] = json.loads(native.read_text())["executions"]
+    daemon = int((tmp_path / "benchmarks" / "esc" / "fake" / "daemon.pid").read_text())
+    return record, daemon, elapsed
+
+
+def test_setsid_daemon_holding_stdout_does_not_spoil_or_hang_the_execution(exp_factory, tmp_path):
+    kind = expected_containment()
+    # No execution_timeout: before, the supervisor waited for pipe EOF for ever.
+    record, daemon, elapsed = run_escaping(exp_factory, tmp_path, "daemon")
+    print({k: record[k] for k in ("outcome", "leftover_processes", "containment", "duration_seconds")},
+          f"coldrun start took {elapsed:.2f}s")
+    assert record["outcome"] == "C" and record["state"] == "completed", record["reason"]
+    assert record["timed_out"] is False and record["exit_code"] == 0
+    assert record["wallclock_times"] == [1000 + i / 1e3 for i in range(5)]
+    assert f"started helper {daemon}" in record["stdout_tail"]
+    assert record["leftover_processes"] == 1 and record["containment"] == kind
+    assert record["duration_seconds"] < 5 and elapsed < 30
+    assert gone(daemon)
+
+
+def test_timed_out_runner_and_its_escaped_helper_are_killed(exp_factory, tmp_path):
+    kind = expected_containment()
+    record, daemon, _ = run_escaping(exp_factory, tmp_path, "daemon-hang", extra='execution_timeout = "2s"')
+    assert record["outcome"] == "T" and record["timed_out"] is True
+    assert record["leftover_processes"] == 1 and record["containment"] == kind
+    assert 2 <= record["duration_seconds"] < 5
+    assert gone(daemon)
+
+
+def test_escaped_helper_of_a_killed_supervisor_is_killed_through_its_cgroup(exp_factory, tmp_path):
+    if expected_containment() != "cgroup":
+        pytest.skip("no writable cgroup v2 here: after the supervisor dies, only a cgroup still finds an escapee")
+    p = exp_factory({"esc": "daemon"})
+    p.write_text(p.read_text().replace(str(FAKE_RUNNER), str(ESCAPING_RUNNER)))
+    state = tmp_path / "s"
+    r = coldrun("start", str(p), "--simulate-reboots", "--state-dir", str(state),
+                env={"COLDRUN_TEST_PAUSE_AT": "during-run@1"})
+    assert r.returncode == -signal.SIGKILL, r.stderr[-2000:]
+    cgroup = json.loads((state / "runner.json").read_text())["cgroup"]
+    pid_file = tmp_path / "benchmarks" / "esc" / "fake" / "daemon.pid"
+    deadline = time.monotonic() + 20
+    while not pid_file.exists():
+        assert time.monotonic() < deadline, "the runner never started its helper"
+        time.sleep(0.05)
+    daemon = int(pid_file.read_text())
+    assert not gone(daemon)
+    r = coldrun("resume", str(state), timeout=60)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert f"process(es) left in its cgroup {cgroup} and removed it" in (state / "log").read_text()
+    assert gone(daemon) and not os.path.exists(cgroup)
