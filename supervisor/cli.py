@@ -23,6 +23,9 @@ from supervisor.state.status import per_job_overhead, status_text
 STATUS_EXIT_CODES = """exit status: 0 finished, every execution completed; 3 stopped on a fatal check; \
 6 finished with errored, timed-out or crashed executions; 7 aborted; 8 still running; \
 2 not a state dir (or bad input), 4 corrupt schedule"""
+RUN_EXIT_CODES = """exit status when the experiment ends in this process: 0 every execution completed; \
+6 some errored, timed out or crashed; 3 stopped on a fatal check (the reason is printed); \
+2 bad input; 5 another supervisor holds the state dir"""
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
@@ -100,7 +103,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--all", action="store_true", help="list every job of the schedule")
     c.set_defaults(func=_cmd_check)
 
-    s = sub.add_parser("start", help="start an experiment (root, reboots) or simulate it (--simulate-reboots)")
+    s = sub.add_parser("start", help="start an experiment (root, reboots) or simulate it (--simulate-reboots)",
+                       epilog=RUN_EXIT_CODES)
     s.add_argument("experiment")
     s.add_argument("--simulate-reboots", action="store_true",
                    help="no root, no system changes: re-execute instead of rebooting, stay in the foreground")
@@ -110,7 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "stderr tails); recorded in the state dir, so every boot keeps it")
     s.set_defaults(func=_cmd_start)
 
-    r = sub.add_parser("resume", help="continue an experiment (what the boot service runs)")
+    r = sub.add_parser("resume", help="continue an experiment (what the boot service runs)", epilog=RUN_EXIT_CODES)
     r.add_argument("state_dir")
     r.add_argument("--continue", dest="continue_stopped", action="store_true",
                    help="continue an experiment that stopped on a fatal check, once the cause is fixed")
