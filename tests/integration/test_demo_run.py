@@ -6,10 +6,12 @@ import bz2
 import json
 import shutil
 import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
-from coldrun_helpers import REPO, coldrun
+from coldrun_helpers import REPO, coldrun, make_experiment
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +93,6 @@ def test_check_lists_keys_order_and_eta_for_random_order(tmp_path):
 
 
 def test_skipped_jobs_are_not_run_or_exported(tmp_path):
-    from coldrun_helpers import make_experiment
     p = make_experiment(tmp_path, {"a": "ok", "b": "ok", "c": "ok"}, executions=2, extra='skip = ["b:*:*"]')
     state = tmp_path / "s"
     r = coldrun("start", str(p), "--simulate-reboots", "--state-dir", str(state))
@@ -111,9 +112,6 @@ def test_skipped_jobs_are_not_run_or_exported(tmp_path):
 
 def test_simulated_reboots_reexecute_the_running_coldrun_not_a_package_in_the_cwd(tmp_path):
     """A `supervisor/` package in the cwd (say, a source checkout) is never what a re-execution runs."""
-    import sys
-    from pathlib import Path
-    from coldrun_helpers import make_experiment
     entry = Path(sys.executable).parent / "coldrun"       # the installed entry point: the cwd is not on its path
     if not entry.is_file():
         pytest.skip(f"{entry} not installed (scripts/setup --for-tests installs it)")
@@ -132,7 +130,6 @@ def test_simulated_reboots_reexecute_the_running_coldrun_not_a_package_in_the_cw
 
 
 def test_simulated_run_and_resume_exit_non_zero_when_executions_failed(tmp_path):
-    from coldrun_helpers import make_experiment
     p = make_experiment(tmp_path, {"a": "ok", "b": "fail"})
     state = tmp_path / "s"
     r = coldrun("start", str(p), "--simulate-reboots", "--state-dir", str(state))
