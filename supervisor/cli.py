@@ -8,32 +8,39 @@ import sys
 from pathlib import Path
 
 from supervisor import __version__
+from supervisor.boot.lifecycle import abort, continue_stopped, start
+from supervisor.boot.one_boot import boot
+from supervisor.boot.prepare import prepare
 from supervisor.errors import ColdrunError
+from supervisor.experiment.model import json_schema
+from supervisor.experiment.quantities import format_duration
 from supervisor.platform_cli import add_platform_commands
+from supervisor.state.export import write_export
+from supervisor.state.outcome import exit_code
+from supervisor.state.statedir import StateDir
+from supervisor.state.status import per_job_overhead, status_text
+
+STATUS_EXIT_CODES = """exit status: 0 finished, every execution completed; 3 stopped on a fatal check; \
+6 finished with errored, timed-out or crashed executions; 7 aborted; 8 still running; \
+2 not a state dir (or bad input), 4 corrupt schedule"""
+RUN_EXIT_CODES = """exit status when the experiment ends in this process: 0 every execution completed; \
+6 some errored, timed out or crashed; 3 stopped on a fatal check (the reason is printed); \
+2 bad input; 5 another supervisor holds the state dir"""
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    from supervisor.experiment.model import load_experiment
-    from supervisor.experiment.plan import expand
-    from supervisor.launch.runner_command import validate_files
-    from supervisor.state.status import per_job_overhead
-    from supervisor.experiment.quantities import format_duration
-    exp, _ = load_experiment(args.experiment)
-    seed = exp.seed if exp.seed is not None else 0
-    jobs = expand(exp, seed)
-    run_keys = sorted({j.key for j in jobs if not j.skipped})
-    validate_files(exp, Path(args.experiment).absolute().parent, args.experiment, run_keys)
-    n_run = sum(1 for j in jobs if not j.skipped)
+    prep = prepare(args.experiment)
+    exp, jobs, run_keys = prep.exp, prep.jobs, prep.run_keys
     print(f"{args.experiment}: OK, experiment {exp.name!r}")
     for vm_name, vm in exp.vms.items():
         if vm.instrument:
             print(f"warning: vms.{vm_name}: instrument = true perturbs the measurement; use such runs to "
                   f"explain behaviour, not as results")
-    if exp.platform.benchmark_user:
-        # Enforced by a real `coldrun start`; simulated runs use the invoking user.
-        from supervisor.launch.runner_access import unreachable_files
-        for line in unreachable_files(exp, Path(args.experiment).absolute().parent, args.experiment, run_keys):
-            print(f"warning: {line} (a real start refuses this; --simulate-reboots runs as you)")
+    # Enforced by a real `coldrun start`; simulated runs use the invoking user.
+    for line in prep.unreachable:
+        print(f"warning: {line} (a real start refuses this; --simulate-reboots runs as you)")
+    for line in prep.runner_problems:
+        print(f"warning: {line} (coldrun start refuses this)")
     seed_text = "" if exp.order == "round-robin" else (
         f", seed {exp.seed}" if exp.seed is not None else ", seed chosen at start and recorded (shown with seed 0)")
     print(f"order: {exp.order}{seed_text}; {exp.executions} process executions per key")
@@ -42,52 +49,45 @@ def _cmd_check(args: argparse.Namespace) -> int:
         vm = exp.vms[key.split(":")[1]]
         skipped = key not in run_keys
         print(f"  {key:40s} {'skipped' if skipped else f'{exp.executions} x {vm.iterations} iterations'}")
-    print(f"schedule ({len(jobs)} jobs, {n_run} to run):")
+    print(f"schedule ({len(jobs)} jobs, {prep.n_run} to run):")
     shown = jobs if args.all or len(jobs) <= 24 else jobs[:20]
     for i, j in enumerate(shown):
         print(f"  {i:5d} {'S' if j.skipped else 'O'} {j.key} #{j.pexec}")
     if len(shown) < len(jobs):
         print(f"  ... {len(jobs) - len(shown)} more (--all shows every job)")
-    waits = n_run * per_job_overhead(exp)
-    print(f"ETA: at least {format_duration(waits)} of waits ({n_run} x boot settle + sync), plus reboots and "
+    waits = prep.n_run * per_job_overhead(exp)
+    print(f"ETA: at least {format_duration(waits)} of waits ({prep.n_run} x boot settle + sync), plus reboots and "
           f"benchmark run time (unknown until each key has run once)")
     return 0
 
 
 def _cmd_start(args: argparse.Namespace) -> int:
-    from supervisor.boot.lifecycle import start
     state_dir = args.state_dir or f"{Path(args.experiment).stem}-state"
     return start(args.experiment, state_dir, simulate=args.simulate_reboots, debug=args.debug)
 
 
 def _cmd_resume(args: argparse.Namespace) -> int:
-    from supervisor.boot.one_boot import boot
     if args.continue_stopped:
-        from supervisor.boot.lifecycle import continue_stopped
         continue_stopped(args.state_dir)
     return boot(args.state_dir, debug=args.debug)
 
 
 def _cmd_status(args: argparse.Namespace) -> int:
-    from supervisor.state.status import status_text
     print(status_text(args.state_dir))
-    return 0
+    return exit_code(StateDir(args.state_dir).schedule())
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
-    from supervisor.state.export import write_export
     n, out = write_export(args.state_dir, args.format, args.output)
     print(f"wrote {out} ({args.format}, {n} process executions)")
     return 0
 
 
 def _cmd_abort(args: argparse.Namespace) -> int:
-    from supervisor.boot.lifecycle import abort
     return abort(args.state_dir)
 
 
 def _cmd_schema(args: argparse.Namespace) -> int:
-    from supervisor.experiment.model import json_schema
     print(json.dumps(json_schema(), indent=2))
     return 0
 
@@ -108,7 +108,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--all", action="store_true", help="list every job of the schedule")
     c.set_defaults(func=_cmd_check)
 
-    s = sub.add_parser("start", help="start an experiment (root, reboots) or simulate it (--simulate-reboots)")
+    s = sub.add_parser("start", help="start an experiment (root, reboots) or simulate it (--simulate-reboots)",
+                       epilog=RUN_EXIT_CODES)
     s.add_argument("experiment")
     s.add_argument("--simulate-reboots", action="store_true",
                    help="no root, no system changes: re-execute instead of rebooting, stay in the foreground")
@@ -118,7 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "stderr tails); recorded in the state dir, so every boot keeps it")
     s.set_defaults(func=_cmd_start)
 
-    r = sub.add_parser("resume", help="continue an experiment (what the boot service runs)")
+    r = sub.add_parser("resume", help="continue an experiment (what the boot service runs)", epilog=RUN_EXIT_CODES)
     r.add_argument("state_dir")
     r.add_argument("--continue", dest="continue_stopped", action="store_true",
                    help="continue an experiment that stopped on a fatal check, once the cause is fixed")
@@ -127,7 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "from this boot on; default: keep the state dir's setting")
     r.set_defaults(func=_cmd_resume)
 
-    st = sub.add_parser("status", help="progress, ETA and last error (read only)")
+    st = sub.add_parser("status", help="progress, ETA and last error (read only)", epilog=STATUS_EXIT_CODES)
     st.add_argument("state_dir")
     st.set_defaults(func=_cmd_status)
 

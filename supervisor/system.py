@@ -13,7 +13,7 @@ import glob as _glob
 import os
 import subprocess
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, Sequence
 
@@ -80,32 +80,6 @@ class RealCommands:
         return CommandResult(argv, p.returncode, p.stdout, p.stderr)
 
 
-@dataclass
-class RecordingCommands:
-    """Test double: records every argv and answers from canned replies.
-
-    ``replies`` maps an argv prefix (tuple) to a CommandResult-like triple
-    (returncode, stdout, stderr); the longest matching prefix wins.  An argv
-    with no reply fails loudly with returncode 127 so tests notice.
-    """
-
-    replies: dict[tuple[str, ...], tuple[int, str, str]] = field(default_factory=dict)
-    calls: list[tuple[str, ...]] = field(default_factory=list)
-
-    def run(self, argv: Sequence[str], *, input: str | None = None,
-            timeout: float | None = None) -> CommandResult:
-        argv = tuple(str(a) for a in argv)
-        self.calls.append(argv)
-        best = None
-        for prefix, reply in self.replies.items():
-            if argv[:len(prefix)] == prefix and (best is None or len(prefix) > len(best[0])):
-                best = (prefix, reply)
-        if best is None:
-            return CommandResult(argv, 127, "", f"no canned reply for {argv}")
-        rc, out, err = best[1]
-        return CommandResult(argv, rc, out, err)
-
-
 class Clock(Protocol):
     def monotonic(self) -> float: ...
     def time(self) -> float: ...
@@ -122,22 +96,3 @@ class RealClock:
     def sleep(self, seconds: float) -> None:
         if seconds > 0:
             time.sleep(seconds)
-
-
-@dataclass
-class FakeClock:
-    """Test double: sleeping advances the clock instantly."""
-
-    now: float = 1000.0
-    wall: float = 1_700_000_000.0
-    slept: list[float] = field(default_factory=list)
-
-    def monotonic(self) -> float:
-        return self.now
-
-    def time(self) -> float:
-        return self.wall + (self.now - 1000.0)
-
-    def sleep(self, seconds: float) -> None:
-        self.slept.append(seconds)
-        self.now += max(0.0, seconds)

@@ -1,4 +1,4 @@
-"""What every step of a boot works on: the state dir, the schedule, the experiment and the seams."""
+"""What every step of a boot works on: the state dir, the schedule, the experiment, the log and the platform."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from supervisor.experiment.model import Experiment
 from supervisor.platforms.base import Platform
 from supervisor.state.schedule import Schedule
 from supervisor.state.statedir import StateDir
-from supervisor.system import Clock, Commands, SystemRoot
 
 
 @dataclass
@@ -18,7 +17,4 @@ class Boot:
     schedule: Schedule
     exp: Experiment
     log: Any
-    root: SystemRoot
-    commands: Commands
-    clock: Clock
-    platform: Platform | None = None   # injected by tests; else built from the schedule's mode
+    platform: Platform      # everything done to the machine goes through it

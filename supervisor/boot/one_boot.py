@@ -1,8 +1,9 @@
 """One boot of the supervisor (DESIGN.md "The life of an experiment", steps 1-10).
 
-Each call of ``boot()`` runs at most one process execution, then "reboots":
-a real reboot on hardware, or os.execv of ``coldrun resume`` in simulated mode,
-so every process execution runs in a fresh supervisor process.
+Each call of ``boot()`` runs at most one process execution, then calls
+``platform.reboot()``: a real reboot on hardware, a re-execution of
+``coldrun resume`` when simulated, so every process execution runs in a fresh
+supervisor process.  The start/finish/stop/abort paths are in lifecycle.py.
 
 Departures from DESIGN.md, on purpose: pre-commands run before the job is
 claimed (a failing pre-command stops the experiment with the job still
@@ -13,27 +14,31 @@ its attempt.
 
 from __future__ import annotations
 
+import calendar
 import json
 import os
 import signal
 import sys
+import time
 from pathlib import Path
-from typing import Any
 
 from supervisor.boot.context import Boot
 from supervisor.boot.crash_points import pause_point
-from supervisor.boot.execution import execute
+from supervisor.boot.execution import Executed, execute
 from supervisor.boot.lifecycle import finish, stop
 from supervisor.boot.reconcile import reconcile
 from supervisor.boot.user_commands import HookFailed, run_hooks
 from supervisor.errors import ColdrunError, PlatformError
 from supervisor.eventlog import make_logger
-from supervisor.platforms.base import Platform
-from supervisor.platforms.factory import build_platform
+from supervisor.experiment.quantities import format_duration
+from supervisor.platforms import compare_audit
+from supervisor.platforms.factory import Machine
+from supervisor.state.outcome import exit_code
 from supervisor.state.records import write_record
-from supervisor.state.schedule import RUNNING, JobLine, Schedule
+from supervisor.state.schedule import COMPLETED, RUNNING, JobLine, Schedule
 from supervisor.state.statedir import StateDir
-from supervisor.system import Clock, Commands, RealClock, RealCommands, SystemRoot
+
+RUNNER_SETUP_EXIT = 2    # PROTOCOL.md: the runner's usage/setup failure, before any iteration
 
 
 class _Terminated(BaseException):
@@ -44,19 +49,10 @@ def _on_sigterm(signum, frame):
     raise _Terminated()
 
 
-def reexec_resume(state_dir: Path) -> None:
-    """Simulated reboot: replace this process with a fresh `coldrun resume`."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os.execv(sys.executable, [sys.executable, "-m", "supervisor", "resume", str(state_dir)])
-
-
-def boot(state_dir: str | Path, *, root: SystemRoot | None = None, commands: Commands | None = None,
-         clock: Clock | None = None, stderr=sys.stderr, reexec: bool = True,
-         platform: Platform | None = None, debug: bool | None = None) -> int:
+def boot(state_dir: str | Path, *, machine: Machine | None = None, stderr=sys.stderr,
+         debug: bool | None = None) -> int:
     """Run one boot; returns the exit code when there is nothing more to do in this process.
 
-    With ``reexec`` False (tests) a simulated reboot just returns 0 after one job.
     ``debug`` True/False changes the state dir's debug setting for this and later boots;
     None keeps it (re-executed and boot-service boots pass None).
     """
@@ -66,29 +62,28 @@ def boot(state_dir: str | Path, *, root: SystemRoot | None = None, commands: Com
     try:
         if debug is not None:
             state.set_debug(debug)
-        return _boot_locked(state, root, commands, clock, stderr, reexec, platform)
+        return _boot_locked(state, machine or Machine(), stderr)
     finally:
         os.close(lock_fd)
 
 
-def _boot_locked(state: StateDir, root, commands, clock, stderr, reexec: bool, platform_override) -> int:
+def _boot_locked(state: StateDir, machine: Machine, stderr) -> int:
     schedule = state.schedule()      # read under the lock
     log = make_logger(state.log_path, stderr)
     exp, _ = state.experiment(schedule)
     if schedule.status == "finished":
         log.info("experiment already finished; nothing to do")
-        return 0
+        return exit_code(schedule)
     if schedule.status == "aborted":
         raise ColdrunError(f"{state.path}: experiment was aborted; start a new one")
     if schedule.status == "stopped":
         raise ColdrunError(f"{state.path}: experiment stopped: {state.stop_reason() or 'unknown reason'}; "
                            f"fix the cause and run coldrun resume --continue {state.path}, "
                            f"or coldrun abort {state.path}")
-    ctx = Boot(state, schedule, exp, log, root or SystemRoot("/"), commands or RealCommands(),
-               clock or RealClock(), platform_override)
     boot_no = schedule.boots + 1
     schedule.set_boots(boot_no)
-    log = ctx.log = log.bind(boot=boot_no)
+    log = log.bind(boot=boot_no)
+    ctx = Boot(state, schedule, exp, log, machine.platform(schedule.mode, exp, state.path, log))
     log.info("boot", state_dir=str(state.path), mode=schedule.mode, debug=state.debug())
     pause_point("after-boot-count", boot_no)
 
@@ -97,19 +92,18 @@ def _boot_locked(state: StateDir, root, commands, clock, stderr, reexec: bool, p
     # Reboot-loop guard: every boot claims a job, except the finishing one.
     unexplained = boot_no - schedule.total_attempts() - 1
     if unexplained > exp.rerun.max_unexplained_boots:
-        return stop(ctx_platform(ctx), ctx, f"reboot-loop guard: {boot_no} boots but only "
+        return stop(ctx, f"reboot-loop guard: {boot_no} boots but only "
                     f"{schedule.total_attempts()} job attempts (more than rerun.max_unexplained_boots = "
                     f"{exp.rerun.max_unexplained_boots} boots claimed no job)")
 
-    platform = ctx_platform(ctx)
     job = schedule.next_outstanding()
     if job is None:
         pause_point("before-finish", boot_no)
-        return finish(platform, ctx)
+        return finish(ctx)
 
     old = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
-        rc = run_one(ctx, platform, job)
+        rc = run_one(ctx, job)
     except _Terminated:
         log.warning("terminated by SIGTERM; the job in flight is settled at the next start")
         return 143
@@ -118,30 +112,13 @@ def _boot_locked(state: StateDir, root, commands, clock, stderr, reexec: bool, p
     if rc is not None:
         return rc
     log.info("rebooting", **_progress(state, schedule))
-    if schedule.mode == "simulated":
-        if reexec:
-            reexec_resume(state.path)
-        return 0
-    _ensure_boot_service(ctx)
-    platform.reboot()
+    ctx.platform.ensure_boot_service()
+    ctx.platform.reboot()
     return 0
-
-
-def _ensure_boot_service(ctx: Boot) -> None:
-    # A power cut during `coldrun start` can leave a schedule without the boot
-    # service; a `coldrun resume` by hand must then not reboot into nothing.
-    from supervisor.platforms.boot_service import install_and_enable, is_enabled
-
-    if not is_enabled(ctx.state.path, root=ctx.root):
-        ctx.log.warning("boot service was not enabled (power cut during start?); enabling it before rebooting")
-        install_and_enable(ctx.state.path, root=ctx.root, commands=ctx.commands, log=ctx.log)
 
 
 def _progress(state: StateDir, schedule: Schedule) -> dict[str, str]:
     """done/total and a rough ETA from the schedule alone (time since start / attempts so far)."""
-    import calendar
-    import time
-    from supervisor.experiment.quantities import format_duration
     c = schedule.counts()
     total = len(schedule.jobs) - c["skipped"]
     done = total - c["outstanding"] - c["running"]
@@ -156,22 +133,14 @@ def _progress(state: StateDir, schedule: Schedule) -> dict[str, str]:
     return out
 
 
-def ctx_platform(ctx: Boot) -> Platform:
-    if ctx.platform is not None:
-        return ctx.platform
-    return build_platform(ctx.schedule.mode, ctx.exp, ctx.state.path, root=ctx.root,
-                          commands=ctx.commands, clock=ctx.clock, log=ctx.log)
-
-
-def _check_audit(ctx: Boot, platform: Platform) -> str | None:
+def _check_audit(ctx: Boot) -> str | None:
     """Compare the machine's audit with the one stored at start; a change stops the experiment."""
-    from supervisor.platforms import compare_audit
     path = ctx.state.path / "audit.json"
     try:
         start = json.loads(path.read_text())
     except (OSError, ValueError):
         return f"{path}: audit taken at start is missing or unreadable"
-    now = json.loads(json.dumps(platform.audit(), default=str))   # same normalisation as at start
+    now = json.loads(json.dumps(ctx.platform.audit(), default=str))   # same normalisation as at start
     now["experiment_sha256"] = ctx.schedule.experiment_sha256
     diffs = compare_audit(start, now, list(getattr(ctx.exp.platform, "audit_allow_changes", [])))
     if diffs:
@@ -179,23 +148,23 @@ def _check_audit(ctx: Boot, platform: Platform) -> str | None:
     return None
 
 
-def run_one(ctx: Boot, platform: Platform, job: JobLine) -> int | None:
+def run_one(ctx: Boot, job: JobLine) -> int | None:
     """Steps 4-9 for one job.  Returns an exit code to stop, or None to reboot."""
-    exp, schedule, log, state = ctx.exp, ctx.schedule, ctx.log, ctx.state
+    exp, schedule, log, state, platform = ctx.exp, ctx.schedule, ctx.log, ctx.state, ctx.platform
     try:
         for report in platform.apply_and_verify():
             if not report.get("ok", True):
                 log.warning("platform control not as wanted", **{k: str(v) for k, v in report.items()})
         platform.wait_until_ready(schedule.baselines)
     except PlatformError as e:
-        return stop(platform, ctx, f"platform check failed: {e}")
-    changed = _check_audit(ctx, platform)
+        return stop(ctx, f"platform check failed: {e}")
+    changed = _check_audit(ctx)
     if changed:
-        return stop(platform, ctx, changed)
+        return stop(ctx, changed)
     try:
         run_hooks("pre-execution", exp.pre_execution, {"COLDRUN_STATE_DIR": str(state.path)}, log)
     except HookFailed as e:
-        return stop(platform, ctx, str(e))
+        return stop(ctx, str(e))
     before = platform.snapshot()
 
     attempt = job.attempts + 1
@@ -223,9 +192,36 @@ def run_one(ctx: Boot, platform: Platform, job: JobLine) -> int | None:
                   {"COLDRUN_STATE_DIR": str(state.path), "COLDRUN_LOG_FILE": str(state.log_path),
                    "COLDRUN_JOB_KEY": job.key, "COLDRUN_JOB_STATE": record["state"]}, log)
     except HookFailed as e:
-        return stop(platform, ctx, str(e))
+        return stop(ctx, str(e))
     if ex.exhausted:
-        return stop(platform, ctx, f"job {job.key} #{job.pexec} was disturbed ({', '.join(ex.disturbed)}) on all "
+        return stop(ctx, f"job {job.key} #{job.pexec} was disturbed ({', '.join(ex.disturbed)}) on all "
                                    f"{attempt} attempts (rerun.max_attempts); the machine keeps disturbing "
                                    f"runs, so the experiment stops instead of looping")
+    cannot_launch = _launch_failure(ctx, job, ex)
+    if cannot_launch:
+        return stop(ctx, f"{job.key}: the runner cannot launch ({cannot_launch}); every execution of this key "
+                         f"would fail the same way. Fix it, then coldrun resume --continue {state.path} (or set "
+                         f"stop_on_launch_failure = false in the experiment file to record such failures and go on)")
+    return None
+
+
+def _launch_failure(ctx: Boot, job: JobLine, ex: Executed) -> str | None:
+    """Why a key that never completed cannot even launch its runner, or None.
+
+    Missing files and bad interpreters fail every execution of the key alike, so
+    (with stop_on_launch_failure) the experiment stops instead of spending a
+    reboot on each.  Once an execution of the key has completed, a failure is
+    the benchmark's and is recorded like any other.
+    """
+    if not ctx.exp.stop_on_launch_failure or ex.outcome != "E":
+        return None
+    if any(j.key == job.key and j.state == COMPLETED for j in ctx.schedule.jobs):
+        return None
+    reason = ex.reason or ""
+    if reason.startswith(("cannot launch", "runner could not start")):
+        return reason
+    record = ex.record
+    if record.get("exit_code") == RUNNER_SETUP_EXIT and not record.get("wallclock_times"):
+        said = (record.get("stderr_tail") or "").strip().splitlines()
+        return f"runner exited with status 2 (usage/setup) before any iteration" + (f": {said[-1]}" if said else "")
     return None

@@ -157,6 +157,10 @@ class Experiment(_Strict):
     heap_limit: Size = Field(default="2GiB", validate_default=True, description="RLIMIT_DATA of the runner")
     stack_limit: Size = Field(default="8MiB", validate_default=True, description="RLIMIT_STACK of the runner")
     execution_timeout: Duration | None = Field(default=None, description="per process execution; none when absent")
+    stop_on_launch_failure: bool = Field(
+        default=True, description="stop the experiment when a key's runner cannot even launch (missing file, bad "
+        "interpreter, runner setup error) before any of its executions completed, instead of rebooting for "
+        "every remaining execution of that key")
     skip: list[str] = Field(default_factory=list, description='"bench:vm:variant" patterns, * matches anything')
     pre_execution: list[Command] = Field(default_factory=list)
     post_execution: list[Command] = Field(default_factory=list)

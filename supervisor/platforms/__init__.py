@@ -5,22 +5,24 @@ Contract C (used by the supervisor):
     make_platform(name, policy, state_dir, *, root, commands, clock, log, waits=None) -> Platform
     detect_platform_name() -> "linux" | "openbsd"
 
-``waits`` is optional: any object with boot_settle, sync,
-temperature_tolerance, temperature_deadline and baseline_pause (the
-experiment's [waits] table); Krun's values when absent.
+``waits`` is the experiment's [waits] table (supervisor.experiment.model.Waits);
+Krun's values when absent.
 """
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from supervisor.errors import ColdrunError
 from supervisor.platforms.audit import compare_audit
 from supervisor.platforms.base import Platform, PostCheckResult
 from supervisor.experiment.platform_policy import PlatformPolicy
 from supervisor.system import Clock, Commands, SystemRoot
+
+if TYPE_CHECKING:   # the experiment model imports platforms.policy, so only for type checkers
+    from supervisor.experiment.model import Waits
 
 PLATFORM_NAMES = ("simulated", "linux", "openbsd")
 
@@ -38,7 +40,7 @@ def detect_platform_name() -> str:
 
 
 def make_platform(name: str, policy: PlatformPolicy, state_dir: Path, *, root: SystemRoot,
-                  commands: Commands, clock: Clock, log, waits: Any = None) -> Platform:
+                  commands: Commands, clock: Clock, log, waits: Waits | None = None) -> Platform:
     if name == "simulated":
         # Written by the supervisor's side; imported late so either side can land first.
         from supervisor.platforms.simulated import SimulatedPlatform

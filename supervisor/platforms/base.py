@@ -13,13 +13,28 @@ logs what it would do.  The supervisor calls, at every boot:
 
 and once per experiment ``take_baselines()`` at start and ``restore()`` at
 finish or abort.  ``audit()`` gives the fingerprint compared at each boot.
+
+The platform also owns what is done to the machine between executions: the
+boot service, the system-wide active-experiment marker and mail.  This base
+class does them for real (through the seams ``root``, ``commands`` and
+``log`` and the ``state_dir`` every platform keeps); the simulated platform
+overrides each to log what it would do, and re-executes instead of rebooting.
+The boot code therefore never asks which mode it runs in.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from supervisor.platforms import active_marker, boot_service
+from supervisor.platforms.mail import MailCounter, Mailer
+from supervisor.system import Commands, SystemRoot
+
+if TYPE_CHECKING:   # the experiment model imports platforms.policy, so only for type checkers
+    from supervisor.experiment.model import Mail
 
 
 @dataclass
@@ -39,6 +54,11 @@ class PostCheckResult:
 
 class Platform(ABC):
     name: str = "abstract"
+    # Set by every concrete platform's constructor.
+    state_dir: Path
+    root: SystemRoot
+    commands: Commands
+    log: Any
 
     @abstractmethod
     def apply_and_verify(self) -> list[dict[str, Any]]:
@@ -86,3 +106,36 @@ class Platform(ABC):
     @abstractmethod
     def reboot(self) -> None:
         """Reboot through the init system. Does not return on a real machine."""
+
+    # --- the machine between executions (real here; simulated.py logs instead) -------------
+    def claim_machine(self) -> None:
+        """Before a start changes anything: undo what a dead experiment left, then mark this one active."""
+        active_marker.replay_previous(self.root, self.commands, self.log, self.state_dir)
+        active_marker.write_marker(self.root, self.state_dir)
+
+    def reclaim_machine(self) -> None:
+        """`resume --continue`: mark this experiment active again, unless another one is."""
+        active_marker.claim_for_continue(self.root, self.state_dir)
+
+    def release_machine(self) -> None:
+        """The experiment ended: drop the active marker once nothing is left to restore."""
+        active_marker.clear_marker(self.root, self.state_dir, self.log)
+
+    def install_boot_service(self) -> None:
+        boot_service.install_and_enable(self.state_dir, root=self.root, commands=self.commands, log=self.log)
+
+    def ensure_boot_service(self) -> None:
+        # A power cut during `coldrun start` can leave a schedule without the boot
+        # service; a `coldrun resume` by hand must then not reboot into nothing.
+        if not boot_service.is_enabled(self.state_dir, root=self.root):
+            self.log.warning("boot service was not enabled (power cut during start?); enabling it before "
+                             "rebooting")
+            self.install_boot_service()
+
+    def remove_boot_service(self) -> None:
+        boot_service.disable_and_remove(self.state_dir, root=self.root, commands=self.commands, log=self.log)
+
+    def mail(self, settings: "Mail", counter: MailCounter, subject: str, body: str) -> None:
+        """A notice that bypasses the quota (started, finished, stopped, aborted)."""
+        Mailer(settings.to, settings.quota, counter, commands=self.commands, log=self.log).send(
+            subject, body, bypass_quota=True)

@@ -1,18 +1,44 @@
-"""Which Platform a state dir runs on: simulated for --simulate-reboots, else the detected OS (contract C)."""
+"""Which Platform a state dir runs on: simulated for --simulate-reboots, else the detected OS (contract C).
+
+This is the one place that turns the schedule's mode into behaviour; the
+boot code only calls the platform it is given.
+"""
 
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from supervisor.errors import ColdrunError
 from supervisor.experiment.model import Experiment
 from supervisor.platforms import detect_platform_name, make_platform
 from supervisor.platforms.base import Platform
-from supervisor.system import Clock, Commands, SystemRoot
+from supervisor.system import Clock, Commands, RealClock, RealCommands, SystemRoot
+
+SIMULATED, HARDWARE = "simulated", "hardware"     # the schedule's mode field
 
 
-def build_platform(mode: str, exp: Experiment, state_dir: Path, *, root: SystemRoot,
-                   commands: Commands, clock: Clock, log: Any) -> Platform:
-    name = "simulated" if mode == "simulated" else detect_platform_name()
-    return make_platform(name, exp.platform, state_dir, root=root, commands=commands, clock=clock, log=log,
-                         waits=exp.waits)
+@dataclass
+class Machine:
+    """The computer coldrun runs on, seen through its seams; builds the platform for a mode."""
+
+    root: SystemRoot = field(default_factory=lambda: SystemRoot("/"))
+    commands: Commands = field(default_factory=RealCommands)
+    clock: Clock = field(default_factory=RealClock)
+
+    def require_privileges(self, mode: str) -> None:
+        """Refuse a start this process may not make: controlling the machine needs root."""
+        if mode == HARDWARE and os.geteuid() != 0:
+            raise ColdrunError("coldrun start without --simulate-reboots controls the machine and must run as "
+                               "root; add --simulate-reboots to try the experiment without touching the system")
+
+    def runs_as_benchmark_user(self, mode: str) -> bool:
+        """Whether runners of this mode run as the policy's fresh benchmark user (when it asks for one)."""
+        return mode == HARDWARE
+
+    def platform(self, mode: str, exp: Experiment, state_dir: Path, log: Any) -> Platform:
+        name = "simulated" if mode == SIMULATED else detect_platform_name()
+        return make_platform(name, exp.platform, state_dir, root=self.root, commands=self.commands,
+                             clock=self.clock, log=log, waits=exp.waits)

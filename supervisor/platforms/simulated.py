@@ -1,12 +1,15 @@
 """The simulated platform: every step logs what a real platform would do, and changes nothing.
 
 Used by ``coldrun start --simulate-reboots``: no root, no system changes.
-reboot() is never called in simulated mode (the supervisor re-executes
-itself instead); calling it is a bug and says so.
+A reboot re-executes the running coldrun as ``coldrun resume STATE_DIR``;
+the boot service, the active-experiment marker and mail are only logged.
 """
 
 from __future__ import annotations
 
+import os
+import sys
+from pathlib import Path
 from typing import Any
 
 from supervisor.platforms.base import Platform, PostCheckResult
@@ -18,8 +21,9 @@ class SimulatedPlatform(Platform):
 
     def __init__(self, policy: PlatformPolicy, state_dir: Any = None, *, log: Any,
                  root: Any = None, commands: Any = None, clock: Any = None):
-        # Same keywords as make_platform(); a simulated platform needs only the log.
+        # Same keywords as make_platform(); a simulated platform needs only the log and the state dir.
         self.policy = policy
+        self.state_dir = Path(state_dir) if state_dir is not None else None
         self.log = log
 
     def apply_and_verify(self) -> list[dict[str, Any]]:
@@ -54,7 +58,6 @@ class SimulatedPlatform(Platform):
         return PostCheckResult(flags=[], rerun=False, details={"platform": "simulated"})
 
     def audit(self) -> dict[str, Any]:
-        import os
         u = os.uname()
         return {"uname": " ".join([u.sysname, u.nodename, u.release, u.version, u.machine]),
                 "platform": "simulated"}
@@ -63,4 +66,47 @@ class SimulatedPlatform(Platform):
         self.log.info("simulated: would restore changed settings from the undo log; nothing was changed")
 
     def reboot(self) -> None:
-        raise AssertionError("SimulatedPlatform.reboot() called: simulated mode re-executes the supervisor")
+        """Replace this process with a fresh `coldrun resume STATE_DIR` of the same coldrun."""
+        argv, env = resume_command(self.state_dir)
+        self.log.info("simulated: would reboot; re-executing instead", argv=" ".join(argv))
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.execve(argv[0], argv, env)
+
+    def claim_machine(self) -> None:
+        self.log.info("simulated: would restore what a dead experiment left and mark this one active")
+
+    def reclaim_machine(self) -> None:
+        self.log.info("simulated: would mark this experiment active again")
+
+    def release_machine(self) -> None:
+        self.log.info("simulated: would remove the active-experiment marker")
+
+    def install_boot_service(self) -> None:
+        self.log.info("simulated: would install and enable the boot service")
+
+    def ensure_boot_service(self) -> None:
+        self.log.info("simulated: would check that the boot service is enabled")
+
+    def remove_boot_service(self) -> None:
+        self.log.info("simulated: would disable and remove the boot service")
+
+    def mail(self, settings: Any, counter: Any, subject: str, body: str) -> None:
+        self.log.info("simulated: would mail", subject=subject, to=",".join(settings.to) or None)
+
+
+def resume_command(state_dir: Path) -> tuple[list[str], dict[str, str]]:
+    """argv and environment that run the same coldrun code as this process, whatever the cwd.
+
+    ``-P`` keeps the cwd off sys.path, so a source checkout (or any `supervisor/`
+    directory) in the cwd cannot shadow the coldrun that is running.  When the
+    running package is found only through the cwd (an uninstalled checkout run
+    from its own directory), its directory goes on PYTHONPATH instead.
+    """
+    package_root = str(Path(__file__).resolve().parents[2])
+    env = dict(os.environ)
+    cwd_entries = {"", ".", os.getcwd()}
+    on_path = {str(Path(p).resolve()) for p in sys.path if p not in cwd_entries}
+    if package_root not in on_path:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
+    return [sys.executable, "-P", "-m", "supervisor", "resume", str(state_dir)], env

@@ -4,11 +4,11 @@ from their controls, sensors, kernel log and benchmark user."""
 from __future__ import annotations
 
 from abc import abstractmethod
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 from supervisor.errors import PlatformError
+from supervisor.experiment.model import Waits
 from supervisor.platforms.amperf import check_amperf
 from supervisor.platforms.base import Platform, PostCheckResult
 from supervisor.platforms.benchmark_user import BenchmarkUser
@@ -20,23 +20,6 @@ from supervisor.system import Clock, Commands, SystemRoot
 from supervisor.state.undo import UndoLog
 
 MAX_LOG_LINES = 200  # kernel log lines stored per record
-
-
-@dataclass
-class Waits:
-    """Durations and tolerances of the waits (the experiment's [waits] table has the same names)."""
-
-    boot_settle: float = 120.0
-    sync: float = 30.0
-    temperature_tolerance: float = 3.0
-    temperature_deadline: float = 3600.0
-    baseline_pause: float = 60.0
-
-
-def waits_from(obj: Any) -> Waits:
-    if obj is None:
-        return Waits()
-    return Waits(**{k: float(getattr(obj, k, getattr(Waits, k))) for k in Waits.__dataclass_fields__})
 
 
 def undo_entry(root: SystemRoot, commands: Commands) -> Callable[[dict[str, Any]], None]:
@@ -71,14 +54,14 @@ class UnixPlatform(Platform):
     os_name = "unix"
 
     def __init__(self, policy: PlatformPolicy, state_dir: Path, *, root: SystemRoot, commands: Commands,
-                 clock: Clock, log, waits: Any = None, heat: Callable[[], None] | None = None):
+                 clock: Clock, log, waits: Waits | None = None, heat: Callable[[], None] | None = None):
         self.policy = policy
         self.state_dir = Path(state_dir)
         self.root = root
         self.commands = commands
         self.clock = clock
         self.log = log
-        self.waits = waits_from(waits)
+        self.waits = waits if waits is not None else Waits()   # the experiment's [waits]; Krun's values
         self.heat = heat if heat is not None else busy_loop_heat
         self.undo = UndoLog(self.state_dir)
         self.user = BenchmarkUser(policy.benchmark_user_name, commands, self.state_dir, log, self.os_name)

@@ -6,10 +6,12 @@ import bz2
 import json
 import shutil
 import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
-from coldrun_helpers import REPO, coldrun
+from coldrun_helpers import REPO, coldrun, make_experiment
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +93,6 @@ def test_check_lists_keys_order_and_eta_for_random_order(tmp_path):
 
 
 def test_skipped_jobs_are_not_run_or_exported(tmp_path):
-    from coldrun_helpers import make_experiment
     p = make_experiment(tmp_path, {"a": "ok", "b": "ok", "c": "ok"}, executions=2, extra='skip = ["b:*:*"]')
     state = tmp_path / "s"
     r = coldrun("start", str(p), "--simulate-reboots", "--state-dir", str(state))
@@ -107,3 +108,32 @@ def test_skipped_jobs_are_not_run_or_exported(tmp_path):
     assert coldrun("export", str(state), "--format", "krun", "-o", str(kout)).returncode == 0
     krun = json.loads(bz2.decompress(kout.read_bytes()))
     assert sorted(krun["wallclock_times"]) == ["a:fake:fake", "c:fake:fake"]
+
+
+def test_simulated_reboots_reexecute_the_running_coldrun_not_a_package_in_the_cwd(tmp_path):
+    """A `supervisor/` package in the cwd (say, a source checkout) is never what a re-execution runs."""
+    entry = Path(sys.executable).parent / "coldrun"       # the installed entry point: the cwd is not on its path
+    if not entry.is_file():
+        pytest.skip(f"{entry} not installed (scripts/setup --for-tests installs it)")
+    decoy = tmp_path / "cwd"
+    (decoy / "supervisor").mkdir(parents=True)
+    imported = tmp_path / "decoy-imported"
+    (decoy / "supervisor" / "__init__.py").write_text(f"open({str(imported)!r}, 'w').close()\n")
+    (decoy / "supervisor" / "__main__.py").write_text("raise SystemExit(97)\n")
+    p = make_experiment(tmp_path, {"a": "ok", "b": "ok"}, executions=2)
+    state = tmp_path / "s"
+    r = subprocess.run([str(entry), "start", str(p), "--simulate-reboots", "--state-dir", str(state)],
+                       capture_output=True, text=True, cwd=decoy, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert not imported.exists()
+    assert "experiment finished" in r.stderr and r.stderr.count("re-executing instead") == 5   # after start and after each job
+
+
+def test_simulated_run_and_resume_exit_non_zero_when_executions_failed(tmp_path):
+    p = make_experiment(tmp_path, {"a": "ok", "b": "fail"})
+    state = tmp_path / "s"
+    r = coldrun("start", str(p), "--simulate-reboots", "--state-dir", str(state))
+    assert r.returncode == 6, r.stderr[-2000:]          # finished, with errored executions
+    assert "experiment finished" in r.stderr
+    assert coldrun("resume", str(state)).returncode == 6
+    assert coldrun("status", str(state)).returncode == 6

@@ -12,6 +12,7 @@ The benchmark file holds one word naming a behaviour:
   hang      sleeps forever (with a child process that also sleeps)
   huge      60 MB on stdout and stderr, then a valid document
   noresults exits 0 without writing a document
+  setup     exits with the protocol's usage/setup status 2 before any iteration, naming what is missing
 """
 
 import json
@@ -75,6 +76,9 @@ def main():
         write_doc(document(times))
     elif behaviour == "noresults":
         pass
+    elif behaviour == "setup":
+        sys.stderr.write("fake runner: cannot load libfake.so: no such file\n")
+        sys.exit(2)
     else:
         sys.exit(f"unknown behaviour {behaviour!r}")
 

@@ -12,7 +12,8 @@ import structlog
 
 from supervisor.platforms import boot_service as bs
 from supervisor.errors import ColdrunError
-from supervisor.system import RecordingCommands, SystemRoot
+from supervisor.system import SystemRoot
+from doubles import RecordingCommands
 
 REPO = Path(__file__).resolve().parents[3]
 STATE = Path("/var/lib/coldrun/exp-1")

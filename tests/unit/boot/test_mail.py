@@ -8,7 +8,8 @@ import pytest
 
 from supervisor.platforms import mail
 from supervisor.platforms.mail import Mailer, MemoryCounter
-from supervisor.system import CommandResult, RecordingCommands
+from supervisor.system import CommandResult
+from doubles import RecordingCommands
 
 
 class Sendmail(RecordingCommands):

@@ -11,7 +11,8 @@ from typing import Sequence
 
 
 from supervisor.experiment.platform_policy import PlatformPolicy
-from supervisor.system import CommandResult, FakeClock, SystemRoot
+from supervisor.system import CommandResult, SystemRoot
+from doubles import FakeClock
 
 ROOTS = Path(__file__).resolve().parents[2] / "fixtures" / "roots"
 LINUX_SHAPES = ["intel-desktop", "amd-server", "acpi-old", "vm-nocpufreq"]

@@ -162,7 +162,7 @@ class UndoFirstRoot(SystemRoot):
 def test_original_is_in_the_undo_log_before_the_write(machine, tmp_path):
     root, state = machine("intel-desktop"), tmp_path / "state"
     from supervisor.platforms import make_platform
-    from supervisor.system import FakeClock
+    from doubles import FakeClock
     sysroot = UndoFirstRoot(root, state)
     p = make_platform("linux", counters_only(), state, root=sysroot, commands=FakeMachineCommands(),
                       clock=FakeClock(), log=MemoryLog())
@@ -223,7 +223,7 @@ def test_a_setting_that_does_not_stick_fails_verification(machine, tmp_path):
 
     root, state = machine("intel-desktop"), tmp_path / "state"
     from supervisor.platforms import make_platform
-    from supervisor.system import FakeClock
+    from doubles import FakeClock
     p = make_platform("linux", counters_only(), state, root=Deaf(root), commands=FakeMachineCommands(),
                       clock=FakeClock(), log=MemoryLog())
     with pytest.raises(PlatformError, match=r"counters: set to perf_event_paranoid<=0 but reads back "

@@ -7,7 +7,9 @@ from supervisor.platforms import detect_platform_name, make_platform
 from supervisor.platforms.base import Platform
 from supervisor.platforms.linux import LinuxPlatform
 from supervisor.experiment.platform_policy import PlatformPolicy
-from supervisor.system import FakeClock, RecordingCommands, SystemRoot
+from supervisor.system import SystemRoot
+from doubles import FakeClock, RecordingCommands
+from supervisor.experiment.model import Waits
 
 from platform_helpers import MemoryLog
 
@@ -34,10 +36,9 @@ def test_detect_on_this_machine():
 
 
 def test_waits_come_from_the_experiment(tmp_path):
-    class W:
-        boot_settle, sync, temperature_tolerance, temperature_deadline, baseline_pause = 1, 2, 0.5, 60, 3
+    w = Waits(boot_settle=1, sync=2, temperature_tolerance=0.5, temperature_deadline=60, baseline_pause=3)
     p = make_platform("linux", PlatformPolicy(), tmp_path, root=SystemRoot(tmp_path), commands=RecordingCommands(),
-                      clock=FakeClock(), log=MemoryLog(), waits=W())
+                      clock=FakeClock(), log=MemoryLog(), waits=w)
     assert (p.waits.boot_settle, p.waits.temperature_tolerance, p.waits.temperature_deadline) == (1, 0.5, 60)
 
 

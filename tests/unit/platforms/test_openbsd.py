@@ -5,7 +5,8 @@ import sys
 
 from supervisor.platforms import make_platform
 from supervisor.experiment.platform_policy import PlatformPolicy
-from supervisor.system import CommandResult, FakeClock, SystemRoot
+from supervisor.system import CommandResult, SystemRoot
+from doubles import FakeClock
 
 from platform_helpers import ROOTS, MemoryLog
 

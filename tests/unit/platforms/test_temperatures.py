@@ -3,7 +3,8 @@ import pytest
 from supervisor.errors import PlatformError
 from supervisor.experiment.platform_policy import PlatformPolicy
 from supervisor.platforms.temperatures import linux_sensor_paths, read_linux_temperatures, wait_for_baselines
-from supervisor.system import FakeClock, SystemRoot
+from supervisor.system import SystemRoot
+from doubles import FakeClock
 
 from platform_helpers import MemoryLog, make_linux
 

@@ -1,4 +1,4 @@
-"""Small experiments run in-process with injected platforms (no re-exec)."""
+"""Small experiments run in-process on platform doubles that record reboots instead of re-executing."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ import sys
 import textwrap
 from pathlib import Path
 
+from doubles import FakeMachine
 from supervisor.boot.one_boot import boot
 from supervisor.boot.lifecycle import start
-from supervisor.platforms.base import PostCheckResult
+from supervisor.platforms.base import Platform, PostCheckResult
 from supervisor.platforms.simulated import SimulatedPlatform
 from supervisor.experiment.platform_policy import PlatformPolicy
 from supervisor.system import SystemRoot
@@ -51,16 +52,21 @@ def experiment(tmp: Path, behaviours: dict[str, str], *, executions: int = 1, ex
 
 
 class ScriptedPlatform(SimulatedPlatform):
-    """Simulated, except post_checks answers from a script (a list of PostCheckResult, last repeats)."""
+    """Simulated, except post_checks answers from a script (a list of PostCheckResult, last repeats)
+    and a reboot is counted instead of re-executing."""
 
-    def __init__(self, script: list[PostCheckResult]):
+    def __init__(self, script: list[PostCheckResult] | None = None):
         super().__init__(PlatformPolicy(), log=_Quiet())
-        self.script = list(script)
+        self.script = list(script or [PostCheckResult()])
         self.calls = 0
+        self.reboots = 0
 
     def post_checks(self, before, measurements):
         self.calls += 1
         return self.script.pop(0) if len(self.script) > 1 else self.script[0]
+
+    def reboot(self):
+        self.reboots += 1
 
 
 class _Quiet:
@@ -68,12 +74,13 @@ class _Quiet:
         return lambda *a, **k: None
 
 
-def start_quiet(exp: Path, state: Path) -> int:
-    return start(str(exp), str(state), simulate=True, stderr=io.StringIO(), reexec=False)
+def start_quiet(exp: Path, state: Path, platform: Platform | None = None) -> int:
+    return start(str(exp), str(state), simulate=True, stderr=io.StringIO(),
+                 machine=FakeMachine(platform or ScriptedPlatform()))
 
 
-def boot_quiet(state: Path, platform=None) -> int:
-    return boot(state, stderr=io.StringIO(), reexec=False, platform=platform)
+def boot_quiet(state: Path, platform: Platform | None = None) -> int:
+    return boot(state, stderr=io.StringIO(), machine=FakeMachine(platform or ScriptedPlatform()))
 
 
 def run_to_end(state: Path, platform=None, limit: int = 100) -> int:
@@ -87,15 +94,20 @@ def run_to_end(state: Path, platform=None, limit: int = 100) -> int:
 
 
 class RebootRecorder(ScriptedPlatform):
-    """Hardware mode's platform, recording reboots and restores instead of doing them."""
+    """Hardware mode's platform: the real boot service, active marker and mail (through the FakeMachine's
+    root and commands), simulated controls and checks, and reboots and restores counted instead of done."""
+
+    claim_machine = Platform.claim_machine
+    reclaim_machine = Platform.reclaim_machine
+    release_machine = Platform.release_machine
+    install_boot_service = Platform.install_boot_service
+    ensure_boot_service = Platform.ensure_boot_service
+    remove_boot_service = Platform.remove_boot_service
+    mail = Platform.mail
 
     def __init__(self):
         super().__init__([PostCheckResult()])
-        self.reboots = 0
         self.restored = 0
-
-    def reboot(self):
-        self.reboots += 1
 
     def restore(self):
         self.restored += 1

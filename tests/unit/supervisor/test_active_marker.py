@@ -9,12 +9,13 @@ import os
 
 import pytest
 
-from cycle_helpers import RebootRecorder, experiment, fake_root
+from cycle_helpers import RebootRecorder, ScriptedPlatform, experiment, fake_root
 from supervisor.boot.one_boot import boot
 from supervisor.errors import ColdrunError
 from supervisor.boot.lifecycle import abort, start
 from supervisor.state.schedule import Schedule
-from supervisor.system import RecordingCommands
+from doubles import FakeMachine, RecordingCommands
+from supervisor.platforms.factory import Machine
 
 ASLR = "/proc/sys/kernel/randomize_va_space"
 MARKER = "var/lib/coldrun/active"
@@ -56,8 +57,8 @@ def test_start_replays_a_dead_experiments_undo_log_first(tmp_path):
     old = dead_experiment(tmp_path, root, [{"control": "aslr", "key": ASLR, "action": "write", "path": ASLR,
                                             "value": "2\n"}])
     state, err = tmp_path / "s", io.StringIO()
-    rc = start(str(hw_experiment(tmp_path)), str(state), simulate=False, reexec=False, root=root,
-               commands=commands(), stderr=err, platform=RebootRecorder())
+    rc = start(str(hw_experiment(tmp_path)), str(state), simulate=False, stderr=err,
+               machine=FakeMachine(RebootRecorder(), root=root, commands=commands()))
     assert rc == 0
     assert (root.root / ASLR.lstrip("/")).read_text() == "2\n"
     assert not (old / "undo.json").exists()          # replayed entries are dropped
@@ -75,8 +76,8 @@ def test_start_refuses_when_the_replay_fails_and_changes_nothing(tmp_path):
     cmds.replies[("wrmsr",)] = (1, "", "wrmsr: open: No such file or directory")
     plat = RebootRecorder()
     with pytest.raises(ColdrunError) as e:
-        start(str(hw_experiment(tmp_path)), str(tmp_path / "s"), simulate=False, reexec=False, root=root,
-              commands=cmds, stderr=io.StringIO(), platform=plat)
+        start(str(hw_experiment(tmp_path)), str(tmp_path / "s"), simulate=False, stderr=io.StringIO(),
+              machine=FakeMachine(plat, root=root, commands=cmds))
     line = str(e.value)
     assert "\n" not in line and "could not restore" in line and "nothing was started" in line
     assert "wrmsr -p 0 0x1a0 0x850089 failed" in line
@@ -99,8 +100,8 @@ def test_start_refuses_while_the_marked_experiment_holds_its_lock(tmp_path):
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         with pytest.raises(ColdrunError, match="another experiment is running"):
-            start(str(hw_experiment(tmp_path)), str(tmp_path / "s"), simulate=False, reexec=False, root=root,
-                  commands=commands(), stderr=io.StringIO(), platform=RebootRecorder())
+            start(str(hw_experiment(tmp_path)), str(tmp_path / "s"), simulate=False, stderr=io.StringIO(),
+                  machine=FakeMachine(RebootRecorder(), root=root, commands=commands()))
     finally:
         os.close(fd)
     assert (root.root / ASLR.lstrip("/")).read_text() == "0\n"      # not touched behind its back
@@ -114,8 +115,8 @@ def test_marker_naming_a_vanished_or_clean_dir_is_no_obstacle(tmp_path):
     marker.write_text(f"{tmp_path / 'gone'}\n")
     state = tmp_path / "s"
     err = io.StringIO()
-    assert start(str(hw_experiment(tmp_path)), str(state), simulate=False, reexec=False, root=root,
-                 commands=commands(), stderr=err, platform=RebootRecorder()) == 0
+    assert start(str(hw_experiment(tmp_path)), str(state), simulate=False, stderr=err,
+                 machine=FakeMachine(RebootRecorder(), root=root, commands=commands())) == 0
     assert "no longer exists" in err.getvalue()
     assert marker.read_text().strip() == str(state.absolute())
 
@@ -123,16 +124,18 @@ def test_marker_naming_a_vanished_or_clean_dir_is_no_obstacle(tmp_path):
 @needs_root
 def test_abort_removes_the_marker_but_a_pending_undo_log_keeps_it(tmp_path):
     root = fake_root(tmp_path)
-    kw = dict(root=root, commands=commands(), stderr=io.StringIO())
+    cmds = commands()
+    kw = dict(machine=Machine(root=root, commands=cmds), stderr=io.StringIO())   # abort on the real platform
     marker = root.root / MARKER
     exp = hw_experiment(tmp_path)
-    assert start(str(exp), str(tmp_path / "s1"), simulate=False, reexec=False, platform=RebootRecorder(),
-                 **kw) == 0
+    assert start(str(exp), str(tmp_path / "s1"), simulate=False, stderr=io.StringIO(),
+                 machine=FakeMachine(RebootRecorder(), root=root, commands=cmds)) == 0
     assert marker.exists()
     assert abort(str(tmp_path / "s1"), **kw) == 0 and not marker.exists()
 
     state = tmp_path / "s2"
-    assert start(str(exp), str(state), simulate=False, reexec=False, platform=RebootRecorder(), **kw) == 0
+    assert start(str(exp), str(state), simulate=False, stderr=io.StringIO(),
+                 machine=FakeMachine(RebootRecorder(), root=root, commands=cmds)) == 0
     # An entry abort's restore cannot undo (the fake root has no /proc): the marker stays for the next start.
     (state / "undo.json").write_text(json.dumps({"version": 1, "entries": [
         {"control": "aslr", "key": ASLR, "action": "write", "path": ASLR, "value": "2\n"}]}))
@@ -145,20 +148,21 @@ def test_finishing_removes_the_marker(tmp_path):
     root = fake_root(tmp_path)
     state = tmp_path / "s"
     plat = RebootRecorder()
-    kw = dict(root=root, commands=commands(), stderr=io.StringIO(), platform=plat)
-    assert start(str(hw_experiment(tmp_path)), str(state), simulate=False, reexec=False, **kw) == 0
+    kw = dict(machine=FakeMachine(plat, root=root, commands=commands()), stderr=io.StringIO())
+    assert start(str(hw_experiment(tmp_path)), str(state), simulate=False, **kw) == 0
     marker = root.root / MARKER
     assert marker.exists()
-    assert boot(state, reexec=False, **kw) == 0        # runs the one job
+    assert boot(state, **kw) == 0        # runs the one job
     assert marker.exists()
-    assert boot(state, reexec=False, **kw) == 0        # finishes
+    assert boot(state, **kw) == 0        # finishes
     assert Schedule.load(state / "schedule").status == "finished" and not marker.exists()
 
 
 def test_simulated_start_leaves_the_marker_alone(tmp_path):
     root = fake_root(tmp_path)
-    assert start(str(hw_experiment(tmp_path)), str(tmp_path / "s"), simulate=True, reexec=False, root=root,
-                 commands=commands(), stderr=io.StringIO()) == 0
+    # The real simulated platform (re-execution replaced by a count), with the seams of the machine.
+    assert start(str(hw_experiment(tmp_path)), str(tmp_path / "s"), simulate=True, stderr=io.StringIO(),
+                 machine=FakeMachine(ScriptedPlatform(), root=root, commands=commands())) == 0
     assert not (root.root / MARKER).exists()
 
 
@@ -166,20 +170,21 @@ def test_simulated_start_leaves_the_marker_alone(tmp_path):
 def test_continue_marks_the_experiment_again_unless_another_is_active(tmp_path):
     from supervisor.boot.lifecycle import continue_stopped
     root = fake_root(tmp_path)
-    kw = dict(root=root, commands=commands(), stderr=io.StringIO())
+    cmds = commands()
+    kw = dict(machine=FakeMachine(RebootRecorder(), root=root, commands=cmds), stderr=io.StringIO())
     marker = root.root / MARKER
     exp = hw_experiment(tmp_path)
     s1, s2 = tmp_path / "s1", tmp_path / "s2"
-    assert start(str(exp), str(s1), simulate=False, reexec=False, platform=RebootRecorder(), **kw) == 0
+    assert start(str(exp), str(s1), simulate=False, **kw) == 0
     Schedule.load(s1 / "schedule").set_status("stopped")
-    assert start(str(exp), str(s2), simulate=False, reexec=False, platform=RebootRecorder(), **kw) == 0
+    assert start(str(exp), str(s2), simulate=False, **kw) == 0
     (s2 / "undo.json").write_text(json.dumps({"version": 1, "entries": [
         {"control": "aslr", "key": ASLR, "action": "write", "path": ASLR, "value": "2\n"}]}))
     with pytest.raises(ColdrunError, match="another experiment is active on this machine"):
-        continue_stopped(str(s1), root=root, commands=kw["commands"], stderr=io.StringIO())
+        continue_stopped(str(s1), machine=Machine(root=root, commands=cmds), stderr=io.StringIO())
     assert Schedule.load(s1 / "schedule").status == "stopped"
     assert marker.read_text().strip() == str(s2.absolute())
     (s2 / "undo.json").unlink()          # s2 restored everything
-    continue_stopped(str(s1), root=root, commands=kw["commands"], stderr=io.StringIO())
+    continue_stopped(str(s1), machine=Machine(root=root, commands=cmds), stderr=io.StringIO())
     assert Schedule.load(s1 / "schedule").status == "running"
     assert marker.read_text().strip() == str(s1.absolute())

@@ -13,6 +13,7 @@ from supervisor.state.export import native_bundle
 from supervisor.boot.lifecycle import abort
 from supervisor.platforms.base import PostCheckResult
 from supervisor.state.records import record_path, write_record
+from supervisor.state.outcome import EXIT_FAILURES
 from supervisor.state.schedule import RUNNING, Schedule
 from supervisor.state.statedir import StateDir
 
@@ -88,7 +89,7 @@ def test_requeue_is_bounded_by_max_attempts(tmp_path):
     start_quiet(exp, state)
     _claim_and_crash(state)
     _claim_and_crash(state)       # attempt 2 also crashed (the first was requeued by hand here)
-    assert boot_quiet(state) == 0
+    assert boot_quiet(state) == EXIT_FAILURES      # finished, with a crashed execution
     sched = Schedule.load(state / "schedule")
     assert sched.jobs[0].state == "X" and sched.status == "finished"
 
@@ -154,7 +155,6 @@ def test_abort_settles_and_refuses_resume(tmp_path):
 
 def test_failed_start_restores_and_leaves_a_reusable_dir(tmp_path):
     from supervisor.errors import PlatformError
-    from supervisor.boot.lifecycle import start
 
     class Refusing(ScriptedPlatform):
         restored = 0
@@ -169,7 +169,7 @@ def test_failed_start_restores_and_leaves_a_reusable_dir(tmp_path):
     state = tmp_path / "s"
     plat = Refusing([CLEAN])
     with pytest.raises(ColdrunError, match="governor: cannot set performance.*nothing was started"):
-        start(str(exp), str(state), simulate=True, stderr=io.StringIO(), reexec=False, platform=plat)
+        start_quiet(exp, state, plat)
     assert plat.restored == 1 and not (state / "schedule").exists()
     assert start_quiet(exp, state) == 0          # the same dir can be used again
     assert (state / "schedule").exists()

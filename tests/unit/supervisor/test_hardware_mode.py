@@ -12,7 +12,7 @@ from supervisor.boot.one_boot import boot
 from supervisor.errors import ColdrunError
 from supervisor.boot.lifecycle import start
 from supervisor.state.schedule import Schedule
-from supervisor.system import RecordingCommands
+from doubles import FakeMachine, RecordingCommands
 
 
 def test_non_root_start_is_refused(tmp_path):
@@ -37,8 +37,8 @@ def test_hardware_cycle_installs_reboots_and_cleans_up(tmp_path):
     commands = RecordingCommands(replies={("systemctl",): (0, "enabled\n", ""), ("sync",): (0, "", ""),
                                           ("/usr/sbin/sendmail",): (0, "", "")})
     plat = RebootRecorder()
-    kw = dict(root=root, commands=commands, stderr=io.StringIO(), platform=plat)
-    assert start(str(exp), str(state), simulate=False, reexec=False, **kw) == 0
+    kw = dict(machine=FakeMachine(plat, root=root, commands=commands), stderr=io.StringIO())
+    assert start(str(exp), str(state), simulate=False, **kw) == 0
     assert plat.reboots == 1
     assert Schedule.load(state / "schedule").mode == "hardware"
     assert (root.root / "etc/systemd/system/coldrun@.service").is_file()
@@ -46,9 +46,9 @@ def test_hardware_cycle_installs_reboots_and_cleans_up(tmp_path):
     assert marker.read_text().strip() == str(state.absolute())
     assert any(c[:2] == ("systemctl", "enable") for c in commands.calls)
     for expected_reboots in (2, 3):
-        assert boot(state, reexec=False, **kw) == 0
+        assert boot(state, **kw) == 0
         assert plat.reboots == expected_reboots
-    assert boot(state, reexec=False, **kw) == 0          # finishing boot: no reboot
+    assert boot(state, **kw) == 0          # finishing boot: no reboot
     assert plat.reboots == 3 and plat.restored == 1
     sched = Schedule.load(state / "schedule")
     assert sched.status == "finished" and [j.state for j in sched.jobs] == ["C", "C"]
@@ -69,8 +69,8 @@ def test_resume_reenables_a_boot_service_lost_to_a_power_cut_during_start(tmp_pa
     root = fake_root(tmp_path)
     commands = RecordingCommands(replies={("systemctl",): (0, "enabled\n", ""), ("sync",): (0, "", "")})
     plat = RebootRecorder()
-    kw = dict(root=root, commands=commands, stderr=io.StringIO(), platform=plat)
-    assert start(str(exp), str(state), simulate=False, reexec=False, **kw) == 0
+    kw = dict(machine=FakeMachine(plat, root=root, commands=commands), stderr=io.StringIO())
+    assert start(str(exp), str(state), simulate=False, **kw) == 0
     wants = root.root / "etc/systemd/system/multi-user.target.wants" / instance_unit(state.absolute())
     wants.parent.mkdir(parents=True)
     wants.touch()                                  # what `systemctl enable` leaves on a real machine
@@ -79,9 +79,9 @@ def test_resume_reenables_a_boot_service_lost_to_a_power_cut_during_start(tmp_pa
         return sum(c[:2] == ("systemctl", "enable") for c in commands.calls)
 
     before = enables()
-    assert boot(state, reexec=False, **kw) == 0
+    assert boot(state, **kw) == 0
     assert enables() == before                     # enabled: nothing to do before the reboot
     wants.unlink()                                 # the cut fell before the enable reached the disk
-    assert boot(state, reexec=False, **kw) == 0
+    assert boot(state, **kw) == 0
     assert enables() == before + 1 and plat.reboots == 3
     assert "boot service was not enabled" in kw["stderr"].getvalue()

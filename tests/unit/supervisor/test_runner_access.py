@@ -16,9 +16,9 @@ from supervisor.experiment.model import load_experiment
 from supervisor.boot.lifecycle import start
 from supervisor.launch.runner_command import Launch
 from supervisor.launch.runner_access import EXECUTE, READ, first_blocker, needed_files, unreachable_files
-from supervisor.system import RecordingCommands
+from doubles import FakeMachine, RecordingCommands
 
-from cycle_helpers import RebootRecorder, fake_root
+from cycle_helpers import RebootRecorder, fake_root, start_quiet
 
 
 def open_tree(base: Path) -> Path:
@@ -150,8 +150,8 @@ def test_check_warns_and_real_start_refuses_before_anything_changes(tree, tmp_pa
         pytest.skip("a real start refuses non-root users before this check")
     cmds, root, platform = RecordingCommands(), fake_root(tmp_path), RebootRecorder()
     with pytest.raises(ColdrunError, match=f"cannot execute {tree / 'bin' / 'tool'}: {tree / 'bin'} is mode"):
-        start(str(exp_path), str(tmp_path / "s"), simulate=False, reexec=False, commands=cmds,
-              root=root, platform=platform, stderr=io.StringIO())
+        start(str(exp_path), str(tmp_path / "s"), simulate=False, stderr=io.StringIO(),
+              machine=FakeMachine(platform, root=root, commands=cmds))
     assert cmds.calls == [] and not (tmp_path / "s").exists()
     assert platform.reboots == 0 and not (root.root / "var/lib/coldrun/active").exists()
 
@@ -160,7 +160,7 @@ def test_benchmark_user_false_or_simulated_start_is_not_checked(tree, tmp_path, 
     (tree / "bin").chmod(0o700)
     exp_path = external_experiment(tmp_path, tree / "bin" / "tool")
     # Simulated runs execute as the invoking user: not refused.
-    assert start(str(exp_path), str(tmp_path / "sim"), simulate=True, reexec=False, stderr=io.StringIO()) == 0
+    assert start_quiet(exp_path, tmp_path / "sim") == 0
     text = exp_path.read_text().replace('[benchmarks]', '[platform]\nbenchmark_user = false\n[benchmarks]')
     exp_path.write_text(text)
     assert main(["check", str(exp_path)]) == 0

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from cycle_helpers import boot_quiet, experiment
+from cycle_helpers import ScriptedPlatform, boot_quiet, experiment
+from doubles import FakeMachine
 from supervisor.cli import build_parser
 from supervisor.errors import ColdrunError
 from supervisor.experiment.model import parse_experiment
@@ -120,10 +121,12 @@ def test_debug_is_recorded_and_kept_across_boots(tmp_path):
     from supervisor.boot.one_boot import boot
     exp = experiment(tmp_path, {"a": "ok"}, executions=3)
     state = tmp_path / "s"
-    assert start(str(exp), str(state), simulate=True, stderr=io.StringIO(), reexec=False, debug=True) == 0
+    assert start(str(exp), str(state), simulate=True, stderr=io.StringIO(), debug=True,
+                 machine=FakeMachine(ScriptedPlatform())) == 0
     assert StateDir(state).meta()["debug"] is True
     assert boot_quiet(state) == 0                                              # re-exec'd: no flag, kept
-    assert boot(state, stderr=io.StringIO(), reexec=False, debug=False) == 0   # resume --no-debug
+    assert boot(state, stderr=io.StringIO(), debug=False,                       # resume --no-debug
+                machine=FakeMachine(ScriptedPlatform())) == 0
     assert boot_quiet(state) == 0 and boot_quiet(state) == 0                   # kept off; then finishes
     recs = records(state)
     assert [r["argv"][-1] for r in recs] == ["1", "0", "0"]                    # the runner's debug argument

@@ -1,0 +1,70 @@
+"""Getting an experiment ready to run, shared by `coldrun check` (which reports) and `coldrun start` (which refuses).
+
+Load and validate the file, expand the schedule, require the files every key
+needs, then find what would make runners fail before the first reboot: files
+a fresh benchmark user cannot reach, and runners that cannot start at all.
+Nothing here changes the machine or writes a state dir.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from supervisor.errors import ColdrunError
+from supervisor.experiment.model import Experiment, load_experiment
+from supervisor.experiment.plan import JobSpec, expand
+from supervisor.launch.runner_access import unreachable_files
+from supervisor.launch.runner_command import validate_files
+from supervisor.launch.runner_probe import probe_runners
+
+
+@dataclass
+class Prepared:
+    experiment_file: str
+    exp: Experiment
+    text: bytes               # the file as read (its sha256 goes into the schedule)
+    exp_dir: Path
+    seed: int
+    jobs: list[JobSpec]
+    run_keys: list[str]       # keys with at least one job that is not skipped
+    unreachable: list[str]    # benchmark_user policy only: files a fresh user cannot reach, one line each
+    runner_problems: list[str]  # runners that cannot start, one line each
+
+    @property
+    def n_run(self) -> int:
+        return sum(1 for j in self.jobs if not j.skipped)
+
+
+def prepare(experiment_file: str, *, random_seed: int | None = None,
+            as_benchmark_user: bool = False) -> Prepared:
+    """Everything a start needs to know before it changes anything; ColdrunError for bad input.
+
+    ``random_seed`` is used for order = "random" when the file names no seed
+    (start draws one; check shows seed 0).  ``as_benchmark_user``: runners will
+    run as the policy's fresh benchmark user (a real start), so probe them so.
+    """
+    exp, text = load_experiment(experiment_file)
+    exp_dir = Path(experiment_file).absolute().parent
+    if exp.seed is not None:
+        seed = exp.seed
+    else:
+        seed = random_seed if exp.order == "random" and random_seed is not None else 0
+    jobs = expand(exp, seed)
+    if all(j.skipped for j in jobs):
+        raise ColdrunError(f"{experiment_file}: skip: every job is skipped; nothing to run")
+    run_keys = sorted({j.key for j in jobs if not j.skipped})
+    validate_files(exp, exp_dir, experiment_file, run_keys)
+    unreachable = (unreachable_files(exp, exp_dir, experiment_file, run_keys)
+                   if exp.platform.benchmark_user else [])
+    runner_problems = probe_runners(exp, exp_dir, experiment_file, run_keys,
+                                    as_benchmark_user=as_benchmark_user and exp.platform.benchmark_user)
+    return Prepared(experiment_file, exp, text, exp_dir, seed, jobs, run_keys, unreachable, runner_problems)
+
+
+def refuse_problems(prep: Prepared, *, as_benchmark_user: bool) -> None:
+    """`start`: one clear line for the first thing that would make runners fail, and how many more."""
+    problems = (prep.unreachable if as_benchmark_user else []) + prep.runner_problems
+    if problems:
+        more = f" (and {len(problems) - 1} more; coldrun check lists them)" if len(problems) > 1 else ""
+        raise ColdrunError(problems[0] + more)

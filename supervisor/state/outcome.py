@@ -1,0 +1,37 @@
+"""Exit codes that say how an experiment stands, shared by `status`, `resume` and `start --simulate-reboots`.
+
+    0  finished, every process execution completed
+    3  stopped on a fatal check (fix the cause, then resume --continue, or abort)
+    6  finished, but some executions errored, timed out or crashed
+    7  aborted
+    8  still running (executions outstanding)
+
+Other codes are errors of the command itself: 2 bad input, 4 corrupt
+schedule, 5 another supervisor holds the state dir's lock.
+"""
+
+from __future__ import annotations
+
+from supervisor.state.schedule import Schedule
+
+EXIT_CLEAN = 0
+EXIT_STOPPED = 3
+EXIT_FAILURES = 6
+EXIT_ABORTED = 7
+EXIT_RUNNING = 8
+
+FAILED_STATES = ("errored", "timed_out", "crashed")
+
+
+def failures(schedule: Schedule) -> int:
+    """Process executions that ended errored, timed out or crashed."""
+    counts = schedule.counts()
+    return sum(counts[k] for k in FAILED_STATES)
+
+
+def exit_code(schedule: Schedule) -> int:
+    """The code for the experiment's current standing (see the table above)."""
+    status = schedule.status
+    if status == "finished":
+        return EXIT_FAILURES if failures(schedule) else EXIT_CLEAN
+    return {"stopped": EXIT_STOPPED, "aborted": EXIT_ABORTED}.get(status, EXIT_RUNNING)
