@@ -17,7 +17,8 @@ from supervisor.platforms.linux_controls import (Aslr, CounterAccessControl, Cpu
                                                  PolicyBoost, TURBO_SWITCHES, TurboControl)
 from supervisor.platforms.openbsd import OPENBSD_CONTROLS, ApmControl, ApmdControl
 from supervisor.experiment.platform_policy import PlatformPolicy
-from supervisor.system import CommandResult, FakeClock, SystemRoot
+from supervisor.system import CommandResult, SystemRoot
+from doubles import FakeClock
 
 from platform_helpers import FakeMachineCommands, MemoryLog, make_linux, tree_digest, vm_policy
 from test_openbsd import FakeOpenBSD, openbsd
