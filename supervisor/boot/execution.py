@@ -9,9 +9,9 @@ from typing import Any
 from supervisor import __version__
 from supervisor.boot.context import Boot
 from supervisor.boot.crash_points import pause_point
+from iteration_runners.protocol import ProtocolError, parse_document
 from supervisor.errors import ColdrunError
 from supervisor.launch.process import ProcessResult, run_process
-from supervisor.launch.results import BadResults, parse_results
 from supervisor.launch.runner_command import env_size, runner_launch
 from supervisor.platforms.base import Platform
 from supervisor.state.schedule import STATE_NAMES, JobLine
@@ -107,8 +107,9 @@ def launch_and_judge(ctx: Boot, platform: Platform, job: JobLine, record: dict[s
         return "E", "results document larger than the limit"
     vm = exp.vms[vm_name]
     try:
-        doc = parse_results(res.results, vm.iterations, startup=vm.mode == "startup", instrument=vm.instrument)
-    except BadResults as e:
+        doc = parse_document(res.results, iterations=vm.iterations, startup=vm.mode == "startup",
+                             instrument=vm.instrument)
+    except ProtocolError as e:
         return "E", str(e)
     for k in ("wallclock_times", "core_cycle_counts", "aperf_counts", "mperf_counts", "counters"):
         record[k] = doc[k]
