@@ -216,12 +216,12 @@ def run_one(ctx: Boot, platform: Platform, job: JobLine) -> int | None:
     pause_point("after-flag", schedule.boots)
     level = log.info if outcome == "C" else log.warning
     level("finished job", index=job.index, key=job.key, pexec=job.pexec, attempt=attempt,
-          outcome=record["state"], reason=reason, seconds=round(record.get("duration_seconds", 0.0), 3),
-          stderr_tail=record.get("stderr_tail", "")[-300:] if outcome == "E" else None)
+          outcome=record.state, reason=reason, seconds=round(record.duration_seconds or 0.0, 3),
+          stderr_tail=(record.stderr_tail or "")[-300:] if outcome == "E" else None)
     try:
         run_hooks("post-execution", exp.post_execution,
                   {"COLDRUN_STATE_DIR": str(state.path), "COLDRUN_LOG_FILE": str(state.log_path),
-                   "COLDRUN_JOB_KEY": job.key, "COLDRUN_JOB_STATE": record["state"]}, log)
+                   "COLDRUN_JOB_KEY": job.key, "COLDRUN_JOB_STATE": record.state}, log)
     except HookFailed as e:
         return stop(platform, ctx, str(e))
     if ex.exhausted:

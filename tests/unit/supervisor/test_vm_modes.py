@@ -106,7 +106,8 @@ def test_runner_launch_passes_modes_to_the_runner_command(tmp_path):
 
 
 def records(state: Path) -> list[dict]:
-    return [read_record(p) for _, p in sorted(list_records(state).items())]
+    """The records as stored (JSON), in (job, attempt) order."""
+    return [read_record(p).as_json() for _, p in sorted(list_records(state).items())]
 
 
 def test_debug_is_recorded_and_kept_across_boots(tmp_path):
