@@ -83,10 +83,11 @@ def validate_document(doc: Any, *, iterations: int | None = None, startup: bool 
     if not isinstance(doc, dict):
         raise ProtocolError("results document is not a JSON object")
     keys = set(doc)
-    if missing := REQUIRED_KEYS - keys:
-        raise ProtocolError(f"results document lacks {sorted(missing)}")
-    if extra := keys - REQUIRED_KEYS - OPTIONAL_KEYS:
-        raise ProtocolError(f"results document has unknown keys {_show(sorted(extra))}")
+    missing, extra = REQUIRED_KEYS - keys, keys - REQUIRED_KEYS - OPTIONAL_KEYS
+    if missing or extra:
+        wrong = ([f"lacks {sorted(missing)}"] if missing else []) + (
+            [f"has unknown keys {_show(sorted(extra))}"] if extra else [])
+        raise ProtocolError("results document " + " and ".join(wrong))
     version = doc["protocol_version"]
     if not _is_int(version) or version != PROTOCOL_VERSION:
         raise ProtocolError(f"protocol_version {_show(version)}, expected {PROTOCOL_VERSION}")

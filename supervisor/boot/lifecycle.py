@@ -24,6 +24,7 @@ from supervisor.launch.runner_command import validate_files
 from supervisor.state.schedule import MailCounter, Schedule, render_new
 from supervisor.state.statedir import StateDir
 from supervisor.system import Clock, Commands, RealClock, RealCommands, SystemRoot
+from supervisor.state import layout
 
 if TYPE_CHECKING:
     from supervisor.boot.context import Boot
@@ -95,7 +96,7 @@ def _start_locked(exp, text, experiment_file, jobs, seed, state, simulate, root,
     try:
         audit = json.loads(json.dumps(platform.audit(), default=str))
         audit["experiment_sha256"] = experiment_sha256(text)
-        write_atomic(state.path / "audit.json", json.dumps(audit).encode())
+        write_atomic(state.path / layout.AUDIT, json.dumps(audit).encode())
         for report in platform.apply_and_verify():
             if not report.get("ok", True):
                 log.warning("platform control not as wanted", **{k: str(v) for k, v in report.items()})

@@ -34,6 +34,7 @@ from supervisor.state.records import write_record
 from supervisor.state.schedule import RUNNING, JobLine, Schedule
 from supervisor.state.statedir import StateDir
 from supervisor.system import Clock, Commands, RealClock, RealCommands, SystemRoot
+from supervisor.state import layout
 
 
 class _Terminated(BaseException):
@@ -166,7 +167,7 @@ def ctx_platform(ctx: Boot) -> Platform:
 def _check_audit(ctx: Boot, platform: Platform) -> str | None:
     """Compare the machine's audit with the one stored at start; a change stops the experiment."""
     from supervisor.platforms import compare_audit
-    path = ctx.state.path / "audit.json"
+    path = ctx.state.path / layout.AUDIT
     try:
         start = json.loads(path.read_text())
     except (OSError, ValueError):

@@ -8,18 +8,20 @@
 Every scheduled execution keeps its slot, so a failed one never shifts the
 others of its key:
 
-- native: ``executions[i]`` is job ``i`` of the schedule (as ``jobs[i]``): the
-  job's final record (the one whose attempt equals the job's attempt count)
-  with the schedule's ``state``, or, for a job without a record (crashed,
-  skipped, outstanding, running), a slot with empty measurement lists
-  (contracts.execution_record.ExecutionSlot).  ``state`` other than
+- native: ``executions`` has one entry per job of the schedule, in schedule
+  order: the job's final record (the one whose attempt equals the job's
+  attempt count) with the schedule's ``state``, or, for a job without a
+  record (crashed, outstanding, running), a slot with empty measurement
+  lists (contracts.execution_record.ExecutionSlot).  ``state`` other than
   "completed" marks a slot without measurements.  Earlier attempts (re-runs)
   go to "rerun_attempts".
 - krun: per key, one entry per process execution in pexec order, in every
   per-key list; ``pexec_flags`` is "C" (completed), "E" (errored or crashed),
   "T" (timed out) or "O" (not run yet: outstanding or running); any flag but
-  "C" has empty measurement lists.  Skipped keys are left out, as Krun's
-  results never held them.  Re-runs are left out.
+  "C" has empty measurement lists.  Re-runs are left out.
+
+Skipped jobs (the experiment's ``skip`` patterns, whole keys) are left out of
+both, as Krun's results never held them; the native ``jobs`` list has them.
 
 ``error_flag`` (both formats) is set, as Krun's, by an errored execution or a
 ``kernel_log`` post-check flag, and also by a crashed one; not by a timeout.
@@ -104,7 +106,7 @@ def native_bundle(state: StateDir) -> dict[str, Any]:
     name = parse_experiment(text.encode(), str(state.experiment_path)).name
     jobs = [{"index": j.index, "key": j.key, "pexec": j.pexec, "state": j.state_name, "attempts": j.attempts}
             for j in schedule.jobs]
-    slots = list(job_records(state, schedule))
+    slots = [(job, rec) for job, rec in job_records(state, schedule) if job.state != SKIPPED]
     finals = {(j.index, j.attempts) for j in schedule.jobs}
     reruns = [read_record(p).as_json() for (idx, att), p in sorted(list_records(state.path).items())
               if (idx, att) not in finals or schedule.jobs[idx].state not in WITH_RECORD]
