@@ -12,6 +12,7 @@ from supervisor import __version__
 from supervisor.boot.context import Boot
 from supervisor.boot.crash_points import pause_point
 from supervisor.errors import ColdrunError
+from supervisor.experiment.model import VM
 from supervisor.launch.process import ProcessResult, run_process
 from supervisor.launch.runner_command import env_size, runner_launch
 from supervisor.platforms.base import Platform
@@ -104,9 +105,14 @@ def launch_and_judge(ctx: Boot, platform: Platform, job: JobLine, record: dict[s
         return "E", f"runner exited with status {res.exit_code}"
     if res.results_oversize:
         return "E", "results document larger than the limit"
-    vm = exp.vms[vm_name]
+    return judge_document(res.results, exp.vms[vm_name], record)
+
+
+def judge_document(raw: bytes, vm: VM, record: dict[str, Any]) -> tuple[str, str | None]:
+    """A runner that exited 0: its document, checked against what this VM's run implies, fills the
+    record's measurements (completed), or its refusal is the reason (errored)."""
     try:
-        doc = parse_document(res.results, iterations=vm.iterations, startup=vm.mode == "startup",
+        doc = parse_document(raw, iterations=vm.iterations, startup=vm.mode == "startup",
                              instrument=vm.instrument)
     except ProtocolError as e:
         return "E", str(e)
