@@ -108,3 +108,31 @@ def test_both_files_on_disk_keep_the_slots(tmp_path):
 def test_all_completed_sets_no_flag(tmp_path):
     state = plant(tmp_path, {})
     assert krun_results(state)["error_flag"] is False and native_bundle(state)["error_flag"] is False
+
+
+def test_the_analysis_reads_the_slots_of_both_exports_alike(tmp_path):
+    from analysis.inputs import read_results
+    state = plant(tmp_path, {(KEY, 1): (CRASHED, 3), (KEY, 3): (TIMED_OUT, 1)})
+    _, native_file = write_export(str(state.path), "native", str(tmp_path / "n.json"))
+    _, krun_file = write_export(str(state.path), "krun", str(tmp_path / "k.json.bz2"))
+    warnings: list[str] = []
+    from_native = read_results(native_file, warn=warnings.append)
+    from_krun = read_results(krun_file, warn=warnings.append)
+    for results in (from_native, from_krun):
+        assert results["pexec_flags"][KEY] == ["C", "E", "C", "T", "C"]
+        assert results["wallclock_times"][KEY] == [times(0), [], times(2), [], times(4)]
+    assert warnings == []
+
+
+def test_the_analysis_warns_about_a_native_entry_that_is_not_a_slot(tmp_path):
+    from analysis.inputs import read_results
+    state = plant(tmp_path, {})
+    bundle = native_bundle(state)
+    bundle["executions"][0]["wallclock_times"] = [0.1, "x", 0.3]
+    path = tmp_path / "n.json"
+    path.write_text(json.dumps(bundle))
+    warnings: list[str] = []
+    results = read_results(path, warn=warnings.append)
+    assert len(warnings) == 1 and f"{path}: executions[0]: wallclock_times.1:" in warnings[0], warnings
+    first = bundle["executions"][0]
+    assert results["wallclock_times"][first["key"]][first["pexec"]] == []   # kept as an empty slot
