@@ -40,7 +40,10 @@ import os
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from analysis.errors import AnalysisError, WarningSink, stderr_warning
+from contracts.execution_record import ExecutionSlot, problem
 
 KRUN_COUNTER_KEYS = ("core_cycle_counts", "aperf_counts", "mperf_counts")
 NATIVE_FORMAT = "coldrun-native"
@@ -158,14 +161,16 @@ def native_to_krun(bundle: dict, path: Path, warn: WarningSink) -> dict:
     for rec in list(jobs) + list(executions):
         if isinstance(rec, dict) and isinstance(rec.get("key"), str) and isinstance(rec.get("pexec"), int):
             count[rec["key"]] = max(count.get(rec["key"], 0), rec["pexec"] + 1)
-    chosen: dict[tuple[str, int], dict] = {}
-    for i, rec in enumerate(executions):
-        if not (isinstance(rec, dict) and isinstance(rec.get("key"), str) and isinstance(rec.get("pexec"), int)):
-            warn(f"{path}: executions[{i}] lacks a 'key' or integer 'pexec'; skipped")
+    chosen: dict[tuple[str, int], ExecutionSlot] = {}
+    for i, entry in enumerate(executions):
+        try:
+            rec = ExecutionSlot.model_validate(entry)
+        except ValidationError as exc:
+            warn(f"{path}: executions[{i}]: {problem(exc)}; skipped")
             continue
-        slot = (rec["key"], rec["pexec"])
+        slot = (rec.key, rec.pexec)
         # A retried execution: the completed attempt wins, else the latest.
-        if slot not in chosen or rec.get("state") == "completed" or chosen[slot].get("state") != "completed":
+        if slot not in chosen or rec.state == "completed" or chosen[slot].state != "completed":
             chosen[slot] = rec
     out: dict[str, Any] = {"wallclock_times": {}, "pexec_flags": {}}
     for counter in KRUN_COUNTER_KEYS:
@@ -177,13 +182,12 @@ def native_to_krun(bundle: dict, path: Path, warn: WarningSink) -> dict:
         for counter in KRUN_COUNTER_KEYS:
             out[counter][key] = []
         for pexec in range(n):
-            rec = chosen.get((key, pexec), {})
-            state = rec.get("state", "outstanding")
-            done = state == "completed"
-            out["wallclock_times"][key].append(rec.get("wallclock_times", []) if done else [])
+            rec = chosen.get((key, pexec))
+            state = rec.state if rec is not None else "outstanding"
+            done = rec is not None and state == "completed"
+            out["wallclock_times"][key].append(rec.wallclock_times if done else [])
             for counter in KRUN_COUNTER_KEYS:
-                value = rec.get(counter, []) if done else []
-                out[counter][key].append(value if isinstance(value, list) else [])
+                out[counter][key].append(getattr(rec, counter) if done else [])
             out["pexec_flags"][key].append(_NATIVE_FLAGS.get(state, "O"))
     audit = bundle.get("audit")
     out["audit"] = dict(audit) if isinstance(audit, dict) else {}

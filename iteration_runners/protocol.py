@@ -1,8 +1,16 @@
-"""Validation of a runner's results document (PROTOCOL.md, version 1)."""
+"""The one validator of a runner's results document (PROTOCOL.md, version 1).
+
+The runner tests and the supervisor apply the same rules: ``parse_document``
+with no run expectations checks what every valid document satisfies; the
+supervisor passes what the run it launched implies (iteration count, startup
+mode, instrumentation).  Every refusal is a ``ProtocolError`` whose message is
+one line: the supervisor stores it as the reason in the execution record.
+"""
 
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from iteration_runners import PROTOCOL_VERSION
@@ -12,71 +20,114 @@ REQUIRED_KEYS = frozenset(
 )
 OPTIONAL_KEYS = frozenset({"instrumentation", "startup"})
 STARTUP_KEYS = frozenset({"clock", "wrapper_time", "runner_time", "seconds"})
+STARTUP_STRINGS = ("clock", "wrapper_time", "runner_time")
 PER_CORE_KEYS = ("core_cycle_counts", "aperf_counts", "mperf_counts")
 U64_MAX = 2**64 - 1
 
 
 class ProtocolError(ValueError):
-    """The runner's document breaks the wire protocol; the message says how."""
+    """The runner's document breaks the wire protocol; the message (one line) says how."""
 
 
 def _is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
-def parse_document(raw: bytes | str) -> dict[str, Any]:
-    """Parse and validate one results document; raises ProtocolError."""
+def _is_seconds(v: Any) -> bool:
+    """A finite, non-negative number (bool is not a number here)."""
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0
+
+
+def _show(v: Any) -> str:
+    """A value for a reason line: repr keeps it on one line, the cut keeps it short."""
+    text = repr(v)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _refuse_non_finite(token: str) -> float:
+    raise ValueError(f"{token} is not a number JSON allows")
+
+
+def _finite_float(token: str) -> float:
+    value = float(token)
+    if not math.isfinite(value):   # e.g. 1e999, which Python would read as inf
+        raise ValueError(f"number {_show(token)} is out of range")
+    return value
+
+
+def parse_document(raw: bytes | str, *, iterations: int | None = None, startup: bool | None = None,
+                   instrument: bool = False) -> dict[str, Any]:
+    """Parse and validate one results document; raises ProtocolError.
+
+    The keyword arguments are what the launched run implies (see ``validate_document``).
+    """
     if not raw:
-        raise ProtocolError("the runner wrote no results document")
+        raise ProtocolError("the runner wrote no results document on fd 3")
     try:
-        doc = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as e:
-        raise ProtocolError(f"results document is not valid JSON: {e}") from None
-    validate_document(doc)
+        doc = json.loads(raw, parse_constant=_refuse_non_finite, parse_float=_finite_float)
+    except (ValueError, UnicodeDecodeError, RecursionError) as e:
+        raise ProtocolError(f"results document is not valid JSON ({e}); first bytes: {raw[:80]!r}") from None
+    validate_document(doc, iterations=iterations, startup=startup, instrument=instrument)
     return doc
 
 
-def validate_document(doc: Any) -> None:
+def validate_document(doc: Any, *, iterations: int | None = None, startup: bool | None = None,
+                      instrument: bool = False) -> None:
+    """Check a parsed document; raises ProtocolError.
+
+    ``iterations``: the configured count, which ``wallclock_times`` must match (None: any).
+    ``startup``: True, the run is in startup-time mode and the ``startup`` object must be
+    there; False, it must not be; None, either (checked when present).
+    ``instrument``: instrumentation was asked for, so the ``instrumentation`` object must be there.
+    """
     if not isinstance(doc, dict):
         raise ProtocolError("results document is not a JSON object")
     keys = set(doc)
-    if missing := REQUIRED_KEYS - keys:
-        raise ProtocolError(f"results document lacks {sorted(missing)}")
-    if extra := keys - REQUIRED_KEYS - OPTIONAL_KEYS:
-        raise ProtocolError(f"results document has unknown keys {sorted(extra)}")
-    if doc["protocol_version"] != PROTOCOL_VERSION:
-        raise ProtocolError(f"protocol_version {doc['protocol_version']!r}, expected {PROTOCOL_VERSION}")
+    missing, extra = REQUIRED_KEYS - keys, keys - REQUIRED_KEYS - OPTIONAL_KEYS
+    if missing or extra:
+        wrong = ([f"lacks {sorted(missing)}"] if missing else []) + (
+            [f"has unknown keys {_show(sorted(extra))}"] if extra else [])
+        raise ProtocolError("results document " + " and ".join(wrong))
+    version = doc["protocol_version"]
+    if not _is_int(version) or version != PROTOCOL_VERSION:
+        raise ProtocolError(f"protocol_version {_show(version)}, expected {PROTOCOL_VERSION}")
 
     times = doc["wallclock_times"]
     if not isinstance(times, list) or not times:
-        raise ProtocolError("wallclock_times must be a non-empty list")
-    for t in times:
-        if isinstance(t, bool) or not isinstance(t, (int, float)) or t < 0:
-            raise ProtocolError(f"wallclock_times holds {t!r}, not a non-negative number of seconds")
+        raise ProtocolError("wallclock_times must be a non-empty list of finite non-negative numbers")
+    for i, t in enumerate(times):
+        if not _is_seconds(t):
+            raise ProtocolError(f"wallclock_times[{i}] is {_show(t)}, not a finite non-negative number of seconds")
     n = len(times)
+    if iterations is not None and n != iterations:
+        raise ProtocolError(f"wallclock_times has {n} iterations, configured {iterations}")
 
     counters = doc["counters"]
     if not isinstance(counters, dict) or set(counters) != {"available", "reason"}:
         raise ProtocolError('counters must be {"available": bool, "reason": str or null}')
     available, reason = counters["available"], counters["reason"]
     if not isinstance(available, bool):
-        raise ProtocolError("counters.available must be a boolean")
+        raise ProtocolError(f"counters.available is {_show(available)}, not a boolean")
 
-    core_counts = set()
+    cores = {}
     for key in PER_CORE_KEYS:
         per_core = doc[key]
         if not isinstance(per_core, list):
-            raise ProtocolError(f"{key} must be a list (per core)")
-        core_counts.add(len(per_core))
+            raise ProtocolError(f"{key} must be a list (per core) of lists (per iteration)")
+        cores[key] = len(per_core)
         for core, values in enumerate(per_core):
-            if not isinstance(values, list) or len(values) != n:
-                raise ProtocolError(f"{key}[{core}] must have {n} entries, one per iteration")
-            for v in values:
+            if not isinstance(values, list):
+                raise ProtocolError(f"{key}[{core}] is {_show(values)}, not a list (per iteration)")
+            if len(values) != n:
+                raise ProtocolError(f"{key}[{core}] has {len(values)} entries, not {n} entries "
+                                    f"(one per iteration)")
+            for i, v in enumerate(values):
                 if not _is_int(v) or not 0 <= v <= U64_MAX:
-                    raise ProtocolError(f"{key}[{core}] holds {v!r}, not an unsigned 64-bit count")
-    if len(core_counts) != 1:
-        raise ProtocolError("core_cycle_counts, aperf_counts and mperf_counts cover different numbers of cores")
-    num_cores = core_counts.pop()
+                    raise ProtocolError(f"{key}[{core}][{i}] is {_show(v)}, not an unsigned 64-bit count")
+    if len(set(cores.values())) != 1:
+        raise ProtocolError("per-core lists cover different numbers of cores: "
+                            + ", ".join(f"{k} {c}" for k, c in cores.items()))
+    num_cores = cores[PER_CORE_KEYS[0]]
 
     if available:
         if num_cores == 0 or reason is not None:
@@ -84,19 +135,46 @@ def validate_document(doc: Any) -> None:
     elif num_cores != 0 or not isinstance(reason, str) or not reason:
         raise ProtocolError("counters.available is false: per-core lists must be [] and reason a non-empty string")
 
-    if "instrumentation" in doc and not isinstance(doc["instrumentation"], dict):
-        raise ProtocolError("instrumentation must be a JSON object")
-    if "startup" in doc:
-        _validate_startup(doc["startup"], times)
+    if "instrumentation" in doc:
+        if not isinstance(doc["instrumentation"], dict):
+            raise ProtocolError("instrumentation must be a JSON object")
+        _check_finite(doc["instrumentation"], "instrumentation")
+    elif instrument:
+        raise ProtocolError("instrumentation was asked for (instrument = true) but the document has none")
+    _check_startup(doc, startup, times)
 
 
-def _validate_startup(startup: Any, times: list) -> None:
+def _check_finite(value: Any, where: str) -> None:
+    """No NaN or infinity anywhere (a document parsed elsewhere may hold them).
+
+    A loop, not recursion: a deeply nested object must not end in RecursionError.
+    """
+    stack = [(value, where)]
+    while stack:
+        v, at = stack.pop()
+        if isinstance(v, float) and not math.isfinite(v):
+            raise ProtocolError(f"{at} is {v!r}, not a finite number")
+        if isinstance(v, dict):
+            stack.extend((item, f"{at}[{_show(k)}]") for k, item in v.items())
+        elif isinstance(v, list):
+            stack.extend((item, f"{at}[{i}]") for i, item in enumerate(v))
+
+
+def _check_startup(doc: dict[str, Any], startup: bool | None, times: list) -> None:
     # Startup-time mode: the wrapper's and the dummy runner's clock readings,
     # and their difference, which is also the single "iteration" time.
-    if not isinstance(startup, dict) or set(startup) != STARTUP_KEYS:
+    if "startup" not in doc:
+        if startup:
+            raise ProtocolError('mode = "startup" but the document has no startup object')
+        return
+    if startup is False:
+        raise ProtocolError("startup object in a document from a run that is not in startup-time mode")
+    st = doc["startup"]
+    if not isinstance(st, dict) or set(st) != STARTUP_KEYS:
         raise ProtocolError(f"startup must be an object with exactly {sorted(STARTUP_KEYS)}")
-    seconds = startup["seconds"]
-    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds < 0:
-        raise ProtocolError(f"startup.seconds is {seconds!r}, not a non-negative number")
-    if times != [seconds]:
-        raise ProtocolError("in startup mode wallclock_times must be [startup.seconds]")
+    if not _is_seconds(st["seconds"]):
+        raise ProtocolError(f"startup.seconds is {_show(st['seconds'])}, not a finite non-negative number")
+    if not all(isinstance(st[k], str) for k in STARTUP_STRINGS):
+        raise ProtocolError("startup.clock, startup.wrapper_time and startup.runner_time must be strings")
+    if times != [st["seconds"]]:
+        raise ProtocolError(f"startup-time mode: wallclock_times must be [startup.seconds], got {_show(times)}")

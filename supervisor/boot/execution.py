@@ -6,23 +6,25 @@ import signal
 from dataclasses import dataclass
 from typing import Any
 
+from contracts.execution_record import MEASUREMENT_KEYS, RECORD_VERSION, STATE_OF_OUTCOME, ExecutionRecord
+from iteration_runners.protocol import ProtocolError, parse_document
 from supervisor import __version__
 from supervisor.boot.context import Boot
 from supervisor.boot.crash_points import pause_point
 from supervisor.errors import ColdrunError
+from supervisor.experiment.model import VM
 from supervisor.launch.containment import pinning_cgroup
 from supervisor.launch.process import ProcessResult, run_process
-from supervisor.launch.results import BadResults, parse_results
 from supervisor.launch.runner_command import env_size, runner_launch
 from supervisor.platforms.base import Platform
-from supervisor.state.schedule import STATE_NAMES, JobLine
+from supervisor.state.schedule import JobLine
 
 
 @dataclass
 class Executed:
     """One finished attempt: its record (not yet written), outcome flag and why, and the re-run verdict."""
 
-    record: dict[str, Any]
+    record: ExecutionRecord
     outcome: str
     reason: str | None
     disturbed: list[str]      # post-check flags the re-run policy acts on
@@ -37,35 +39,33 @@ def execute(ctx: Boot, platform: Platform, job: JobLine, attempt: int, before: d
     if vm.instrument:
         log.warning("instrumentation is on for this VM: it perturbs the measurement; do not use these "
                     "times as results", vm=vm_name)
-    record: dict[str, Any] = {
-        "record_version": 1, "supervisor_version": __version__, "job_index": job.index, "key": job.key,
-        "bench": bench, "vm": vm_name, "variant": variant, "pexec": job.pexec, "attempt": attempt,
-        "boot": schedule.boots, "iterations": vm.iterations, "param": exp.benchmarks[bench],
-        "mode": vm.mode, "instrument": vm.instrument, "debug": state.debug(),
-        "wallclock_times": [], "core_cycle_counts": [], "aperf_counts": [], "mperf_counts": [],
-        "counters": None, "flags": [], "platform_before": before, "platform_after": None,
-    }
-    outcome, reason = launch_and_judge(ctx, platform, job, record)
-    post = platform.post_checks(before, record)
-    record["platform_after"] = post.details
-    record["flags"] = list(post.flags)
+    # The launch, process and measurement fields of the record, as far as the run got.
+    run: dict[str, Any] = {"wallclock_times": [], "core_cycle_counts": [], "aperf_counts": [],
+                           "mperf_counts": [], "counters": None}
+    outcome, reason = launch_and_judge(ctx, platform, job, run)
+    post = platform.post_checks(before, {k: run[k] for k in MEASUREMENT_KEYS})
+    flags = list(post.flags)
     exhausted = False
     disturbed = sorted(set(post.flags) & set(exp.rerun.on_flags))
-    record["rerun_requested"] = bool(post.rerun and disturbed and outcome == "C")
-    if record["rerun_requested"]:
+    rerun_requested = bool(post.rerun and disturbed and outcome == "C")
+    if rerun_requested:
         if attempt < exp.rerun.max_attempts:
             outcome, reason = "O", f"re-run requested by post-checks ({', '.join(disturbed)})"
         else:
             exhausted = True
-            record["flags"].append("rerun_exhausted")
-    record["outcome"] = outcome
-    record["state"] = {"O": "rerun"}.get(outcome, STATE_NAMES[outcome])
-    record["reason"] = reason
+            flags.append("rerun_exhausted")
+    record = ExecutionRecord(
+        record_version=RECORD_VERSION, supervisor_version=__version__, job_index=job.index, key=job.key,
+        bench=bench, vm=vm_name, variant=variant, pexec=job.pexec, attempt=attempt, boot=schedule.boots,
+        iterations=vm.iterations, param=exp.benchmarks[bench], mode=vm.mode, instrument=vm.instrument,
+        debug=state.debug(), flags=flags, platform_before=before, platform_after=post.details,
+        rerun_requested=rerun_requested, outcome=outcome, state=STATE_OF_OUTCOME[outcome], reason=reason,
+        **run)
     return Executed(record, outcome, reason, disturbed, exhausted)
 
 
 def launch_and_judge(ctx: Boot, platform: Platform, job: JobLine, record: dict[str, Any]) -> tuple[str, str | None]:
-    """Run the runner; fill the record; return (outcome flag, reason)."""
+    """Run the runner; fill the record's launch, process and measurement fields; return (outcome flag, reason)."""
     exp, state, log = ctx.exp, ctx.state, ctx.log
     bench, vm_name, variant = job.key.split(":")
     try:
@@ -109,12 +109,18 @@ def launch_and_judge(ctx: Boot, platform: Platform, job: JobLine, record: dict[s
         return "E", f"runner exited with status {res.exit_code}"
     if res.results_oversize:
         return "E", "results document larger than the limit"
-    vm = exp.vms[vm_name]
+    return judge_document(res.results, exp.vms[vm_name], record)
+
+
+def judge_document(raw: bytes, vm: VM, record: dict[str, Any]) -> tuple[str, str | None]:
+    """A runner that exited 0: its document, checked against what this VM's run implies, fills the
+    record's measurements (completed), or its refusal is the reason (errored)."""
     try:
-        doc = parse_results(res.results, vm.iterations, startup=vm.mode == "startup", instrument=vm.instrument)
-    except BadResults as e:
+        doc = parse_document(raw, iterations=vm.iterations, startup=vm.mode == "startup",
+                             instrument=vm.instrument)
+    except ProtocolError as e:
         return "E", str(e)
-    for k in ("wallclock_times", "core_cycle_counts", "aperf_counts", "mperf_counts", "counters"):
+    for k in (*MEASUREMENT_KEYS, "counters"):
         record[k] = doc[k]
     for k in ("instrumentation", "startup"):     # optional objects, kept as the runner wrote them
         if k in doc:

@@ -25,6 +25,7 @@ from supervisor.experiment.model import experiment_sha256
 from supervisor.platforms.factory import HARDWARE, SIMULATED, Machine
 from supervisor.state.outcome import EXIT_STOPPED, exit_code, failures
 from supervisor.state.schedule import MailCounter, Schedule, render_new
+from supervisor.state import layout
 from supervisor.state.statedir import AlreadyRunning, StateDir
 
 
@@ -64,7 +65,7 @@ def _start_locked(prep, state: StateDir, mode: str, machine: Machine, stderr, de
     try:
         audit = json.loads(json.dumps(platform.audit(), default=str))
         audit["experiment_sha256"] = experiment_sha256(prep.text)
-        write_atomic(state.path / "audit.json", json.dumps(audit).encode())
+        write_atomic(state.path / layout.AUDIT, json.dumps(audit).encode())
         for report in platform.apply_and_verify():
             if not report.get("ok", True):
                 log.warning("platform control not as wanted", **{k: str(v) for k, v in report.items()})

@@ -37,6 +37,7 @@ from supervisor.state.outcome import exit_code
 from supervisor.state.records import write_record
 from supervisor.state.schedule import COMPLETED, RUNNING, JobLine, Schedule
 from supervisor.state.statedir import StateDir
+from supervisor.state import layout
 
 RUNNER_SETUP_EXIT = 2    # PROTOCOL.md: the runner's usage/setup failure, before any iteration
 
@@ -135,7 +136,7 @@ def _progress(state: StateDir, schedule: Schedule) -> dict[str, str]:
 
 def _check_audit(ctx: Boot) -> str | None:
     """Compare the machine's audit with the one stored at start; a change stops the experiment."""
-    path = ctx.state.path / "audit.json"
+    path = ctx.state.path / layout.AUDIT
     try:
         start = json.loads(path.read_text())
     except (OSError, ValueError):
@@ -185,12 +186,12 @@ def run_one(ctx: Boot, job: JobLine) -> int | None:
     pause_point("after-flag", schedule.boots)
     level = log.info if outcome == "C" else log.warning
     level("finished job", index=job.index, key=job.key, pexec=job.pexec, attempt=attempt,
-          outcome=record["state"], reason=reason, seconds=round(record.get("duration_seconds", 0.0), 3),
-          stderr_tail=record.get("stderr_tail", "")[-300:] if outcome == "E" else None)
+          outcome=record.state, reason=reason, seconds=round(record.duration_seconds or 0.0, 3),
+          stderr_tail=(record.stderr_tail or "")[-300:] if outcome == "E" else None)
     try:
         run_hooks("post-execution", exp.post_execution,
                   {"COLDRUN_STATE_DIR": str(state.path), "COLDRUN_LOG_FILE": str(state.log_path),
-                   "COLDRUN_JOB_KEY": job.key, "COLDRUN_JOB_STATE": record["state"]}, log)
+                   "COLDRUN_JOB_KEY": job.key, "COLDRUN_JOB_STATE": record.state}, log)
     except HookFailed as e:
         return stop(ctx, str(e))
     if ex.exhausted:
@@ -221,7 +222,7 @@ def _launch_failure(ctx: Boot, job: JobLine, ex: Executed) -> str | None:
     if reason.startswith(("cannot launch", "runner could not start")):
         return reason
     record = ex.record
-    if record.get("exit_code") == RUNNER_SETUP_EXIT and not record.get("wallclock_times"):
-        said = (record.get("stderr_tail") or "").strip().splitlines()
+    if record.exit_code == RUNNER_SETUP_EXIT and not record.wallclock_times:
+        said = (record.stderr_tail or "").strip().splitlines()
         return f"runner exited with status 2 (usage/setup) before any iteration" + (f": {said[-1]}" if said else "")
     return None

@@ -44,7 +44,7 @@ def reconcile(state: StateDir, schedule: Schedule, exp: Experiment, log: Any) ->
             continue
         rec = record_path(state.path, job.index, job.attempts)
         if rec.exists():
-            outcome = read_record(rec).get("outcome")
+            outcome = read_record(rec).outcome
             if outcome not in _VALID_OUTCOMES:
                 from supervisor.errors import ColdrunError
                 raise ColdrunError(f"{rec}: record has no valid outcome ({outcome!r}); it was altered")

@@ -20,6 +20,7 @@ from supervisor.errors import ColdrunError, PlatformError
 from supervisor.durable import write_atomic
 from supervisor.system import Commands, SystemRoot
 from supervisor.state.undo import UndoLog
+from supervisor.state import layout
 
 MARKER = "/var/lib/coldrun/active"
 
@@ -66,7 +67,7 @@ def clear_marker(root: SystemRoot, state_dir: Path, log: Any) -> None:
 def _lock_held(state_dir: Path) -> bool:
     """True when a supervisor holds the state dir's lock (probed without writing to the dir)."""
     try:
-        fd = os.open(state_dir / "lock", os.O_RDONLY | os.O_CLOEXEC)
+        fd = os.open(state_dir / layout.LOCK, os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
         return False
     try:
@@ -109,13 +110,13 @@ def replay_previous(root: SystemRoot, commands: Commands, log: Any, current: Pat
     if failures:
         raise ColdrunError(f"{old}: could not restore the settings a previous experiment left changed "
                            f"({failures[0]}{f'; and {len(failures) - 1} more' if len(failures) > 1 else ''}); "
-                           f"nothing was started: fix it by hand (the entries are in {old / 'undo.json'}), "
+                           f"nothing was started: fix it by hand (the entries are in {old / layout.UNDO}), "
                            f"then start again")
     log.info("restored the settings of the previous experiment", state_dir=str(old))
     try:
         # Late: the schedule imports the experiment model, which imports the platforms package.
         from supervisor.state.schedule import Schedule
-        status = Schedule.load(old / "schedule").status
+        status = Schedule.load(old / layout.SCHEDULE).status
     except ColdrunError:
         return
     if status in ("running", "stopped"):

@@ -14,6 +14,7 @@ from pathlib import Path
 from supervisor.errors import PlatformError
 from supervisor.system import Commands
 from supervisor.durable import write_atomic
+from supervisor.state import layout
 
 MARKER = "benchmark_user"
 
@@ -48,7 +49,7 @@ class BenchmarkUser:
         return None
 
     def _skeleton(self) -> str:
-        skel = self.state_dir / "empty-skel"
+        skel = self.state_dir / layout.EMPTY_SKEL
         skel.mkdir(parents=True, exist_ok=True)
         return str(skel)
 

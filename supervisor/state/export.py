@@ -1,12 +1,30 @@
 """Exports, assembled on demand from the schedule and the execution records (contract B).
 
-- native: {"format": "coldrun-native", "format_version": 1, "experiment", "audit", "jobs", "executions",
-  "rerun_attempts"}; bz2-compressed when the output name ends in .bz2.
+- native: {"format": "coldrun-native", "format_version": 1, "experiment", "audit", "seed", "order",
+  "status", "boots", "error_flag", "jobs", "executions", "rerun_attempts"}; bz2-compressed when the
+  output name ends in .bz2.
 - krun: Krun's results file shape (bz2 JSON) readable by warmup_stats.
 
-Exactly one final record per finished job: the one whose attempt equals the
-job's attempt count in the schedule.  Earlier attempts (re-runs) go to
-"rerun_attempts" in the native bundle and are left out of the Krun file.
+Every scheduled execution keeps its slot, so a failed one never shifts the
+others of its key:
+
+- native: ``executions`` has one entry per job of the schedule, in schedule
+  order: the job's final record (the one whose attempt equals the job's
+  attempt count) with the schedule's ``state``, or, for a job without a
+  record (crashed, outstanding, running), a slot with empty measurement
+  lists (contracts.execution_record.ExecutionSlot).  ``state`` other than
+  "completed" marks a slot without measurements.  Earlier attempts (re-runs)
+  go to "rerun_attempts".
+- krun: per key, one entry per process execution in pexec order, in every
+  per-key list; ``pexec_flags`` is "C" (completed), "E" (errored or crashed),
+  "T" (timed out) or "O" (not run yet: outstanding or running); any flag but
+  "C" has empty measurement lists.  Re-runs are left out.
+
+Skipped jobs (the experiment's ``skip`` patterns, whole keys) are left out of
+both, as Krun's results never held them; the native ``jobs`` list has them.
+
+``error_flag`` (both formats) is set, as Krun's, by an errored execution or a
+``kernel_log`` post-check flag, and also by a crashed one; not by a timeout.
 """
 
 from __future__ import annotations
@@ -17,36 +35,48 @@ import os
 from pathlib import Path
 from typing import Any, Iterator
 
-from supervisor.errors import ColdrunError
-from supervisor.experiment.model import experiment_sha256
+from contracts.execution_record import MEASUREMENT_KEYS, ExecutionRecord, ExecutionSlot
 from supervisor.durable import write_atomic
+from supervisor.errors import ColdrunError
+from supervisor.experiment.model import experiment_sha256, parse_experiment
+from supervisor.state import layout
 from supervisor.state.records import list_records, read_record
-from supervisor.state.schedule import STATE_NAMES, WITH_RECORD, Schedule
+from supervisor.state.schedule import (COMPLETED, CRASHED, ERRORED, OUTSTANDING, RUNNING, SKIPPED,
+                                       TIMED_OUT, WITH_RECORD, JobLine, Schedule)
 from supervisor.state.statedir import StateDir
 
-MEASUREMENT_KEYS = ("wallclock_times", "core_cycle_counts", "aperf_counts", "mperf_counts")
+# The Krun flag of each schedule state (Krun knew C, E and T; "O" is a slot not run yet).
+KRUN_FLAGS = {COMPLETED: "C", ERRORED: "E", CRASHED: "E", TIMED_OUT: "T", OUTSTANDING: "O", RUNNING: "O"}
 
 
-def final_records(state: StateDir, schedule: Schedule) -> Iterator[tuple[Any, dict[str, Any]]]:
-    """(job line, record) for every job whose state has a record, in schedule order."""
+def job_records(state: StateDir, schedule: Schedule) -> Iterator[tuple[JobLine, ExecutionRecord | None]]:
+    """(job line, its final record or None) for every job, in schedule order.
+
+    A job whose state has a record (completed, errored, timed out) must have it."""
     available = list_records(state.path)
     for job in schedule.jobs:
         if job.state not in WITH_RECORD:
+            yield job, None
             continue
         path = available.get((job.index, job.attempts))
         if path is None:
             raise ColdrunError(f"{state.path}: job {job.index} ({job.key}) is {job.state_name} but its record "
                                f"for attempt {job.attempts} is missing; the state dir was altered")
         rec = read_record(path)
-        if rec.get("key") != job.key or rec.get("pexec") != job.pexec:
-            raise ColdrunError(f"{path}: record is for {rec.get('key')} #{rec.get('pexec')}, schedule says "
+        if rec.key != job.key or rec.pexec != job.pexec:
+            raise ColdrunError(f"{path}: record is for {rec.key} #{rec.pexec}, schedule says "
                                f"{job.key} #{job.pexec}; the state dir was altered")
         yield job, rec
 
 
+def _failed(job: JobLine, rec: ExecutionRecord | None) -> bool:
+    """What sets error_flag: an errored or crashed execution, or a kernel_log flag."""
+    return job.state in (ERRORED, CRASHED) or (rec is not None and "kernel_log" in rec.flags)
+
+
 def _audit(state: StateDir) -> dict[str, Any]:
     try:
-        audit = json.loads((state.path / "audit.json").read_text())
+        audit = json.loads((state.path / layout.AUDIT).read_text())
     except (OSError, ValueError):
         audit = {}
     if "uname" not in audit:
@@ -62,24 +92,31 @@ def _experiment(state: StateDir, schedule: Schedule) -> tuple[str, str]:
     return text.decode("utf-8", "replace"), schedule.experiment_sha256
 
 
+def _native_slot(job: JobLine, rec: ExecutionRecord | None) -> dict[str, Any]:
+    if rec is not None:
+        return dict(rec.as_json(), key=job.key, pexec=job.pexec, state=job.state_name)
+    bench, vm, variant = job.key.split(":")
+    return ExecutionSlot(key=job.key, pexec=job.pexec, state=job.state_name, job_index=job.index, bench=bench,
+                         vm=vm, variant=variant, attempt=job.attempts).model_dump(mode="json")
+
+
 def native_bundle(state: StateDir) -> dict[str, Any]:
     schedule = state.schedule()
     text, sha = _experiment(state, schedule)
-    from supervisor.experiment.model import parse_experiment
     name = parse_experiment(text.encode(), str(state.experiment_path)).name
-    jobs = [{"index": j.index, "key": j.key, "pexec": j.pexec, "state": STATE_NAMES[j.state]
-             if j.state != "R" else "running", "attempts": j.attempts} for j in schedule.jobs]
-    executions = []
-    for job, rec in final_records(state, schedule):
-        executions.append(dict(rec, key=job.key, pexec=job.pexec, state=STATE_NAMES[job.state]))
+    jobs = [{"index": j.index, "key": j.key, "pexec": j.pexec, "state": j.state_name, "attempts": j.attempts}
+            for j in schedule.jobs]
+    slots = [(job, rec) for job, rec in job_records(state, schedule) if job.state != SKIPPED]
     finals = {(j.index, j.attempts) for j in schedule.jobs}
-    reruns = [read_record(p) for (idx, att), p in sorted(list_records(state.path).items())
+    reruns = [read_record(p).as_json() for (idx, att), p in sorted(list_records(state.path).items())
               if (idx, att) not in finals or schedule.jobs[idx].state not in WITH_RECORD]
     return {"format": "coldrun-native", "format_version": 1,
             "experiment": {"name": name, "sha256": sha, "text": text},
             "audit": _audit(state), "seed": schedule.seed, "order": schedule.order,
             "status": schedule.status, "boots": schedule.boots,
-            "jobs": jobs, "executions": executions, "rerun_attempts": reruns}
+            "error_flag": any(_failed(job, rec) for job, rec in slots),
+            "jobs": jobs, "executions": [_native_slot(job, rec) for job, rec in slots],
+            "rerun_attempts": reruns}
 
 
 def krun_results(state: StateDir) -> dict[str, Any]:
@@ -88,15 +125,18 @@ def krun_results(state: StateDir) -> dict[str, Any]:
     out: dict[str, Any] = {k: {} for k in MEASUREMENT_KEYS}
     out.update({"pexec_flags": {}, "eta_estimates": {}})
     error_flag = False
-    for job, rec in final_records(state, schedule):
-        flag = job.state   # C, E or T
+    for job, rec in job_records(state, schedule):   # schedule order is pexec order within a key
+        if job.state == SKIPPED:
+            continue
+        flag = KRUN_FLAGS[job.state]
         for k in MEASUREMENT_KEYS:
             # Krun stores failed and timed-out executions with empty measurements.
-            out[k].setdefault(job.key, []).append(rec.get(k, []) if flag == "C" else [])
+            out[k].setdefault(job.key, []).append(getattr(rec, k) if flag == "C" else [])
         out["pexec_flags"].setdefault(job.key, []).append(flag)
-        out["eta_estimates"].setdefault(job.key, []).append(rec.get("duration_seconds", 0.0))
-        if flag == "E" or "kernel_log" in rec.get("flags", []):
-            error_flag = True
+        # Krun's eta_estimates are durations; 0.0 where none was measured (crashed, not run yet).
+        duration = rec.duration_seconds if rec is not None else None
+        out["eta_estimates"].setdefault(job.key, []).append(duration or 0.0)
+        error_flag = error_flag or _failed(job, rec)
     out["audit"] = _audit(state)
     out["config"] = text
     out["error_flag"] = error_flag

@@ -1,54 +1,52 @@
 """Execution records: one JSON file per finished process execution attempt.
 
-Named ``executions/job<index>-attempt<n>.json``; written temp + fsync +
-rename + fsync(dir) before the schedule's flag changes, so a record on disk
-is the truth about its attempt.  The final record of a job is the one whose
-attempt equals the job's attempt count in the schedule; earlier attempts
-(re-runs) are kept beside it.
+Named ``executions/job<index>-attempt<n>.json`` (state.layout); written temp +
+fsync + rename + fsync(dir) before the schedule's flag changes, so a record on
+disk is the truth about its attempt.  The final record of a job is the one
+whose attempt equals the job's attempt count in the schedule; earlier
+attempts (re-runs) are kept beside it.  The record's shape is
+contracts.execution_record.ExecutionRecord.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 from pathlib import Path
-from typing import Any
 
-from supervisor.errors import ColdrunError
+from pydantic import ValidationError
+
+from contracts.execution_record import ExecutionRecord, problem
 from supervisor.durable import is_temp_name, write_atomic
-
-RECORD_VERSION = 1
-_NAME = re.compile(r"job(\d{6})-attempt(\d{3})\.json")
-
-# Record "outcome" values: the schedule state the job takes once the record is written.
-OUTCOME_COMPLETED, OUTCOME_ERRORED, OUTCOME_TIMED_OUT, OUTCOME_RERUN = "C", "E", "T", "O"
-
-
-def record_name(index: int, attempt: int) -> str:
-    return f"job{index:06d}-attempt{attempt:03d}.json"
+from supervisor.errors import ColdrunError
+from supervisor.state import layout
 
 
 def executions_dir(state_dir: Path) -> Path:
-    return state_dir / "executions"
-
-
-def write_record(state_dir: Path, record: dict[str, Any]) -> Path:
-    path = executions_dir(state_dir) / record_name(record["job_index"], record["attempt"])
-    write_atomic(path, json.dumps(record, sort_keys=True).encode())
-    return path
+    return state_dir / layout.EXECUTIONS
 
 
 def record_path(state_dir: Path, index: int, attempt: int) -> Path:
-    return executions_dir(state_dir) / record_name(index, attempt)
+    return executions_dir(state_dir) / layout.record_name(index, attempt)
 
 
-def read_record(path: Path) -> dict[str, Any]:
+def write_record(state_dir: Path, record: ExecutionRecord) -> Path:
+    path = record_path(state_dir, record.job_index, record.attempt)
+    write_atomic(path, json.dumps(record.as_json(), sort_keys=True).encode())
+    return path
+
+
+def read_record(path: Path) -> ExecutionRecord:
+    """The record in ``path``; one line naming the file and the field when it is not a valid record."""
     try:
-        return json.loads(path.read_bytes())
-    except (OSError, ValueError) as e:
-        raise ColdrunError(f"{path}: execution record unreadable ({e}); the file was written atomically, "
-                           f"so it was changed after coldrun wrote it")
+        data = path.read_bytes()
+    except OSError as e:
+        raise ColdrunError(f"{path}: execution record unreadable ({e.strerror})")
+    try:
+        return ExecutionRecord.model_validate_json(data)
+    except ValidationError as e:
+        raise ColdrunError(f"{path}: not a valid execution record: {problem(e)}; the file was written "
+                           f"atomically, so it was changed after coldrun wrote it")
 
 
 def list_records(state_dir: Path) -> dict[tuple[int, int], Path]:
@@ -57,7 +55,7 @@ def list_records(state_dir: Path) -> dict[tuple[int, int], Path]:
     d = executions_dir(state_dir)
     if d.is_dir():
         for entry in os.scandir(d):
-            m = _NAME.fullmatch(entry.name)
+            m = layout.RECORD_NAME.fullmatch(entry.name)
             if m:
                 out[(int(m.group(1)), int(m.group(2)))] = Path(entry.path)
     return out

@@ -13,6 +13,7 @@ from supervisor.experiment.model import Experiment, experiment_sha256, parse_exp
 from supervisor.durable import fsync_dir, is_temp_name, write_atomic
 from supervisor.state.records import executions_dir
 from supervisor.state.schedule import Schedule
+from supervisor.state import layout
 
 
 class AlreadyRunning(ColdrunError):
@@ -26,37 +27,37 @@ class StateDir:
     # File names, in one place.
     @property
     def schedule_path(self) -> Path:
-        return self.path / "schedule"
+        return self.path / layout.SCHEDULE
 
     @property
     def experiment_path(self) -> Path:
-        return self.path / "experiment.toml"
+        return self.path / layout.EXPERIMENT
 
     @property
     def meta_path(self) -> Path:
-        return self.path / "meta.json"
+        return self.path / layout.META
 
     @property
     def lock_path(self) -> Path:
-        return self.path / "lock"
+        return self.path / layout.LOCK
 
     @property
     def log_path(self) -> Path:
-        return self.path / "log"
+        return self.path / layout.LOG
 
     @property
     def runner_path(self) -> Path:
         """pid and start time of the runner in flight (simulated mode orphan clean-up)."""
-        return self.path / "runner.json"
+        return self.path / layout.RUNNER
 
     @property
     def stop_reason_path(self) -> Path:
-        return self.path / "stop_reason"
+        return self.path / layout.STOP_REASON
 
     @property
     def home_path(self) -> Path:
         """HOME for runners in simulated mode (fresh users get their own on real machines)."""
-        return self.path / "home"
+        return self.path / layout.HOME
 
     def exists(self) -> bool:
         return self.schedule_path.is_file()
@@ -73,8 +74,7 @@ class StateDir:
             raise ColdrunError(f"{self.path}: cannot create the state dir ({e.strerror}); choose a writable "
                                f"--state-dir")
         # Files of a start that failed before its schedule existed hold no results: reuse the dir.
-        ours = {"lock", "log", "experiment.toml", "meta.json", "audit.json", "undo.json", "home",
-                "executions"}
+        ours = layout.BEFORE_SCHEDULE
         # Temp files of durable writes cut short (supervisor.durable) are ours too.
         leftovers = [p.name for p in self.path.iterdir()
                      if p.name not in ours and not is_temp_name(p.name)]

@@ -46,10 +46,10 @@ def status_text(state_dir: str) -> str:
     last_error = None
     for (idx, attempt), path in sorted(list_records(state.path).items(), key=lambda kv: kv[1].stat().st_mtime):
         rec = read_record(path)
-        if rec.get("duration_seconds") is not None:
-            durations[rec["key"]].append(rec["duration_seconds"])
-        if rec.get("outcome") in ("E", "T"):
-            last_error = f"{rec['key']} #{rec['pexec']} attempt {attempt}: {rec.get('reason')}"
+        if rec.duration_seconds is not None:
+            durations[rec.key].append(rec.duration_seconds)
+        if rec.outcome in ("E", "T"):
+            last_error = f"{rec.key} #{rec.pexec} attempt {attempt}: {rec.reason}"
     if schedule.status == "running":
         eta = estimate_remaining(schedule, durations, per_job_overhead(exp))
         if eta is None:

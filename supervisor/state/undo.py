@@ -22,8 +22,9 @@ from typing import Any, Callable
 
 from supervisor.errors import PlatformError
 from supervisor.durable import write_atomic
+from supervisor.state import layout
 
-UNDO_FILE = "undo.json"
+UNDO_FILE = layout.UNDO
 
 
 class UndoLog:

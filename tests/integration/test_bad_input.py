@@ -149,8 +149,9 @@ def test_misbehaving_runners_become_errored_jobs(exp_factory, tmp_path):
     assert coldrun("export", str(state), "--format", "native", "-o", str(native)).returncode == 0
     ex = {e["bench"]: e for e in json.loads(native.read_text())["executions"]}
     assert ex["good"]["state"] == "completed" and len(ex["good"]["wallclock_times"]) == 5
-    assert ex["garbage"]["state"] == "errored" and "not JSON" in ex["garbage"]["reason"]
-    assert ex["wrongkeys"]["state"] == "errored" and "keys wrong" in ex["wrongkeys"]["reason"]
+    assert ex["garbage"]["state"] == "errored" and "not valid JSON" in ex["garbage"]["reason"]
+    assert ex["wrongkeys"]["state"] == "errored"
+    assert "lacks ['counters'] and has unknown keys ['extra']" in ex["wrongkeys"]["reason"]
     assert ex["short"]["state"] == "errored" and "4 iterations, configured 5" in ex["short"]["reason"]
     assert ex["crash"]["state"] == "errored" and "SIGSEGV" in ex["crash"]["reason"]
     assert "segfault coming" in ex["crash"]["stderr_tail"]

@@ -8,7 +8,7 @@ import os
 import pytest
 
 import iteration_runners as ir
-from iteration_runners.protocol import ProtocolError, parse_document
+from iteration_runners.protocol import ProtocolError, parse_document, validate_document
 
 
 def test_python_argv_is_in_krun_order_with_vm_args_before_the_runner():
@@ -99,8 +99,35 @@ def test_valid_documents_parse():
               counters={"available": True, "reason": None}), "unsigned 64-bit"),
         (_doc(core_cycle_counts=[[1, 2]], aperf_counts=[], mperf_counts=[[1, 2]],
               counters={"available": True, "reason": None}), "different numbers of cores"),
+        ('{"protocol_version": 1, "wallclock_times": [NaN, 0.1]}', "NaN is not a number JSON allows"),
+        ('{"protocol_version": 1, "wallclock_times": [-Infinity]}', "Infinity is not a number JSON allows"),
+        (_doc(wallclock_times=[0.5, 0.25]).replace("0.25", "1e999"), "number '1e999' is out of range"),
+        (_doc(protocol_version=True), "protocol_version True"),
+        (_doc(instrumentation={"gc": [1.0, float("nan")]}), "not valid JSON"),
+        (_doc(wallclock_times=[0.5], startup={"clock": 1, "wrapper_time": "1.0", "runner_time": "1.5",
+                                              "seconds": 0.5}), "must be strings"),
     ],
 )
 def test_invalid_documents_are_rejected_with_a_reason(raw, message):
     with pytest.raises(ProtocolError, match=message):
         parse_document(raw)
+
+
+def test_documents_parsed_elsewhere_are_held_to_the_same_rules():
+    """validate_document on an already-parsed document (json.loads lets NaN through) refuses it too."""
+    doc = json.loads(_doc(instrumentation={"gc": {"times": [1.0, float("nan")]}}))
+    with pytest.raises(ProtocolError, match=r"instrumentation\['gc'\]\['times'\]\[1\] is nan"):
+        validate_document(doc)
+    with pytest.raises(ProtocolError, match=r"wallclock_times\[1\] is inf"):
+        validate_document(json.loads(_doc(wallclock_times=[0.5, float("inf")])))
+
+
+def test_what_the_run_implies_is_checked_when_given():
+    """The supervisor passes the run's iteration count, startup mode and instrumentation."""
+    assert parse_document(_doc(), iterations=2, startup=False)["wallclock_times"] == [0.5, 0.25]
+    with pytest.raises(ProtocolError, match="2 iterations, configured 3"):
+        parse_document(_doc(), iterations=3)
+    with pytest.raises(ProtocolError, match="no startup object"):
+        parse_document(_doc(wallclock_times=[0.5]), startup=True)
+    with pytest.raises(ProtocolError, match="instrumentation was asked for"):
+        parse_document(_doc(), instrument=True)

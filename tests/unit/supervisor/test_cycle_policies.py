@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from execution_records import make_record
 from cycle_helpers import ScriptedPlatform, boot_quiet, experiment, run_to_end, start_quiet
 from supervisor.errors import ColdrunError
 from supervisor.state.export import native_bundle
@@ -99,8 +100,8 @@ def test_record_present_means_completed_not_rerun(tmp_path):
     state = tmp_path / "s"
     start_quiet(exp, state)
     _claim_and_crash(state)
-    write_record(state, {"job_index": 0, "attempt": 1, "key": "a:fake:v", "pexec": 0, "outcome": "E",
-                         "reason": "planted"})
+    write_record(state, make_record(key="a:fake:v", pexec=0, job_index=0, attempt=1, outcome="E",
+                                    reason="planted"))
     (state / "executions" / ".job000000-attempt002.json.tmp").write_text("{half")
     assert boot_quiet(state) == 0
     sched = Schedule.load(state / "schedule")

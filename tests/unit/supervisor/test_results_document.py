@@ -1,40 +1,39 @@
-import json
+"""The supervisor's judging of a results document: the protocol's one validator, given what the run implies."""
 
 import pytest
 
-from supervisor.launch.results import BadResults, parse_results
-
-
-def doc(**over):
-    d = {"protocol_version": 1, "wallclock_times": [0.1, 0.2, 0.3], "core_cycle_counts": [[1, 2, 3], [4, 5, 6]],
-         "aperf_counts": [[1, 1, 1], [1, 1, 1]], "mperf_counts": [[2, 2, 2], [2, 2, 2]],
-         "counters": {"available": True, "reason": None}}
-    d.update(over)
-    return json.dumps(d).encode()
+from iteration_runners.protocol import ProtocolError, parse_document
+from runner_documents import document, encoded
 
 
 def test_valid_document():
-    assert parse_results(doc(), 3)["wallclock_times"] == [0.1, 0.2, 0.3]
-    assert parse_results(doc(core_cycle_counts=[], aperf_counts=[], mperf_counts=[],
-                             counters={"available": False, "reason": "VM"}), 3)["counters"]["reason"] == "VM"
+    assert parse_document(encoded(document()), iterations=3)["wallclock_times"] == [0.1, 0.2, 0.3]
+    no_counters = document(cores=0, counters={"available": False, "reason": "VM"})
+    assert parse_document(encoded(no_counters), iterations=3)["counters"]["reason"] == "VM"
 
 
 @pytest.mark.parametrize("raw,iters,reason", [
     (b"", 3, "no results"),
-    (b"nope", 3, "not JSON"),
+    (b"nope", 3, "not valid JSON"),
     (b"[1]", 3, "not a JSON object"),
-    (doc(), 4, "3 iterations, configured 4"),
-    (doc(extra=1), 3, "unexpected ['extra']"),
-    (doc(protocol_version=2), 3, "protocol_version"),
-    (doc(wallclock_times=[0.1, "x", 0.3]), 3, "finite non-negative"),
-    (doc(wallclock_times=[0.1, True, 0.3]), 3, "finite non-negative"),
-    (doc(core_cycle_counts=[[1, 2], [4, 5, 6]]), 3, "core_cycle_counts[0] has 2 entries"),
-    (doc(aperf_counts=[[1, 1, 1]]), 3, "1 cores"),
-    (doc(mperf_counts=[[1, 1.5, 1], [1, 1, 1]]), 3, "non-negative integers"),
-    (doc(counters={"available": "yes", "reason": None}), 3, "counters"),
-    (doc(instrumentation=[1]), 3, "instrumentation"),
+    (encoded(document()), 4, "3 iterations, configured 4"),
+    (encoded(document(extra=1)), 3, "unknown keys ['extra']"),
+    (encoded(document(protocol_version=2)), 3, "protocol_version"),
+    (encoded(document(protocol_version=True)), 3, "protocol_version True"),
+    (encoded(document(wallclock_times=[0.1, "x", 0.3])), 3, "finite non-negative"),
+    (encoded(document(wallclock_times=[0.1, True, 0.3])), 3, "finite non-negative"),
+    (b'{"protocol_version": 1, "wallclock_times": [NaN]}', 1, "NaN is not a number JSON allows"),
+    (b'{"protocol_version": 1, "wallclock_times": [1e999]}', 1, "out of range"),
+    (encoded(document(core_cycle_counts=[[1, 2], [4, 5, 6]])), 3, "core_cycle_counts[0] has 2 entries"),
+    (encoded(document(aperf_counts=[[1, 1, 1]])), 3, "aperf_counts 1"),
+    (encoded(document(mperf_counts=[[1, 1.5, 1], [1, 1, 1]])), 3, "mperf_counts[0][1] is 1.5, not an unsigned 64-bit"),
+    (encoded(document(mperf_counts=[[1, 2**64, 1], [1, 1, 1]])), 3, "not an unsigned 64-bit count"),
+    (encoded(document(counters={"available": "yes", "reason": None})), 3, "counters"),
+    (encoded(document(counters={"available": False, "reason": "off"})), 3, "available is false"),
+    (encoded(document(instrumentation=[1])), 3, "instrumentation"),
 ])
 def test_protocol_violations_have_reasons(raw, iters, reason):
-    with pytest.raises(BadResults) as e:
-        parse_results(raw, iters)
+    with pytest.raises(ProtocolError) as e:
+        parse_document(raw, iterations=iters)
     assert reason in str(e.value)
+    assert "\n" not in str(e.value)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import json
 import sys
 import textwrap
 from pathlib import Path
@@ -12,13 +11,14 @@ import pytest
 
 from cycle_helpers import ScriptedPlatform, boot_quiet, experiment
 from doubles import FakeMachine
+from iteration_runners.protocol import ProtocolError, parse_document
+from runner_documents import STARTUP, document, encoded, startup_document
 from supervisor.cli import build_parser
 from supervisor.errors import ColdrunError
 from supervisor.experiment.model import parse_experiment
 from supervisor.boot.lifecycle import start
 from supervisor.state.records import list_records, read_record
 from supervisor.launch.runner_command import runner_launch
-from supervisor.launch.results import BadResults, parse_results
 from supervisor.state.statedir import StateDir
 
 
@@ -63,35 +63,27 @@ def test_valid_modes_parse():
     assert exp.vms["x"].mode == "startup" and not exp.vms["x"].instrument
 
 
-DOC = {"protocol_version": 1, "wallclock_times": [0.0125], "core_cycle_counts": [], "aperf_counts": [],
-       "mperf_counts": [], "counters": {"available": False, "reason": "startup mode"}}
-STARTUP = {"clock": "CLOCK_MONOTONIC_RAW", "wrapper_time": "10.000000000", "runner_time": "10.012500000",
-           "seconds": 0.0125}
-
-
-def raw(doc) -> bytes:
-    return json.dumps(doc).encode()
-
-
 def test_startup_document_is_checked():
-    doc = parse_results(raw(dict(DOC, startup=STARTUP)), 1, startup=True)
+    doc = parse_document(encoded(startup_document()), iterations=1, startup=True)
     assert doc["startup"]["seconds"] == 0.0125
-    with pytest.raises(BadResults, match="no startup object"):
-        parse_results(raw(DOC), 1, startup=True)
-    with pytest.raises(BadResults, match="not in startup-time mode"):
-        parse_results(raw(dict(DOC, startup=STARTUP)), 1)
-    with pytest.raises(BadResults, match="exactly"):
-        parse_results(raw(dict(DOC, startup=dict(STARTUP, extra=1))), 1, startup=True)
-    with pytest.raises(BadResults, match="startup.seconds"):
-        parse_results(raw(dict(DOC, startup=dict(STARTUP, seconds=-1))), 1, startup=True)
-    with pytest.raises(BadResults, match=r"must be \[startup.seconds\]"):
-        parse_results(raw(dict(DOC, startup=dict(STARTUP, seconds=0.5))), 1, startup=True)
+    plain = document([0.0125], cores=0)
+    with pytest.raises(ProtocolError, match="no startup object"):
+        parse_document(encoded(plain), iterations=1, startup=True)
+    with pytest.raises(ProtocolError, match="not in startup-time mode"):
+        parse_document(encoded(startup_document()), iterations=1, startup=False)
+    with pytest.raises(ProtocolError, match="exactly"):
+        parse_document(encoded(startup_document(startup=dict(STARTUP, extra=1))), iterations=1, startup=True)
+    with pytest.raises(ProtocolError, match="startup.seconds"):
+        parse_document(encoded(startup_document(startup=dict(STARTUP, seconds=-1))), iterations=1, startup=True)
+    with pytest.raises(ProtocolError, match=r"must be \[startup.seconds\]"):
+        parse_document(encoded(startup_document(startup=dict(STARTUP, seconds=0.5))), iterations=1, startup=True)
 
 
 def test_instrumentation_must_be_there_when_asked_for():
-    with pytest.raises(BadResults, match="instrumentation was asked for"):
-        parse_results(raw(DOC), 1, instrument=True)
-    doc = parse_results(raw(dict(DOC, instrumentation={"vm": "pypy"})), 1, instrument=True)
+    plain = document([0.0125], cores=0)
+    with pytest.raises(ProtocolError, match="instrumentation was asked for"):
+        parse_document(encoded(plain), iterations=1, instrument=True)
+    doc = parse_document(encoded(dict(plain, instrumentation={"vm": "pypy"})), iterations=1, instrument=True)
     assert doc["instrumentation"] == {"vm": "pypy"}
 
 
@@ -114,7 +106,8 @@ def test_runner_launch_passes_modes_to_the_runner_command(tmp_path):
 
 
 def records(state: Path) -> list[dict]:
-    return [read_record(p) for _, p in sorted(list_records(state).items())]
+    """The records as stored (JSON), in (job, attempt) order."""
+    return [read_record(p).as_json() for _, p in sorted(list_records(state).items())]
 
 
 def test_debug_is_recorded_and_kept_across_boots(tmp_path):

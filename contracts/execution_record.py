@@ -1,0 +1,180 @@
+"""The execution record: one JSON file per process execution attempt.
+
+The supervisor builds it (``supervisor/boot/execution.py``) and writes it to
+``executions/job<index>-attempt<n>.json``; its exports and the analysis's
+native-bundle reader read it back through these models.  The checked-in JSON
+Schema ``execution_record.schema.json`` beside this file is generated from
+``ExecutionRecord`` (``python -m contracts.execution_record``; a test keeps it
+in sync).
+
+On disk a record holds every required field; the launch and process fields
+are there once the runner was launched, ``instrumentation`` and ``startup``
+when the runner wrote them (a field never set is left out, not written as null).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveInt, ValidationError, model_validator
+
+RECORD_VERSION = 1
+MEASUREMENT_KEYS = ("wallclock_times", "core_cycle_counts", "aperf_counts", "mperf_counts")
+
+# What the schedule's flag becomes once the record is written; "O" is a re-run
+# requested by the post-checks (the job goes back to outstanding).
+Outcome = Literal["C", "E", "T", "O"]
+RecordState = Literal["completed", "errored", "timed_out", "rerun"]
+STATE_OF_OUTCOME: dict[str, str] = {"C": "completed", "E": "errored", "T": "timed_out", "O": "rerun"}
+# Every state a scheduled execution can be in (the schedule's names).
+SlotState = Literal["outstanding", "running", "completed", "errored", "timed_out", "crashed", "skipped"]
+
+Seconds = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+U64 = Annotated[int, Field(ge=0, le=2**64 - 1)]
+PerCore = list[list[U64]]
+Key = Annotated[str, Field(pattern=r"^[^:]+:[^:]+:[^:]+$", description="bench:vm:variant")]
+
+
+class Counters(BaseModel):
+    """Per-core counters were read (available) or not, and why not."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    available: bool
+    reason: str | None
+
+
+class Startup(BaseModel):
+    """Startup-time mode: the wrapper's and the dummy runner's clock readings and their difference."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    clock: str
+    wrapper_time: str
+    runner_time: str
+    seconds: Seconds
+
+
+class ExecutionSlot(BaseModel):
+    """One scheduled execution as a native export lists it: which one, its state, its measurements.
+
+    A slot whose job has a record carries the whole record; the others (crashed,
+    skipped, outstanding, running) carry only these fields, measurements empty.
+    """
+
+    model_config = ConfigDict(strict=True, extra="ignore")
+    key: Key
+    pexec: NonNegativeInt
+    state: SlotState
+    job_index: NonNegativeInt | None = None
+    bench: str | None = None
+    vm: str | None = None
+    variant: str | None = None
+    attempt: NonNegativeInt | None = Field(default=None, description="attempts made (0: never claimed)")
+    wallclock_times: list[Seconds] = []
+    core_cycle_counts: PerCore = []
+    aperf_counts: PerCore = []
+    mperf_counts: PerCore = []
+
+
+class ExecutionRecord(ExecutionSlot):
+    """The record of one process execution attempt, written once, before its schedule flag changes."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", validate_assignment=True,
+                              title="coldrun execution record")
+
+    record_version: Literal[1]
+    supervisor_version: str
+    job_index: NonNegativeInt
+    key: Key
+    bench: str
+    vm: str
+    variant: str
+    pexec: NonNegativeInt
+    attempt: PositiveInt
+    boot: NonNegativeInt = Field(description="the boot (schedule boot count) that ran it")
+    iterations: PositiveInt = Field(description="in-process iterations configured for the VM")
+    param: int = Field(description="the benchmark's run_iter parameter")
+    mode: Literal["iterations", "startup"]
+    instrument: bool
+    debug: bool
+
+    # The runner's measurements: filled from its document when it completed, else empty.
+    wallclock_times: list[Seconds]
+    core_cycle_counts: PerCore
+    aperf_counts: PerCore
+    mperf_counts: PerCore
+    counters: Counters | None
+    instrumentation: dict[str, Any] | None = None
+    startup: Startup | None = None
+
+    # Post-checks and the re-run policy.
+    flags: list[str] = Field(description="post-check flags (kernel_log, thermal_throttle, ...), rerun_exhausted")
+    platform_before: dict[str, Any]
+    platform_after: dict[str, Any] | None
+    rerun_requested: bool
+
+    outcome: Outcome
+    state: RecordState
+    reason: str | None = Field(description="why it did not complete (one line); null when completed")
+
+    # The launch: set once the runner command was built.
+    argv: list[str] | None = None
+    environment: dict[str, str] | None = None
+    environment_bytes: NonNegativeInt | None = None
+    cwd: str | None = None
+
+    # The process: set once the runner was started.
+    runner_pid: int | None = None
+    exit_code: int | None = None
+    signal: int | None = None
+    signal_name: str | None = None
+    timed_out: bool | None = None
+    started_at: float | None = Field(default=None, description="wall clock, epoch seconds")
+    ended_at: float | None = None
+    duration_seconds: float | None = Field(default=None, description="monotonic seconds from start to exit")
+    rusage: dict[str, float] | None = None
+    stdout_tail: str | None = None
+    stdout_bytes: NonNegativeInt | None = None
+    stderr_tail: str | None = None
+    stderr_bytes: NonNegativeInt | None = None
+    launch_error: str | None = None
+    results_bytes: NonNegativeInt | None = None
+    containment: Literal["cgroup", "process_group"] | None = Field(
+        default=None, description="how the runner and its processes were held: a cgroup v2 of its own, or "
+                                  "(fallback) its process group plus descendants reaped as subreaper")
+    leftover_processes: NonNegativeInt | None = Field(
+        default=None, description="processes besides the runner still alive at its exit (or timeout), then killed")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ExecutionRecord:
+        if self.key != f"{self.bench}:{self.vm}:{self.variant}":
+            raise ValueError(f"key {self.key!r} is not bench:vm:variant "
+                             f"({self.bench!r}, {self.vm!r}, {self.variant!r})")
+        if self.state != STATE_OF_OUTCOME[self.outcome]:
+            raise ValueError(f"state {self.state!r} does not match outcome {self.outcome!r}")
+        return self
+
+    def measurements(self) -> dict[str, Any]:
+        """The runner's measurement lists by name (what the platform's post-checks read)."""
+        return {k: getattr(self, k) for k in MEASUREMENT_KEYS}
+
+    def as_json(self) -> dict[str, Any]:
+        """The record as written to disk: fields never set are left out."""
+        return self.model_dump(mode="json", exclude_unset=True)
+
+
+def problem(err: ValidationError) -> str:
+    """One line for a validation error: the first field at fault, what is wrong, how many more."""
+    first = err.errors()[0]
+    where = ".".join(str(p) for p in first["loc"]) or "the whole record"
+    more = err.error_count() - 1
+    return f"{where}: {first['msg']}" + (f" (and {more} more problem{'s' * (more > 1)})" if more else "")
+
+
+def schema_text() -> str:
+    """The JSON Schema of ExecutionRecord, as checked in beside this file."""
+    return json.dumps(ExecutionRecord.model_json_schema(), indent=2, sort_keys=True) + "\n"
+
+
+if __name__ == "__main__":
+    print(schema_text(), end="")

@@ -1,0 +1,45 @@
+"""The state dir's layout: every file and directory name in it, in one place.
+
+    schedule          the fixed-size schedule (state.schedule)
+    experiment.toml   the copy of the experiment that was started
+    meta.json         where it came from, when, the argv, the debug setting
+    audit.json        the platform audit taken at start, plus the experiment's hash
+    undo.json         every system setting changed, with its original value (state.undo)
+    lock              the single-instance lock (holder's pid)
+    log               the structured log (JSON lines)
+    runner.json       pid and start time of the runner in flight
+    stop_reason       why a stopped experiment stopped
+    home/             HOME of the runners in simulated mode
+    empty-skel/       the empty skeleton for fresh benchmark users (hardware mode)
+    executions/       one record per process execution attempt: job<index>-attempt<n>.json
+
+A file being written durably is a dot-prefixed ``.tmp`` beside its final name
+(supervisor.durable); it never counts.
+"""
+
+from __future__ import annotations
+
+import re
+
+SCHEDULE = "schedule"
+EXPERIMENT = "experiment.toml"
+META = "meta.json"
+AUDIT = "audit.json"
+UNDO = "undo.json"
+LOCK = "lock"
+LOG = "log"
+RUNNER = "runner.json"
+STOP_REASON = "stop_reason"
+HOME = "home"
+EMPTY_SKEL = "empty-skel"
+EXECUTIONS = "executions"
+
+# Written before the schedule exists: a start that failed before it left only these.
+BEFORE_SCHEDULE = frozenset({LOCK, LOG, EXPERIMENT, META, AUDIT, UNDO, HOME, EXECUTIONS})
+
+RECORD_NAME = re.compile(r"job(\d{6})-attempt(\d{3})\.json")
+
+
+def record_name(index: int, attempt: int) -> str:
+    """The file name, inside executions/, of job ``index``'s record for ``attempt``."""
+    return f"job{index:06d}-attempt{attempt:03d}.json"
