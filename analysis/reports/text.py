@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import formats
-from .rows import SummaryRow, class_phrase, summary_rows
+from .rows import FAILED_HEADERS, SummaryRow, class_phrase, failed_rows, failed_summary, machines, summary_rows
 
 HEADERS = ("Benchmark", "VM", "Class.", "Steady iter (#)", "Steady iter (s)", "Steady perf (s)")
 
@@ -30,16 +30,26 @@ def _layout(rows: list[tuple[str, ...]]) -> list[str]:
 
 
 def render_text(summary: dict) -> str:
-    """One aligned table per machine; inconsistent pairs show their class counts."""
+    """One aligned table per machine; inconsistent pairs show their class counts;
+    process executions without data follow in their own table."""
     rows = summary_rows(summary)
-    if not rows:
+    failed = failed_rows(summary)
+    if not rows and not failed:
         return "No benchmarks in this summary.\n"
     out: list[str] = []
-    for machine in sorted({r.machine for r in rows}):
+    for machine in machines(summary):
         mine = [r for r in rows if r.machine == machine]
         if out:
             out.append("")
         out.append(f"Machine: {machine}")
         out.append("")
-        out.extend(_layout([HEADERS] + [_cells(r) for r in mine]))
+        if mine:
+            out.extend(_layout([HEADERS] + [_cells(r) for r in mine]))
+        no_data = [f for f in failed if f.machine == machine]
+        if no_data:
+            if mine:
+                out.append("")
+            out.append(failed_summary(no_data) + ".")
+            out.append("")
+            out.extend(_layout([FAILED_HEADERS] + [(f.bench, f.vm, str(f.index), f.label) for f in no_data]))
     return "\n".join(out) + "\n"
