@@ -32,7 +32,7 @@ from analysis.errors import AnalysisError
 from analysis.inputs import load_input, machine_name
 from analysis.pipeline import annotate, default_jobs, load_results
 from analysis.plots import PlotRequest, plot_filename, plot_many
-from analysis.prepare import AnalysisOptions, merge_summaries, to_annotated, to_summary
+from analysis.prepare import AnalysisOptions, merge_summaries, named, to_annotated, to_summary
 from analysis.reports import render_html, render_latex, render_text
 from analysis.reports.diff_tables import render_diff
 from analysis.diff import diff_summaries
@@ -273,7 +273,10 @@ def run_table(args: argparse.Namespace) -> int:
             sources += [load_input(p) for p in args.plots_from or []]
             for item in sources:
                 annotated = to_annotated(item, options)
-                plots.update(all_plots(annotated, machine_name(annotated), options.jobs))
+                try:
+                    plots.update(all_plots(annotated, machine_name(annotated), options.jobs))
+                except AnalysisError as exc:  # PlotError: which execution, not which file
+                    raise named(item.path, exc) from None
         text = render_html(summary, plots or None)
     _emit(text, args.output)
     return 0
@@ -306,7 +309,10 @@ def run_plot(args: argparse.Namespace) -> int:
             wanted = [i for i, times in enumerate(executions) if times]
         requests += [PlotRequest(key, pexec, machine, out_dir / plot_filename(key, pexec, "." + args.image_format))
                      for pexec in wanted]
-    plot_many(annotated, requests, max(1, args.jobs))
+    try:
+        plot_many(annotated, requests, max(1, args.jobs))
+    except AnalysisError as exc:  # PlotError: which execution, not which file
+        raise named(item.path, exc) from None
     print(f"Wrote {len(requests)} plot(s) to {out_dir}", file=sys.stderr)
     return 0
 

@@ -65,8 +65,8 @@ ANNOTATION_KEYS = OUTLIER_KEYS + CHANGEPOINT_KEYS
 # Results need 4 levels; anything far deeper is not an analysis input, and
 # would exhaust the recursion of json and of the writers later.
 MAX_JSON_DEPTH = 64
-# A CSV process execution index beyond this is a typo, not a gap to fill.
-MAX_CSV_PEXECS = 100_000
+# A process execution number beyond this is a typo, not a gap to fill.
+MAX_PEXECS = 100_000
 
 
 @dataclass
@@ -115,7 +115,7 @@ def read_document(path: Path) -> Any:
 def _depth_within(doc: Any, limit: int) -> bool:
     """True when no container in ``doc`` is nested deeper than ``limit``
     (iterative, so it cannot itself run out of stack)."""
-    stack = [(doc, 1)]
+    stack = [(doc, 1)] if isinstance(doc, (dict, list)) else []
     while stack:
         value, depth = stack.pop()
         if depth > limit:
@@ -150,9 +150,18 @@ def load_input(path_text: str | os.PathLike) -> LoadedInput:
     doc = read_document(path)
     kind = classify_document(doc)
     if kind is None:
-        raise AnalysisError(f"{path}: not a results file, annotated results or summary JSON "
-                            "(expected 'wallclock_times', 'machines' or a coldrun-native bundle at the top level)")
+        raise unrecognised(path)
     return LoadedInput(path, kind, doc)
+
+
+def unrecognised(path: Path) -> AnalysisError:
+    return AnalysisError(f"{path}: not a results file, annotated results or summary JSON "
+                         "(expected 'wallclock_times', 'machines' or a coldrun-native bundle at the top level)")
+
+
+def summary_given(path: Path) -> AnalysisError:
+    return AnalysisError(f"{path}: is a summary JSON, which has no per-iteration times; "
+                         "pass the results file instead")
 
 
 def machine_from_uname(uname: Any) -> str | None:
@@ -203,19 +212,20 @@ def validate_krun(results: Any, path: Path, warn: WarningSink) -> dict:
     """Check a Krun-shaped dict in place; bad executions become [] (state
     ``invalid``) and every slot gets its state under ``execution_states``."""
     if not isinstance(results, dict):
-        raise AnalysisError(f"{path}: unknown format: expected a JSON object (Krun results or coldrun native export)")
+        raise unrecognised(path)
     wct = results.get("wallclock_times")
     if not isinstance(wct, dict):
         raise AnalysisError(f"{path}: missing key 'wallclock_times'; is this a Krun results file?")
     rejected: dict[str, set[int]] = {}
+    skipped: list[str] = []  # said once the file is known to be usable
     for key in list(wct):
         if len(str(key).split(":")) != 3:
-            warn(f"{path}: benchmark key {key!r} is not bench:vm:variant; key skipped")
+            skipped.append(f"benchmark key {key!r} is not bench:vm:variant")
             del wct[key]
             continue
         execs = wct[key]
         if not isinstance(execs, list):
-            warn(f"{path}: {key}: expected a list of process executions; key skipped")
+            skipped.append(f"{key}: expected a list of process executions")
             del wct[key]
             continue
         cleaned = [_clean_execution(e, f"{path}: {key} process execution {i}", warn) for i, e in enumerate(execs)]
@@ -228,7 +238,10 @@ def validate_krun(results: Any, path: Path, warn: WarningSink) -> dict:
                 f"({min(lengths)}..{max(lengths)} iterations); each is analysed at its own length"
             )
     if not wct:
-        raise AnalysisError(f"{path}: no usable benchmark results in 'wallclock_times'")
+        why = f" ({skipped[0]}{'; ...' if len(skipped) > 1 else ''})" if skipped else ""
+        raise AnalysisError(f"{path}: no usable benchmark results in 'wallclock_times'{why}")
+    for reason in skipped:
+        warn(f"{path}: {reason}; key skipped")
     slot_states = states.from_flags(results, path, warn)
     for key, bad in rejected.items():
         for i in bad:
@@ -311,7 +324,7 @@ def native_states(bundle: dict, results: dict) -> dict[str, list[str]]:
     jobs = bundle.get("jobs")
     for job in jobs if isinstance(jobs, list) else []:
         if isinstance(job, dict) and isinstance(job.get("key"), str) and isinstance(job.get("pexec"), int) \
-                and job.get("state") in states.KNOWN_STATES:
+                and isinstance(job.get("state"), str) and job["state"] in states.KNOWN_STATES:
             by_slot[(job["key"], job["pexec"])] = job["state"]
     out: dict[str, list[str]] = {}
     for key, executions in results["wallclock_times"].items():
@@ -348,8 +361,8 @@ def read_csv(path: Path, vm: str | None, language: str | None, uname: str | None
         except ValueError:
             warn(f"{path}: line {lineno}: process execution index {row[0]!r} is not an integer; row skipped")
             continue
-        if not 0 <= pexec < MAX_CSV_PEXECS:
-            warn(f"{path}: line {lineno}: process execution index {pexec} is outside 0..{MAX_CSV_PEXECS - 1}; "
+        if not 0 <= pexec < MAX_PEXECS:
+            warn(f"{path}: line {lineno}: process execution index {pexec} is outside 0..{MAX_PEXECS - 1}; "
                  "row skipped")
             continue
         bench = row[1].strip()
@@ -380,11 +393,33 @@ def read_csv(path: Path, vm: str | None, language: str | None, uname: str | None
     return results
 
 
+def _check_native_slots(bundle: dict, path: Path) -> None:
+    """Process execution numbers must be plausible: the conversion makes one
+    slot for every number below the largest."""
+    for table in ("jobs", "executions"):
+        records = bundle.get(table)
+        for i, rec in enumerate(records if isinstance(records, list) else []):
+            pexec = rec.get("pexec") if isinstance(rec, dict) else None
+            if isinstance(pexec, int) and not 0 <= pexec < MAX_PEXECS:
+                raise AnalysisError(f"{path}: {table}[{i}].pexec: {pexec} is not a process execution number "
+                                    f"(0..{MAX_PEXECS - 1})")
+
+
 def results_from_document(data: Any, path: Path, warn: WarningSink = stderr_warning) -> dict:
-    """Krun-shaped, validated results from a parsed raw results document."""
+    """Krun-shaped, validated results from a parsed results document (the
+    annotations of annotated results are ignored: they are computed again)."""
+    kind = classify_document(data)
+    if kind == "summary":
+        raise summary_given(path)
     if isinstance(data, dict) and data.get("format") == NATIVE_FORMAT:
         bundle = data
-        data = native_to_krun(bundle, path, warn)
+        _check_native_slots(bundle, path)
+        try:
+            data = native_to_krun(bundle, path, warn)
+        except (TypeError, AttributeError) as exc:
+            # A record field of the wrong JSON type; the conversion trusts the
+            # export's shape, so name the file instead of tracing back.
+            raise AnalysisError(f"{path}: malformed coldrun native bundle ({exc})") from None
         data[states.STATES_KEY] = native_states(bundle, data)
     elif isinstance(data, dict) and "format" in data and "wallclock_times" not in data:
         raise AnalysisError(f"{path}: unknown format {data.get('format')!r}; expected Krun results or coldrun-native")

@@ -37,7 +37,7 @@ class AnalysisOptions:
     progress: bool = False
 
 
-def _named(path: Path, exc: AnalysisError) -> AnalysisError:
+def named(path: Path, exc: AnalysisError) -> AnalysisError:
     """The same error, its message starting with the file when it does not name it."""
     text = str(exc)
     return exc if str(path) in text else AnalysisError(f"{path}: {text}")
@@ -58,8 +58,7 @@ def to_annotated(item: LoadedInput, options: AnalysisOptions | None = None,
     if item.kind == "annotated":
         return inputs.validate_annotated(item.document, item.path, warn)
     if item.kind == "summary":
-        raise AnalysisError(f"{item.path}: is a summary JSON, which has no per-iteration times; "
-                            "pass the results file instead")
+        raise inputs.summary_given(item.path)
     results = raw_results(item, options, warn)
     classifier = {name: getattr(options, name) for name in ("window", "steady", "delta")
                   if getattr(options, name) is not None}
@@ -67,7 +66,7 @@ def to_annotated(item: LoadedInput, options: AnalysisOptions | None = None,
         annotated = pipeline.annotate(results, jobs=options.jobs, progress=options.progress, warn=warn,
                                       **classifier)
     except AnalysisError as exc:
-        raise _named(item.path, exc) from None
+        raise named(item.path, exc) from None
     except ValueError as exc:  # the classifier's own checks (e.g. a bad delta)
         raise AnalysisError(f"{item.path}: {exc}") from None
     # Later steps (summary, plots) reuse this instead of analysing again.
@@ -84,7 +83,7 @@ def to_summary(item: LoadedInput, options: AnalysisOptions | None = None,
             summary_rows(item.document)  # validate now, so errors name the file
             failed_rows(item.document)
         except AnalysisError as exc:
-            raise _named(item.path, exc) from None
+            raise named(item.path, exc) from None
         return item.document
     annotated = to_annotated(item, options, warn)
     kwargs: dict = {"seed": options.seed, "jobs": options.jobs}
@@ -97,7 +96,7 @@ def to_summary(item: LoadedInput, options: AnalysisOptions | None = None,
     try:
         return summary.summarise({inputs.machine_name(annotated): annotated}, **kwargs)
     except AnalysisError as exc:
-        raise _named(item.path, exc) from None
+        raise named(item.path, exc) from None
 
 
 def merge_summaries(items: list[tuple[Path, dict]]) -> dict:
