@@ -11,8 +11,7 @@ import base64
 from html import escape
 
 from . import formats
-from .rows import (FAILED_HEADERS, FailedRow, SummaryRow, class_phrase, failed_rows, failed_summary, histogram,
-                   machines, summary_rows)
+from .rows import FAILED_HEADERS, FailedRow, SummaryRow, by_machine, class_phrase, failed_summary, histogram
 
 STYLE = """
 body { font-family: sans-serif; margin: 1.5em; color: #222; }
@@ -137,18 +136,15 @@ def plots_section(plots: dict[str, bytes]) -> str:
 def render_html(summary: dict, plots: dict[str, bytes] | None = None,
                 title: str = "Benchmark summary") -> str:
     """Summary table per machine, then the plots (label -> PNG bytes), if any."""
-    rows = summary_rows(summary)
-    failed = failed_rows(summary)
+    machines = by_machine(summary)
     body = []
-    for machine in machines(summary):
+    for machine, mine, no_data in machines:
         body.append(f"<h2>Machine: {escape(machine)}</h2>\n")
-        mine = [r for r in rows if r.machine == machine]
         if mine:
             body.append(table(mine))
-        no_data = [f for f in failed if f.machine == machine]
         if no_data:
             body.append(failed_table(no_data))
-    if not rows and not failed:
+    if not machines:
         body.append("<p>No benchmarks in this summary.</p>\n")
     if plots:
         body.append(plots_section(plots))

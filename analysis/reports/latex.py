@@ -10,8 +10,8 @@ Steady iter (#) carries a 10-bin histogram sparkline with the median's bin red.
 
 from __future__ import annotations
 
-from .rows import (FAILED_HEADERS, FailedRow, SummaryRow, failed_phrase, failed_rows, failed_summary, histogram,
-                   machines, sorted_counts, summary_rows)
+from .rows import (FAILED_HEADERS, FailedRow, SummaryRow, by_machine, failed_phrase, failed_summary, histogram,
+                   sorted_counts)
 
 CLASS_MACROS = {
     "flat": r"\flatc",
@@ -156,18 +156,15 @@ def failed_tabular(rows: list[FailedRow]) -> str:
 def render_latex(summary: dict, with_preamble: bool = True) -> str:
     """A complete document (or, without the preamble, just the tables to \\input
     into a paper that defines the class macros itself: see SYMBOL_DEFINITIONS)."""
-    rows = summary_rows(summary)
-    failed = failed_rows(summary)
+    machines = by_machine(summary)
     body: list[str] = []
-    for machine in machines(summary):
+    for machine, mine, no_data in machines:
         body.append(r"\section*{%s}" % escape(machine))
-        mine = [r for r in rows if r.machine == machine]
         if mine:
             body.append(longtable(mine))
-        no_data = [f for f in failed if f.machine == machine]
         if no_data:
             body.append(failed_tabular(no_data))
-    if not rows and not failed:
+    if not machines:
         body.append("No benchmarks in this summary.\n")
     if not with_preamble:
         return "\n".join(body)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 from analysis.errors import AnalysisError
 from analysis.execution_states import label
@@ -177,6 +177,23 @@ def _row(machine: str, vm: str, bench: str, d: Any, failed: dict[str, int]) -> S
     )
 
 
+def _benchmarks(table: Any, name: str) -> Iterator[tuple[str, str, str, Any]]:
+    """(machine, vm, bench, value) of a ``{machine: {vm: {bench: value}}}``
+    table, sorted, its shape checked."""
+    if not isinstance(table, dict):
+        raise SummaryFormatError(f"{name}: expected an object of machines")
+    for machine in sorted(table):
+        vms = table[machine]
+        if not isinstance(vms, dict):
+            raise SummaryFormatError(f"{name}.{machine}: expected an object of VMs")
+        for vm in sorted(vms):
+            benches = vms[vm]
+            if not isinstance(benches, dict):
+                raise SummaryFormatError(f"{name}.{machine}.{vm}: expected an object of benchmarks")
+            for bench in sorted(benches):
+                yield machine, vm, bench, benches[bench]
+
+
 def summary_rows(summary: dict) -> list[SummaryRow]:
     """All rows, sorted by machine, VM, benchmark."""
     if not isinstance(summary, dict) or not isinstance(summary.get("machines"), dict):
@@ -185,52 +202,34 @@ def summary_rows(summary: dict) -> list[SummaryRow]:
     for f in failed_rows(summary):
         counts = failed.setdefault((f.machine, f.vm, f.bench), {})
         counts[f.label] = counts.get(f.label, 0) + 1
-    rows = []
-    for machine in sorted(summary["machines"]):
-        vms = summary["machines"][machine]
-        if not isinstance(vms, dict):
-            raise SummaryFormatError(f"machines.{machine}: expected an object of VMs")
-        for vm in sorted(vms):
-            benches = vms[vm]
-            if not isinstance(benches, dict):
-                raise SummaryFormatError(f"machines.{machine}.{vm}: expected an object of benchmarks")
-            for bench in sorted(benches):
-                rows.append(_row(machine, vm, bench, benches[bench], failed.get((machine, vm, bench), {})))
-    return rows
+    return [_row(machine, vm, bench, d, failed.get((machine, vm, bench), {}))
+            for machine, vm, bench, d in _benchmarks(summary["machines"], "machines")]
 
 
 def failed_rows(summary: dict) -> list[FailedRow]:
     """The process executions without data (coldrun's ``failed_process_executions``),
     sorted by machine, VM, benchmark, index."""
-    table = summary.get(FAILED_KEY, {}) if isinstance(summary, dict) else {}
     rows = []
-    if not isinstance(table, dict):
-        raise SummaryFormatError(f"{FAILED_KEY}: expected an object of machines")
-    for machine in sorted(table):
-        vms = table[machine]
-        if not isinstance(vms, dict):
-            raise SummaryFormatError(f"{FAILED_KEY}.{machine}: expected an object of VMs")
-        for vm in sorted(vms):
-            benches = vms[vm]
-            if not isinstance(benches, dict):
-                raise SummaryFormatError(f"{FAILED_KEY}.{machine}.{vm}: expected an object of benchmarks")
-            for bench in sorted(benches):
-                entries = benches[bench]
-                where = f"{FAILED_KEY}.{machine}.{vm}.{bench}"
-                if not isinstance(entries, list):
-                    raise SummaryFormatError(f"{where}: expected a list of process executions")
-                for i, e in enumerate(entries):
-                    ok = isinstance(e, dict) and isinstance(e.get("index"), int) \
-                        and not isinstance(e.get("index"), bool) and isinstance(e.get("state"), str)
-                    if not ok:
-                        raise SummaryFormatError(f"{where}[{i}]: expected {{\"index\": N, \"state\": NAME}}")
-                    rows.append(FailedRow(machine, vm, bench, e["index"], e["state"]))
+    table = summary.get(FAILED_KEY, {}) if isinstance(summary, dict) else {}
+    for machine, vm, bench, entries in _benchmarks(table, FAILED_KEY):
+        where = f"{FAILED_KEY}.{machine}.{vm}.{bench}"
+        if not isinstance(entries, list):
+            raise SummaryFormatError(f"{where}: expected a list of process executions")
+        for i, e in enumerate(entries):
+            ok = isinstance(e, dict) and isinstance(e.get("index"), int) \
+                and not isinstance(e.get("index"), bool) and isinstance(e.get("state"), str)
+            if not ok:
+                raise SummaryFormatError(f"{where}[{i}]: expected {{\"index\": N, \"state\": NAME}}")
+            rows.append(FailedRow(machine, vm, bench, e["index"], e["state"]))
     return sorted(rows, key=lambda r: (r.machine, r.vm, r.bench, r.index))
 
 
-def machines(summary: dict) -> list[str]:
-    """Every machine with a classified benchmark or a failed execution."""
-    return sorted({r.machine for r in summary_rows(summary)} | {r.machine for r in failed_rows(summary)})
+def by_machine(summary: dict) -> list[tuple[str, list[SummaryRow], list[FailedRow]]]:
+    """(machine, its benchmark rows, its executions without data) for every
+    machine with either, sorted."""
+    rows, failed = summary_rows(summary), failed_rows(summary)
+    names = sorted({r.machine for r in rows} | {r.machine for r in failed})
+    return [(m, [r for r in rows if r.machine == m], [f for f in failed if f.machine == m]) for m in names]
 
 
 def failed_summary(rows: list[FailedRow]) -> str:

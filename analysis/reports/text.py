@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import formats
-from .rows import FAILED_HEADERS, SummaryRow, class_phrase, failed_rows, failed_summary, machines, summary_rows
+from .rows import FAILED_HEADERS, SummaryRow, by_machine, class_phrase, failed_summary
 
 HEADERS = ("Benchmark", "VM", "Class.", "Steady iter (#)", "Steady iter (s)", "Steady perf (s)")
 
@@ -32,20 +32,17 @@ def _layout(rows: list[tuple[str, ...]]) -> list[str]:
 def render_text(summary: dict) -> str:
     """One aligned table per machine; inconsistent pairs show their class counts;
     process executions without data follow in their own table."""
-    rows = summary_rows(summary)
-    failed = failed_rows(summary)
-    if not rows and not failed:
+    machines = by_machine(summary)
+    if not machines:
         return "No benchmarks in this summary.\n"
     out: list[str] = []
-    for machine in machines(summary):
-        mine = [r for r in rows if r.machine == machine]
+    for machine, mine, no_data in machines:
         if out:
             out.append("")
         out.append(f"Machine: {machine}")
         out.append("")
         if mine:
             out.extend(_layout([HEADERS] + [_cells(r) for r in mine]))
-        no_data = [f for f in failed if f.machine == machine]
         if no_data:
             if mine:
                 out.append("")
