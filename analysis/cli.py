@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Sequence
 
 from analysis import bootstrap, classify
+from analysis.diff import diff_summaries
 from analysis.errors import AnalysisError
 from analysis.inputs import load_input, machine_name
 from analysis.pipeline import annotate, default_jobs, load_results
@@ -35,7 +36,6 @@ from analysis.plots import PlotRequest, plot_filename, plot_many
 from analysis.prepare import AnalysisOptions, merge_summaries, named, to_annotated, to_summary
 from analysis.reports import render_html, render_latex, render_text
 from analysis.reports.diff_tables import render_diff
-from analysis.diff import diff_summaries
 from analysis.summary import dumps, summarise
 
 PROG = "coldrun-analyze"
@@ -302,8 +302,8 @@ def run_plot(args: argparse.Namespace) -> int:
         if args.execution is not None:
             if not 0 <= args.execution < len(executions):
                 raise AnalysisError(f"{item.path}: {key} has {len(executions)} process executions "
-                                       f"(numbered 0 to {len(executions) - 1}); --execution {args.execution} "
-                                       "does not exist")
+                                    f"(numbered 0 to {len(executions) - 1}); --execution {args.execution} "
+                                    "does not exist")
             wanted = [args.execution]
         else:
             wanted = [i for i, times in enumerate(executions) if times]

@@ -14,12 +14,13 @@ Library API (used by the CLI and by the reports helper's commands):
 warmup_stats conventions: the defaults ``window = int(0.1 * iterations)`` and
 ``steady = int(0.25 * iterations)`` take ``iterations`` from the first
 non-empty process execution in the file's key order; outliers use threshold 1
-for the common/unique split. coldrun additions: a process execution that is
-without data (see ``analysis.execution_states``: failed, crashed,
-invalid; named by its state in the warning) or keeps fewer than 4 iterations after outlier removal (R's
-changepoint refuses it) gets empty changepoints/means/vars and the
-classification ``None`` (JSON null), with a warning; everything else is
-analysed normally.
+for the common/unique split. coldrun additions: a process execution
+without data (``analysis.execution_states``: errored, timed out, crashed,
+invalid ...; the warning names its state) or with fewer than 4 iterations
+after outlier removal (R's changepoint refuses it) gets empty
+changepoints/means/vars and the classification ``None`` (JSON null), with a
+warning; everything else is analysed normally. The annotated results carry
+each execution's state as ``execution_states``.
 """
 
 from __future__ import annotations
