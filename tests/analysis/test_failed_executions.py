@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import subprocess
 
 import numpy as np
 import pytest
@@ -213,3 +215,18 @@ def test_rejected_times_are_a_failed_row(tmp_path, rng, capsys):
     assert code == 0, err
     assert "iteration 4 has an invalid time" in err
     assert "invalid data (dropped)" in out
+
+
+def test_latex_with_failed_rows_compiles(results_file, tmp_path, capsys):
+    pdflatex = shutil.which("pdflatex")
+    if pdflatex is None:
+        pytest.skip("pdflatex is not installed (apt-get install texlive-latex-base texlive-latex-recommended)")
+    _, path = results_file
+    tex = tmp_path / "table.tex"
+    code, _, err = _run(["table", str(path), "--format", "latex", "--quality", "low", "--seed", "1",
+                         "-o", str(tex)], capsys)
+    assert code == 0, err
+    proc = subprocess.run([pdflatex, "-interaction=nonstopmode", "-halt-on-error", "table.tex"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    assert (tmp_path / "table.pdf").stat().st_size > 1000
