@@ -69,7 +69,9 @@ setup(
         ),
         Extension(
             "analysis._pelt",
-            sources=["analysis/_pelt.c"],
+            sources=["analysis/_pelt_src/module.c", "analysis/_pelt_src/changepoints.c",
+                     "analysis/_pelt_src/changepoint_kernels.c", "analysis/_pelt_src/bootstrap_kernels.c",
+                     "analysis/_pelt_src/outliers.c"],
             # R's arithmetic rounds every product on its own; GCC would fuse
             # a*b+c into one FMA wherever the target has one (aarch64, or
             # x86-64 built for a newer CPU) and change R's last bits.

@@ -1,15 +1,19 @@
-"""``coldrun-analyze``: warmup_stats' analysis without R.
+"""``coldrun-analyze``: warmup_stats' analysis without R -- the one command-line module.
 
     coldrun-analyze annotate RESULTS -o ANNOTATED.json.bz2
     coldrun-analyze summary RESULTS... -o summary.json
-    coldrun-analyze table|plot|diff ...      (report commands, analysis.cli_reports)
+    coldrun-analyze table RESULTS... [--format text|html|latex] [-o FILE]
+    coldrun-analyze plot RESULTS -o DIR [--key K] [--execution N]
+    coldrun-analyze diff BEFORE AFTER [--format ...] [--json FILE]
 
 Options keep warmup_stats' defaults: --window int(0.1 x iterations),
 --steady int(0.25 x iterations), --delta 0.001 (seconds, or "N%"),
 --resamples 100000 (--quality low: 10000), --confidence 0.99. --seed makes
-the bootstrap reproducible. Bad input ends in one line naming the file and
-the problem, exit status 2; problems that leave the rest analysable are
-warnings on stderr.
+the bootstrap reproducible. Inputs are read by ``analysis.inputs`` (raw
+results, annotated results or a summary JSON, recognised by content; see
+there) and brought to the needed stage by ``analysis.prepare``. Bad input
+ends in one line naming the file and the problem, exit status 2; problems
+that leave the rest analysable are warnings on stderr.
 """
 
 from __future__ import annotations
@@ -24,9 +28,21 @@ from pathlib import Path
 from typing import Sequence
 
 from analysis import bootstrap, classify
+from analysis.diff import diff_summaries
 from analysis.errors import AnalysisError
+from analysis.inputs import load_input, machine_name
+from analysis.pipeline import annotate, default_jobs, load_results
+from analysis.plots import PlotRequest, plot_filename, plot_many
+from analysis.prepare import AnalysisOptions, merge_summaries, named, to_annotated, to_summary
+from analysis.reports import render_html, render_latex, render_text
+from analysis.reports.diff_tables import render_diff
+from analysis.summary import dumps, summarise
 
 PROG = "coldrun-analyze"
+TABLE_FORMATS = ("text", "html", "latex")
+PLOT_SUFFIXES = ("png", "pdf", "svg")
+# Resolution of the plots embedded in the HTML report (keeps the page small).
+EMBEDDED_PLOT_DPI = 72
 
 
 def _positive_int(text: str) -> int:
@@ -75,6 +91,63 @@ def _add_classifier_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
 
 
+def _analysis_arguments(parser: argparse.ArgumentParser, *, summary: bool = True) -> None:
+    """Options that only matter when RESULTS still need analysing."""
+    group = parser.add_argument_group("analysis of raw results")
+    if summary:
+        group.add_argument("--quality", choices=("high", "low"), default="high",
+                           help="steady perf bootstrap size: 100000 (high) or 10000 (low) resamples")
+        group.add_argument("--seed", type=int, help="bootstrap seed, for reproducible steady perf")
+    group.add_argument("--jobs", type=int, default=1, help="worker processes (also for plotting)")
+    group.add_argument("--window", type=int, help="outlier window (default: int(0.1 x iterations))")
+    group.add_argument("--steady", type=int, help="steady-state iterations (default: int(0.25 x iterations))")
+    group.add_argument("--delta", help='equivalence delta: seconds (default "0.001") or e.g. "1%%"')
+    csv = parser.add_argument_group("warmup_stats CSV input")
+    csv.add_argument("--vm", help="VM name for CSV input")
+    csv.add_argument("--language", help="language for CSV input")
+    csv.add_argument("--uname", help="uname -a of the machine, for CSV input")
+
+
+def add_report_commands(subparsers) -> None:
+    """Register table, plot and diff on an argparse subparsers object."""
+    table = subparsers.add_parser("table", help="summary table (text, HTML or LaTeX)",
+                                  description="Summary table from results, annotated results or summary JSON.")
+    table.add_argument("results", nargs="+", metavar="RESULTS",
+                       help="results file(s), annotated results or summary JSON (.json or .json.bz2)")
+    table.add_argument("--format", choices=TABLE_FORMATS, default="text")
+    table.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
+    table.add_argument("--no-plots", action="store_true",
+                       help="HTML: do not embed run-sequence plots")
+    table.add_argument("--plots-from", action="append", metavar="RESULTS",
+                       help="HTML: embed the plots of these results (e.g. next to a summary JSON)")
+    table.add_argument("--without-preamble", action="store_true",
+                       help="LaTeX: only the tables, for \\input into a document")
+    _analysis_arguments(table)
+    table.set_defaults(func=run_table)
+
+    plot = subparsers.add_parser("plot", help="run-sequence plots, one file per process execution")
+    plot.add_argument("results", metavar="RESULTS", help="results file or annotated results")
+    plot.add_argument("-o", "--output", metavar="DIR", required=True, help="directory for the plots")
+    plot.add_argument("--key", metavar="BENCH:VM:VARIANT", help="only this benchmark")
+    plot.add_argument("--execution", type=int, metavar="N",
+                      help="only process execution N (numbered from 0)")
+    plot.add_argument("--machine", help="machine name for titles (default: from the audit's uname)")
+    plot.add_argument("--image-format", choices=PLOT_SUFFIXES, default="png")
+    _analysis_arguments(plot, summary=False)
+    plot.set_defaults(func=run_plot)
+
+    diff = subparsers.add_parser("diff", help="compare two result sets (warmup_stats' diff)")
+    diff.add_argument("before", metavar="BEFORE")
+    diff.add_argument("after", metavar="AFTER")
+    diff.add_argument("--format", choices=TABLE_FORMATS, default="text")
+    diff.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
+    diff.add_argument("--json", metavar="FILE", help="also write warmup_stats' diff_summary JSON")
+    diff.add_argument("--vms", nargs=2, metavar=("VM_BEFORE", "VM_AFTER"),
+                      help="compare VM_BEFORE in BEFORE with VM_AFTER in AFTER")
+    _analysis_arguments(diff)
+    diff.set_defaults(func=run_diff)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=PROG, description="warmup_stats-exact analysis of benchmark results.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -104,18 +177,11 @@ def build_parser() -> argparse.ArgumentParser:
     summ.add_argument("--seed", type=int, default=None, help="seed the bootstrap for reproducible results")
     summ.set_defaults(func=run_summary)
 
-    try:
-        from analysis.cli_reports import add_report_commands
-    except ImportError:  # reports not installed: the core commands still work
-        pass
-    else:
-        add_report_commands(sub)
+    add_report_commands(sub)
     return parser
 
 
 def _jobs(args: argparse.Namespace) -> int:
-    from analysis.pipeline import default_jobs
-
     return args.jobs if args.jobs else default_jobs()
 
 
@@ -124,7 +190,7 @@ def _progress(args: argparse.Namespace) -> bool:
     return not args.no_progress and sys.stderr.isatty()
 
 
-def _write(path: Path, text: str) -> None:
+def _write_output(path: Path, text: str) -> None:
     """Write atomically (temp file + rename) so a failure never leaves half a file."""
     tmp = path.with_name(path.name + ".tmp")
     try:
@@ -140,20 +206,15 @@ def _write(path: Path, text: str) -> None:
 
 
 def run_annotate(args: argparse.Namespace) -> int:
-    from analysis.pipeline import annotate, load_results
-
     by_machine = load_results([args.results], vm=args.vm, language=args.language, uname=args.uname)
     (results,) = by_machine.values()
     annotated = annotate(results, window=args.window, steady=args.steady, delta=args.delta,
                          jobs=_jobs(args), progress=_progress(args))
-    _write(Path(args.output), json.dumps(annotated, indent=4))
+    _write_output(Path(args.output), json.dumps(annotated, indent=4))
     return 0
 
 
 def run_summary(args: argparse.Namespace) -> int:
-    from analysis.pipeline import annotate, load_results
-    from analysis.summary import dumps, summarise
-
     by_machine = load_results(args.results, vm=args.vm, language=args.language, uname=args.uname)
     jobs = _jobs(args)
     annotated = {
@@ -167,7 +228,111 @@ def run_summary(args: argparse.Namespace) -> int:
         raise AnalysisError("--resamples must be at least 1")
     summary = summarise(annotated, resamples=resamples, seed=args.seed, confidence=args.confidence,
                         jobs=jobs, progress=_progress(args))
-    _write(Path(args.output), dumps(summary))
+    _write_output(Path(args.output), dumps(summary))
+    return 0
+
+
+def all_plots(annotated: dict, machine: str, jobs: int = 1) -> dict[str, bytes]:
+    """PNG of every non-empty process execution, labelled 'key execution N'."""
+    requests = [PlotRequest(key, pexec, machine, dpi=EMBEDDED_PLOT_DPI)
+                for key in sorted(annotated.get("wallclock_times", {}))
+                for pexec, times in enumerate(annotated["wallclock_times"][key]) if times]
+    images = plot_many(annotated, requests, jobs)
+    return {f"{r.key} execution {r.pexec}": png for r, png in zip(requests, images)}
+
+
+def _emit(text: str, output: str | None) -> None:
+    if output is None or output == "-":
+        sys.stdout.write(text)
+        return
+    out = Path(output)
+    _write_output(out, text)
+    print(f"Wrote {out}", file=sys.stderr)
+
+
+def _options(args: argparse.Namespace) -> AnalysisOptions:
+    resamples = {"high": None, "low": bootstrap.RESAMPLES_LOW}[getattr(args, "quality", "high")]
+    extra = {name: getattr(args, name, None) for name in ("window", "steady", "delta", "vm", "language", "uname")}
+    return AnalysisOptions(resamples=resamples, seed=getattr(args, "seed", None),
+                           jobs=max(1, getattr(args, "jobs", 1) or 1), **extra)
+
+
+def run_table(args: argparse.Namespace) -> int:
+    options = _options(args)
+    items = [load_input(p) for p in args.results]
+    summaries = [(item.path, to_summary(item, options)) for item in items]
+    summary = merge_summaries(summaries)
+    if args.format == "text":
+        text = render_text(summary)
+    elif args.format == "latex":
+        text = render_latex(summary, with_preamble=not args.without_preamble)
+    else:
+        plots: dict[str, bytes] = {}
+        if not args.no_plots:
+            sources = [item for item in items if item.kind != "summary"]
+            sources += [load_input(p) for p in args.plots_from or []]
+            for item in sources:
+                annotated = to_annotated(item, options)
+                try:
+                    plots.update(all_plots(annotated, machine_name(annotated), options.jobs))
+                except AnalysisError as exc:  # PlotError: which execution, not which file
+                    raise named(item.path, exc) from None
+        text = render_html(summary, plots or None)
+    _emit(text, args.output)
+    return 0
+
+
+def run_plot(args: argparse.Namespace) -> int:
+    item = load_input(args.results)
+    annotated = to_annotated(item, _options(args))
+    machine = args.machine or machine_name(annotated)
+    keys = sorted(annotated.get("wallclock_times", {}))
+    if args.key is not None:
+        if args.key not in keys:
+            raise AnalysisError(f"{item.path}: no benchmark {args.key!r} (known: {', '.join(keys) or 'none'})")
+        keys = [args.key]
+    out_dir = Path(args.output)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise AnalysisError(f"{out_dir}: cannot create directory ({exc.strerror or exc})") from None
+    requests = []
+    for key in keys:
+        executions = annotated["wallclock_times"][key]
+        if args.execution is not None:
+            if not 0 <= args.execution < len(executions):
+                raise AnalysisError(f"{item.path}: {key} has {len(executions)} process executions "
+                                    f"(numbered 0 to {len(executions) - 1}); --execution {args.execution} "
+                                    "does not exist")
+            wanted = [args.execution]
+        else:
+            wanted = [i for i, times in enumerate(executions) if times]
+        requests += [PlotRequest(key, pexec, machine, out_dir / plot_filename(key, pexec, "." + args.image_format))
+                     for pexec in wanted]
+    try:
+        plot_many(annotated, requests, max(1, args.jobs))
+    except AnalysisError as exc:  # PlotError: which execution, not which file
+        raise named(item.path, exc) from None
+    print(f"Wrote {len(requests)} plot(s) to {out_dir}", file=sys.stderr)
+    return 0
+
+
+def run_diff(args: argparse.Namespace) -> int:
+    options = _options(args)
+    before_item, after_item = load_input(args.before), load_input(args.after)
+    before, after = to_summary(before_item, options), to_summary(after_item, options)
+    classifier = None
+    for item in (before_item, after_item):
+        if item.kind == "annotated":
+            classifier = item.document.get("classifier")
+    try:
+        result = diff_summaries(before, after, vms=tuple(args.vms) if args.vms else None,
+                                classifier=classifier)
+    except AnalysisError as exc:  # DiffError: which pair, not which file
+        raise AnalysisError(f"{before_item.path} vs {after_item.path}: {exc}") from None
+    if args.json:
+        _write_output(Path(args.json), json.dumps(result, indent=4, sort_keys=True))
+    _emit(render_diff(result, args.format), args.output)
     return 0
 
 

@@ -29,6 +29,8 @@ from typing import Any
 
 from .multinomial_ci import DIFF_ALPHA, sison_glaz
 
+from analysis.errors import AnalysisError
+
 SAME, DIFFERENT, BETTER, WORSE = 0, 1, 2, 3
 VERDICT_NAMES = {SAME: "same", DIFFERENT: "different", BETTER: "better", WORSE: "worse", None: "n/a"}
 CLASSIFICATIONS, STEADY_ITER, STEADY_ITER_VAR, STEADY_STATE_TIME, STEADY_STATE_TIME_VAR, INTERSECTION = range(6)
@@ -40,7 +42,7 @@ CATEGORIES = ("warmup", "slowdown", "flat", "no steady state")
 CI_NARROW_TOLERANCE = 0.0001
 
 
-class DiffError(ValueError):
+class DiffError(AnalysisError):
     """The two summaries cannot be compared (one clear reason)."""
 
 
@@ -246,10 +248,3 @@ def diff_summaries(before: dict, after: dict, *, vms: tuple[str, str] | None = N
             result["diff"].setdefault(vm, {})[bench] = verdicts
     return result
 
-
-def render_diff(diff: dict, fmt: str = "text") -> str:
-    """Render a diff_summaries() result as 'text', 'html' or 'latex'
-    (green better, red worse, yellow different)."""
-    from .reports.diff_tables import render_diff as _render
-
-    return _render(diff, fmt)

@@ -1,33 +1,41 @@
-"""Reading results: Krun files, warmup_stats CSV and coldrun's native export.
+"""The one input loader of the analysis: every file a command reads comes in here.
 
-Everything is turned into Krun's results shape (what warmup_stats reads):
-``{"wallclock_times": {"bench:vm:variant": [[seconds per in-process
-iteration] per process execution]}, "core_cycle_counts": ..., "aperf_counts":
-..., "mperf_counts": ..., "audit": {"uname": ...}, ...}``; a crashed or
-otherwise unusable process execution is an empty list.
+An input is recognised by its content (compression by the bzip2 magic bytes,
+CSV by the ``.csv`` name):
 
-Formats, chosen by content (the file name only decides compression):
+- a summary JSON (warmup_stats ``--output-json``: top-level ``machines``);
+- annotated results: Krun results plus warmup_stats' annotation keys
+  (``ANNOTATION_KEYS``; recognised by ``classifications``);
+- raw results, turned into Krun's results shape (what warmup_stats reads):
+  ``{"wallclock_times": {"bench:vm:variant": [[seconds per in-process
+  iteration] per process execution]}, "core_cycle_counts": ..., "audit":
+  {"uname": ...}, ...}``. Raw formats:
 
-- Krun results: JSON, bzip2-compressed when the name ends ``.bz2``.
-- coldrun native bundle (``"format": "coldrun-native"``, version 1): per key,
-  executions ordered by ``pexec``; any execution not ``completed`` becomes an
-  empty list; gaps in pexec numbers are filled with empty executions.
-  ``pexec_flags`` get ``C`` (completed), ``E`` (errored/crashed), ``T``
-  (timed out) or ``O`` (any other state: skipped, outstanding, running).
-- warmup_stats CSV (name ends ``.csv``): header row; column 0 the process
-  execution index, column 1 the benchmark, then one column per iteration;
-  ``crash`` in column 2 means an empty execution. The implementation and
-  language come from the command line: key = ``bench:VM:default-LANGUAGE``.
+  - Krun results (JSON, plain or bzip2);
+  - coldrun native bundle (``"format": "coldrun-native"``, version 1): per
+    key, executions ordered by ``pexec``; an execution not ``completed``
+    becomes an empty list and keeps its state; gaps in pexec numbers are
+    filled with empty executions;
+  - warmup_stats CSV: header row; column 0 the process execution index,
+    column 1 the benchmark, then one column per iteration; ``crash`` in
+    column 2 means an empty execution. The implementation and language come
+    from the command line: key = ``bench:VM:default-LANGUAGE``.
+
+Every slot keeps its place and gets a state (``analysis.execution_states``),
+stored as ``execution_states``.
 
 Machine name: ``audit['uname'].split(' ')[1]`` with any domain removed (as
 warmup_stats); a file without ``audit.uname`` is named after the file, with a
 warning.
 
-Problems in the data are reported one line each through ``warn`` and the
+Problems inside raw data are reported one line each through ``warn`` and the
 rest is still analysed: an execution with NaN, infinite, negative or
-non-numeric times is dropped (kept as an empty execution); executions of
-different lengths are allowed (each is analysed at its own length) but
-reported. A file that cannot be read at all raises :class:`AnalysisError`.
+non-numeric times is dropped (state ``invalid``); executions of different
+lengths are allowed (each is analysed at its own length) but reported. A
+file that cannot be used at all (unreadable, not JSON, nested absurdly deep,
+wrong shape, annotations or a summary with wrong types or non-finite numbers,
+no usable benchmark) raises :class:`AnalysisError` naming the file and, when
+known, the key.
 """
 
 from __future__ import annotations
@@ -37,11 +45,14 @@ import csv
 import json
 import math
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from analysis import classify
+from analysis import execution_states as states
 from analysis.errors import AnalysisError, WarningSink, stderr_warning
 from contracts.execution_record import ExecutionSlot, problem
 
@@ -49,35 +60,114 @@ KRUN_COUNTER_KEYS = ("core_cycle_counts", "aperf_counts", "mperf_counts")
 NATIVE_FORMAT = "coldrun-native"
 NATIVE_VERSION = 1
 _NATIVE_FLAGS = {"completed": "C", "errored": "E", "crashed": "E", "timed_out": "T"}
+# The keys warmup_stats' two marking steps add (mark_outliers_in_json, then
+# mark_changepoints_in_json); results carrying all of them are annotated.
+OUTLIER_KEYS = ("window_size", "all_outliers", "common_outliers", "unique_outliers")
+CHANGEPOINT_KEYS = ("changepoints", "changepoint_means", "changepoint_vars", "classifications", "classifier")
+ANNOTATION_KEYS = OUTLIER_KEYS + CHANGEPOINT_KEYS
+# Results need 4 levels; anything far deeper is not an analysis input, and
+# would exhaust the recursion of json and of the writers later.
+MAX_JSON_DEPTH = 64
+# A process execution number beyond this is a typo, not a gap to fill.
+MAX_PEXECS = 100_000
 
 
-def _read_json(path: Path) -> Any:
-    name = str(path)
+@dataclass
+class LoadedInput:
+    path: Path
+    kind: str  # "summary", "annotated" or "raw"
+    document: Any  # the parsed JSON (None for CSV)
+
+
+def read_document(path: Path) -> Any:
+    """The JSON document in a plain or bzip2-compressed file."""
     try:
-        if name.endswith(".bz2"):
-            with bz2.open(path, "rt", encoding="utf-8") as fh:
-                text = fh.read()
-        else:
-            text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except FileNotFoundError:
-        raise AnalysisError(f"{path}: no such file")
+        raise AnalysisError(f"{path}: no such file") from None
     except IsADirectoryError:
-        raise AnalysisError(f"{path}: is a directory, expected a results file")
+        raise AnalysisError(f"{path}: is a directory, expected a results file") from None
     except PermissionError:
-        raise AnalysisError(f"{path}: permission denied")
-    except EOFError:
-        raise AnalysisError(f"{path}: the bzip2 data is truncated; re-copy or re-export the file")
+        raise AnalysisError(f"{path}: permission denied") from None
     except OSError as exc:
-        raise AnalysisError(f"{path}: not readable as bzip2 ({exc}); a .bz2 name needs bzip2 data")
-    except UnicodeDecodeError:
-        raise AnalysisError(f"{path}: not text; expected JSON (or bzip2-compressed JSON named *.bz2)")
+        raise AnalysisError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    if raw[:3] == b"BZh":
+        try:
+            raw = bz2.decompress(raw)
+        except ValueError:
+            raise AnalysisError(f"{path}: the bzip2 data is truncated; re-copy or re-export the file") from None
+        except OSError:
+            raise AnalysisError(f"{path}: corrupt bzip2 data; re-copy or re-export the file") from None
+    elif path.name.endswith(".bz2") and raw:
+        raise AnalysisError(f"{path}: not bzip2 data, though the name ends .bz2")
+    if not raw.strip():
+        raise AnalysisError(f"{path}: empty file; expected results, annotated results or a summary JSON")
     try:
-        return json.loads(text)
+        doc = json.loads(raw)
+    except UnicodeDecodeError:
+        raise AnalysisError(f"{path}: not text; expected JSON (or bzip2-compressed JSON)") from None
     except json.JSONDecodeError as exc:
-        raise AnalysisError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})")
+        raise AnalysisError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    except RecursionError:
+        raise AnalysisError(f"{path}: JSON nested too deeply (more than {MAX_JSON_DEPTH} levels)") from None
+    if not _depth_within(doc, MAX_JSON_DEPTH):
+        raise AnalysisError(f"{path}: JSON nested too deeply (more than {MAX_JSON_DEPTH} levels)")
+    return doc
 
 
-def machine_from_uname(uname: str) -> str | None:
+def _depth_within(doc: Any, limit: int) -> bool:
+    """True when no container in ``doc`` is nested deeper than ``limit``
+    (iterative, so it cannot itself run out of stack)."""
+    stack = [(doc, 1)] if isinstance(doc, (dict, list)) else []
+    while stack:
+        value, depth = stack.pop()
+        if depth > limit:
+            return False
+        children = value.values() if isinstance(value, dict) else value
+        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
+    return True
+
+
+def classify_document(doc: Any) -> str | None:
+    """'summary', 'annotated', 'raw' or None (unrecognised)."""
+    if not isinstance(doc, dict):
+        return None
+    if isinstance(doc.get("machines"), dict):
+        return "summary"
+    if doc.get("format") == NATIVE_FORMAT:
+        return "raw"
+    if isinstance(doc.get("wallclock_times"), dict):
+        return "annotated" if "classifications" in doc else "raw"
+    return None
+
+
+def load_input(path_text: str | os.PathLike) -> LoadedInput:
+    """Read and recognise one input file (not yet validated in depth)."""
+    path = Path(path_text)
+    if path.name.lower().endswith(".csv"):
+        if path.is_dir():
+            raise AnalysisError(f"{path}: is a directory, expected a results file")
+        if not path.is_file():
+            raise AnalysisError(f"{path}: no such file")
+        return LoadedInput(path, "raw", None)
+    doc = read_document(path)
+    kind = classify_document(doc)
+    if kind is None:
+        raise unrecognised(path)
+    return LoadedInput(path, kind, doc)
+
+
+def unrecognised(path: Path) -> AnalysisError:
+    return AnalysisError(f"{path}: not a results file, annotated results or summary JSON "
+                         "(expected 'wallclock_times', 'machines' or a coldrun-native bundle at the top level)")
+
+
+def summary_given(path: Path) -> AnalysisError:
+    return AnalysisError(f"{path}: is a summary JSON, which has no per-iteration times; "
+                         "pass the results file instead")
+
+
+def machine_from_uname(uname: Any) -> str | None:
     """warmup_stats' machine name: second word of uname, domain removed."""
     parts = str(uname).split(" ")
     if len(parts) < 2 or not parts[1]:
@@ -85,48 +175,81 @@ def machine_from_uname(uname: str) -> str | None:
     return parts[1].split(".")[0]
 
 
-def _clean_execution(times: Any, where: str, warn: WarningSink) -> list[float]:
-    """Validated iteration times, or [] (with a warning) when unusable."""
+def machine_name(results: dict) -> str:
+    """The machine a results dict comes from ("unknown" without a usable uname)."""
+    audit = results.get("audit")
+    name = machine_from_uname(audit.get("uname", "")) if isinstance(audit, dict) else None
+    return name or "unknown"
+
+
+def _finite_number(value: Any) -> float | None:
+    """``value`` as a float when it is a finite JSON number, else None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        f = float(value)
+    except OverflowError:  # an integer beyond double range
+        return None
+    return f if math.isfinite(f) else None
+
+
+def _clean_execution(times: Any, where: str, warn: WarningSink) -> list[float] | None:
+    """Validated iteration times, or None (with a warning) when unusable."""
     if not isinstance(times, list):
         warn(f"{where}: expected a list of iteration times, got {type(times).__name__}; execution skipped")
-        return []
+        return None
     out: list[float] = []
     for i, t in enumerate(times):
         if isinstance(t, bool) or not isinstance(t, (int, float)):
             warn(f"{where}: iteration {i} is not a number ({t!r}); execution skipped")
-            return []
-        f = float(t)
-        if not math.isfinite(f) or f < 0:
+            return None
+        f = _finite_number(t)
+        if f is None or f < 0:
             warn(f"{where}: iteration {i} has an invalid time ({t!r}); execution skipped")
-            return []
+            return None
         out.append(f)
     return out
 
 
 def validate_krun(results: Any, path: Path, warn: WarningSink) -> dict:
-    """Check a Krun-shaped dict in place; bad executions become []."""
+    """Check a Krun-shaped dict in place; bad executions become [] (state
+    ``invalid``) and every slot gets its state under ``execution_states``."""
     if not isinstance(results, dict):
-        raise AnalysisError(f"{path}: unknown format: expected a JSON object (Krun results or coldrun native export)")
+        raise unrecognised(path)
     wct = results.get("wallclock_times")
     if not isinstance(wct, dict):
         raise AnalysisError(f"{path}: missing key 'wallclock_times'; is this a Krun results file?")
+    rejected: dict[str, set[int]] = {}
+    skipped: list[str] = []  # said once the file is known to be usable
     for key in list(wct):
         if len(str(key).split(":")) != 3:
-            warn(f"{path}: benchmark key {key!r} is not bench:vm:variant; key skipped")
+            skipped.append(f"benchmark key {key!r} is not bench:vm:variant")
             del wct[key]
             continue
         execs = wct[key]
         if not isinstance(execs, list):
-            warn(f"{path}: {key}: expected a list of process executions; key skipped")
+            skipped.append(f"{key}: expected a list of process executions")
             del wct[key]
             continue
-        wct[key] = [_clean_execution(e, f"{path}: {key} process execution {i}", warn) for i, e in enumerate(execs)]
+        cleaned = [_clean_execution(e, f"{path}: {key} process execution {i}", warn) for i, e in enumerate(execs)]
+        rejected[key] = {i for i, e in enumerate(cleaned) if e is None}
+        wct[key] = [e or [] for e in cleaned]
         lengths = {len(e) for e in wct[key] if e}
         if len(lengths) > 1:
             warn(
                 f"{path}: {key}: process executions have different lengths "
                 f"({min(lengths)}..{max(lengths)} iterations); each is analysed at its own length"
             )
+    if not wct:
+        why = f" ({skipped[0]}{'; ...' if len(skipped) > 1 else ''})" if skipped else ""
+        raise AnalysisError(f"{path}: no usable benchmark results in 'wallclock_times'{why}")
+    for reason in skipped:
+        warn(f"{path}: {reason}; key skipped")
+    slot_states = states.from_flags(results, path, warn)
+    for key, bad in rejected.items():
+        for i in bad:
+            slot_states[key][i] = states.INVALID
+    results[states.STATES_KEY] = slot_states
     for counter in KRUN_COUNTER_KEYS:
         if not isinstance(results.get(counter), dict):
             results[counter] = {k: [[] for _ in v] for k, v in wct.items()}
@@ -197,6 +320,24 @@ def native_to_krun(bundle: dict, path: Path, warn: WarningSink) -> dict:
     return out
 
 
+def native_states(bundle: dict, results: dict) -> dict[str, list[str]]:
+    """Each slot's state from the bundle's job list (the schedule's final
+    word, which also names crashed and skipped jobs that have no record); a
+    slot the job list lacks keeps what its pexec_flags letter says."""
+    by_slot: dict[tuple[str, int], str] = {}
+    jobs = bundle.get("jobs")
+    for job in jobs if isinstance(jobs, list) else []:
+        if isinstance(job, dict) and isinstance(job.get("key"), str) and isinstance(job.get("pexec"), int) \
+                and isinstance(job.get("state"), str) and job["state"] in states.KNOWN_STATES:
+            by_slot[(job["key"], job["pexec"])] = job["state"]
+    out: dict[str, list[str]] = {}
+    for key, executions in results["wallclock_times"].items():
+        flags = results.get("pexec_flags", {}).get(key, [])
+        out[key] = [by_slot.get((key, i)) or states.KRUN_FLAGS.get(flags[i] if i < len(flags) else "O", "outstanding")
+                    for i in range(len(executions))]
+    return out
+
+
 def read_csv(path: Path, vm: str | None, language: str | None, uname: str | None, warn: WarningSink) -> dict:
     """warmup_stats CSV -> Krun shape (see module docstring)."""
     if not vm or not language:
@@ -205,9 +346,11 @@ def read_csv(path: Path, vm: str | None, language: str | None, uname: str | None
         with open(path, newline="", encoding="utf-8") as fh:
             rows = list(csv.reader(fh))
     except FileNotFoundError:
-        raise AnalysisError(f"{path}: no such file")
+        raise AnalysisError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise AnalysisError(f"{path}: is a directory, expected a results file") from None
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
-        raise AnalysisError(f"{path}: cannot read as CSV ({exc})")
+        raise AnalysisError(f"{path}: cannot read as CSV ({exc})") from None
     if not rows:
         raise AnalysisError(f"{path}: empty CSV; expected a header row then one row per process execution")
     by_bench: dict[str, dict[int, list]] = {}
@@ -222,17 +365,21 @@ def read_csv(path: Path, vm: str | None, language: str | None, uname: str | None
         except ValueError:
             warn(f"{path}: line {lineno}: process execution index {row[0]!r} is not an integer; row skipped")
             continue
+        if not 0 <= pexec < MAX_PEXECS:
+            warn(f"{path}: line {lineno}: process execution index {pexec} is outside 0..{MAX_PEXECS - 1}; "
+                 "row skipped")
+            continue
         bench = row[1].strip()
         where = f"{path}: line {lineno} ({bench} process execution {pexec})"
         if row[2].strip() == "crash":
-            times: list = []
+            times: list | None = []
         else:
             try:
                 times = [float(c) for c in row[2:] if c.strip() != ""]
             except ValueError:
                 warn(f"{where}: non-numeric iteration time; execution skipped")
                 times = []
-            times = _clean_execution(times, where, warn)
+            times = _clean_execution(times, where, warn) or []
         by_bench.setdefault(bench, {})[pexec] = times
     key_fmt = "%s:%s:default-%s"
     wct: dict[str, list] = {}
@@ -250,6 +397,39 @@ def read_csv(path: Path, vm: str | None, language: str | None, uname: str | None
     return results
 
 
+def _check_native_slots(bundle: dict, path: Path) -> None:
+    """Process execution numbers must be plausible: the conversion makes one
+    slot for every number below the largest."""
+    for table in ("jobs", "executions"):
+        records = bundle.get(table)
+        for i, rec in enumerate(records if isinstance(records, list) else []):
+            pexec = rec.get("pexec") if isinstance(rec, dict) else None
+            if isinstance(pexec, int) and not 0 <= pexec < MAX_PEXECS:
+                raise AnalysisError(f"{path}: {table}[{i}].pexec: {pexec} is not a process execution number "
+                                    f"(0..{MAX_PEXECS - 1})")
+
+
+def results_from_document(data: Any, path: Path, warn: WarningSink = stderr_warning) -> dict:
+    """Krun-shaped, validated results from a parsed results document (the
+    annotations of annotated results are ignored: they are computed again)."""
+    kind = classify_document(data)
+    if kind == "summary":
+        raise summary_given(path)
+    if isinstance(data, dict) and data.get("format") == NATIVE_FORMAT:
+        bundle = data
+        _check_native_slots(bundle, path)
+        try:
+            data = native_to_krun(bundle, path, warn)
+        except (TypeError, AttributeError) as exc:
+            # A record field of the wrong JSON type; the conversion trusts the
+            # export's shape, so name the file instead of tracing back.
+            raise AnalysisError(f"{path}: malformed coldrun native bundle ({exc})") from None
+        data[states.STATES_KEY] = native_states(bundle, data)
+    elif isinstance(data, dict) and "format" in data and "wallclock_times" not in data:
+        raise AnalysisError(f"{path}: unknown format {data.get('format')!r}; expected Krun results or coldrun-native")
+    return validate_krun(data, path, warn)
+
+
 def read_results(
     path: str | os.PathLike,
     *,
@@ -258,21 +438,102 @@ def read_results(
     uname: str | None = None,
     warn: WarningSink = stderr_warning,
 ) -> dict:
-    """Read one results file of any supported format into Krun's shape."""
+    """Read one raw results file of any supported format into Krun's shape."""
     p = Path(path)
     if p.name.endswith(".csv"):
-        results = read_csv(p, vm, language, uname, warn)
-    else:
-        data = _read_json(p)
-        if isinstance(data, dict) and data.get("format") == NATIVE_FORMAT:
-            data = native_to_krun(data, p, warn)
-        elif isinstance(data, dict) and "format" in data and "wallclock_times" not in data:
-            raise AnalysisError(f"{p}: unknown format {data.get('format')!r}; expected Krun results or coldrun-native")
-        results = data
-    return validate_krun(results, p, warn)
+        return validate_krun(read_csv(p, vm, language, uname, warn), p, warn)
+    return results_from_document(read_document(p), p, warn)
 
 
-def machine_name(results: dict) -> str:
-    """The machine a (validated) results dict comes from."""
-    name = machine_from_uname(results.get("audit", {}).get("uname", ""))
-    return name or "unknown"
+def _fail(path: Path, where: str, problem: str) -> AnalysisError:
+    return AnalysisError(f"{path}: {where}: {problem}")
+
+
+def _index_list(value: Any, n: int) -> bool:
+    return isinstance(value, list) and all(
+        isinstance(i, int) and not isinstance(i, bool) and 0 <= i < n for i in value)
+
+
+def _number_list(value: Any) -> bool:
+    return isinstance(value, list) and all(_finite_number(v) is not None for v in value)
+
+
+def validate_annotated(doc: dict, path: Path, warn: WarningSink = stderr_warning) -> dict:
+    """Check annotated results strictly (the annotations were computed from
+    these times, so nothing can be dropped); adds ``execution_states``."""
+    missing = [k for k in ANNOTATION_KEYS if k not in doc]
+    if missing:
+        raise AnalysisError(f"{path}: annotated results lack {', '.join(missing)}; "
+                            "annotate the raw results again (coldrun-analyze annotate)")
+    wct = doc["wallclock_times"]
+    window = doc["window_size"]
+    if isinstance(window, bool) or not isinstance(window, int) or window < 0:
+        raise _fail(path, "window_size", f"expected a whole number >= 0, got {window!r}")
+    classifier = doc["classifier"]
+    if not isinstance(classifier, dict):
+        raise _fail(path, "classifier", "expected an object with 'delta' and 'steady'")
+    steady = classifier.get("steady")
+    if isinstance(steady, bool) or not isinstance(steady, int) or steady < 0:
+        raise _fail(path, "classifier.steady", f"expected a whole number >= 0, got {steady!r}")
+    try:
+        classify.parse_delta(str(classifier.get("delta")))
+    except ValueError as exc:
+        raise _fail(path, "classifier.delta", str(exc)) from None
+    tables = {name: doc[name] for name in ANNOTATION_KEYS if name not in ("window_size", "classifier")}
+    for name, table in tables.items():
+        if not isinstance(table, dict):
+            raise _fail(path, name, f"expected an object of benchmark keys, got {type(table).__name__}")
+    for key, executions in wct.items():
+        if len(key.split(":")) != 3:
+            raise _fail(path, f"wallclock_times.{key}", "benchmark key is not bench:vm:variant")
+        if not isinstance(executions, list):
+            raise _fail(path, f"wallclock_times.{key}", "expected a list of process executions")
+        for i, times in enumerate(executions):
+            if not _number_list(times) or any(t < 0 for t in times):
+                raise _fail(path, f"wallclock_times.{key}[{i}]", "expected finite, non-negative iteration times")
+        n = len(executions)
+        per_key = {}
+        for name, table in tables.items():
+            value = table.get(key)
+            if not isinstance(value, list) or len(value) != n:
+                raise _fail(path, f"{name}.{key}", f"expected a list of {n} entries, one per process execution")
+            per_key[name] = value
+        for i, times in enumerate(executions):
+            for name in ("all_outliers", "common_outliers", "unique_outliers", "changepoints"):
+                if not _index_list(per_key[name][i], len(times)):
+                    raise _fail(path, f"{name}.{key}[{i}]", f"expected iteration indices 0..{len(times) - 1}")
+            for name in ("changepoint_means", "changepoint_vars"):
+                if not _number_list(per_key[name][i]):
+                    raise _fail(path, f"{name}.{key}[{i}]", "expected a list of finite numbers")
+            cls = per_key["classifications"][i]
+            if cls is None:
+                continue
+            if cls not in classify.CLASSES:
+                raise _fail(path, f"classifications.{key}[{i}]", f"unknown class {cls!r}")
+            segments = len(per_key["changepoints"][i]) + 1
+            if not times or len(per_key["changepoint_means"][i]) != segments \
+                    or len(per_key["changepoint_vars"][i]) != segments:
+                raise _fail(path, f"classifications.{key}[{i}]",
+                            "classified, but the times, changepoints, means and variances do not match")
+    _clean_counters(doc, path, warn)
+    doc[states.STATES_KEY] = states.from_flags(doc, path, warn)
+    return doc
+
+
+def _clean_counters(results: dict, path: Path, warn: WarningSink) -> None:
+    """Per-core counters of the wrong shape are dropped (plots draw them)."""
+    for counter in KRUN_COUNTER_KEYS:
+        table = results.get(counter)
+        if table is None:
+            continue
+        if not isinstance(table, dict):
+            warn(f"{path}: {counter}: expected an object of benchmark keys; ignored")
+            results[counter] = {}
+            continue
+        for key in list(table):
+            value = table[key]
+            ok = isinstance(value, list) and all(
+                e is None or (isinstance(e, list) and all(c is None or _number_list(c) for c in e)) for e in value)
+            if not ok:
+                warn(f"{path}: {counter}.{key}: expected [process execution][core][iteration] numbers; ignored")
+                del table[key]

@@ -14,11 +14,13 @@ Library API (used by the CLI and by the reports helper's commands):
 warmup_stats conventions: the defaults ``window = int(0.1 * iterations)`` and
 ``steady = int(0.25 * iterations)`` take ``iterations`` from the first
 non-empty process execution in the file's key order; outliers use threshold 1
-for the common/unique split. coldrun additions: a process execution that is
-empty (crashed) or keeps fewer than 4 iterations after outlier removal (R's
-changepoint refuses it) gets empty changepoints/means/vars and the
-classification ``None`` (JSON null), with a warning; everything else is
-analysed normally.
+for the common/unique split. coldrun additions: a process execution
+without data (``analysis.execution_states``: errored, timed out, crashed,
+invalid ...; the warning names its state) or with fewer than 4 iterations
+after outlier removal (R's changepoint refuses it) gets empty
+changepoints/means/vars and the classification ``None`` (JSON null), with a
+warning; everything else is analysed normally. The annotated results carry
+each execution's state as ``execution_states``.
 """
 
 from __future__ import annotations
@@ -32,21 +34,9 @@ from typing import Any, Iterable, Sequence
 from analysis import changepoints as cp
 from analysis import classify, outliers
 from analysis.errors import AnalysisError, WarningSink, stderr_warning
-from analysis.inputs import machine_name, read_results
+from analysis import execution_states
+from analysis.inputs import ANNOTATION_KEYS, machine_name, read_results
 from analysis.progress import Progress
-
-ANNOTATION_KEYS = (
-    "window_size",
-    "all_outliers",
-    "common_outliers",
-    "unique_outliers",
-    "changepoints",
-    "changepoint_means",
-    "changepoint_vars",
-    "classifications",
-    "classifier",
-)
-
 
 def default_jobs() -> int:
     """Worker processes to use by default: one per CPU this process may use."""
@@ -94,7 +84,7 @@ def first_iterations(results: dict) -> int:
 
 
 def _annotate_key(
-    key: str, executions: list[list[float]], window: int, steady: int, delta: str
+    key: str, executions: list[list[float]], states: list[str], window: int, steady: int, delta: str
 ) -> tuple[str, dict[str, list], list[str]]:
     """All annotations of one benchmark key; runs in a worker process."""
     notes: list[str] = []
@@ -103,7 +93,7 @@ def _annotate_key(
     for i, (times, outs) in enumerate(zip(executions, all_out)):
         if not times:
             cpts.append([]), means.append([]), variances.append([]), classes.append(None)
-            notes.append(f"{key} process execution {i}: no iterations (crashed); not classified")
+            notes.append(f"{key} process execution {i}: {execution_states.label(states[i])}; not classified")
             continue
         try:
             seg = cp.segment_execution(times, outs)
@@ -191,7 +181,10 @@ def annotate(
         raise AnalysisError("--window and --steady must not be negative")
     out = copy.copy(results)
     wct = results.get("wallclock_times", {})
-    tasks = [(key, wct[key], window, steady, str(delta)) for key in sorted(wct)]
+    # The recorded states when they fit (analysis.inputs adds them), else
+    # what pexec_flags and the times say.
+    states = out[execution_states.STATES_KEY] = execution_states.from_flags(results, "results", warn)
+    tasks = [(key, wct[key], states[key], window, steady, str(delta)) for key in sorted(wct)]
     total = sum(len(t[1]) for t in tasks)
     with Progress("annotate", total, force=progress) if progress else _NoProgress() as bar:
         done = run_parallel(_annotate_key_star, tasks, jobs, bar if progress else None, weight=lambda t: len(t[1]))

@@ -25,6 +25,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 
+from analysis.errors import AnalysisError
+
 STEADY_COLOUR = "black"
 OTHER_COLOUR = "0.6"
 MARK_COLOUR = "red"
@@ -36,7 +38,7 @@ DEFAULT_DELTA = "0.001"
 UNCLASSIFIED = "unclassified"
 
 
-class PlotError(ValueError):
+class PlotError(AnalysisError):
     """The annotated results lack what a plot of this execution needs."""
 
 

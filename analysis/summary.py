@@ -29,10 +29,15 @@ Shape (``warmup_format_version`` "2", dumped with ``sort_keys=True, indent=4``):
 - Steady perf and its CI come from ``analysis.bootstrap`` and, as in
   warmup_stats, pass through Python 2's ``str()`` (12 significant digits).
 
-coldrun additions: executions whose classification is None (crashed, or too
+coldrun additions: executions whose classification is None (no data, or too
 short for changepoints) are left out of the counts and statistics but still
 listed under ``process_executons``; the delta and steady used are those
-recorded in the annotated results' ``classifier``.
+recorded in the annotated results' ``classifier``. Executions without data
+(``analysis.execution_states``: errored, timed out, crashed, invalid ...)
+are listed, when there are any, under the top-level
+``failed_process_executions`` ``{machine: {vm: {bench: [{"index", "state"}]}}}``
+-- also for a benchmark none of whose executions could be classified. The
+first-execution-empty skip applies only where the file records no states.
 """
 
 from __future__ import annotations
@@ -43,13 +48,15 @@ from typing import Any, Callable
 
 import numpy as np
 
-from analysis import bootstrap, classify
+from analysis import bootstrap, classify, execution_states
 from analysis.errors import AnalysisError, WarningSink, stderr_warning
 from analysis.inputs import machine_name
 from analysis.pipeline import is_annotated, run_parallel
 from analysis.progress import Progress
 
 WARMUP_FORMAT_VERSION = "2"
+# coldrun addition: process executions without data, never classified.
+FAILED_KEY = "failed_process_executions"
 LOW_IQR_BOUND = 5.0
 HIGH_IQR_BOUND = 95.0
 
@@ -77,7 +84,9 @@ def _benchmark_plan(machine: str, key: str, results: dict, delta: str, warn: War
     if len(wct) == 0:
         warn(f"skipping {key} from {machine} (no process executions)")
         return None
-    if len(wct[0]) == 0:
+    if results[execution_states.STATES_KEY][key][0] == execution_states.EMPTY:
+        # warmup_stats' rule, kept for files that record no states: there an
+        # empty first execution is all it knows of a crashed benchmark.
         warn(f"skipping {key} from {machine} (benchmark crashed: first process execution is empty)")
         return None
     outs = results["all_outliers"][key]
@@ -168,14 +177,23 @@ def summarise(
     if "wallclock_times" in annotated_by_machine:  # one machine's results given directly
         annotated_by_machine = {machine_name(annotated_by_machine): annotated_by_machine}
     summary: dict[str, Any] = {"machines": {}, "warmup_format_version": WARMUP_FORMAT_VERSION}
+    failures: dict[str, Any] = {}
     plans: list[tuple[str, str, str, dict]] = []
     for machine in sorted(annotated_by_machine):
         results = annotated_by_machine[machine]
         if not is_annotated(results):
             raise AnalysisError(f"results for machine {machine!r} are not annotated; run annotate first")
+        # The recorded states when they fit the executions (analysis.inputs
+        # adds them), else what pexec_flags and the times say.
+        results = dict(results, **{execution_states.STATES_KEY: execution_states.from_flags(results, machine, warn)})
         delta = str(results["classifier"]["delta"])
         summary["machines"][machine] = {}
         for key in sorted(results["wallclock_times"]):
+            failed = execution_states.failed(results[execution_states.STATES_KEY][key])
+            if failed:
+                name, vm, _variant = key.split(":")
+                failures.setdefault(machine, {}).setdefault(vm, {})[name] = [
+                    {"index": i, "state": state} for i, state in failed]
             plan = _benchmark_plan(machine, key, results, delta, warn)
             if plan is not None:
                 plans.append((machine, key, delta, plan))
@@ -193,6 +211,8 @@ def summarise(
             bench["steady_state_time"], bench["steady_state_time_ci"] = outcome
         name, vm, _variant = key.split(":")
         summary["machines"][machine].setdefault(vm, {})[name] = bench
+    if failures:  # only then, so a clean run's summary is warmup_stats' byte for byte
+        summary[FAILED_KEY] = failures
     return summary
 
 

@@ -29,9 +29,10 @@ RUN_EXIT_CODES = """exit status when the experiment ends in this process: 0 ever
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    prep = prepare(args.experiment)
+    prep = prepare(args.experiment, as_benchmark_user=True)
     exp, jobs, run_keys = prep.exp, prep.jobs, prep.run_keys
-    print(f"{args.experiment}: OK, experiment {exp.name!r}")
+    # A runner that cannot run fails the check: start would refuse the same experiment.
+    print(f"{args.experiment}: {'NOT READY' if prep.runner_problems else 'OK'}, experiment {exp.name!r}")
     for vm_name, vm in exp.vms.items():
         if vm.instrument:
             print(f"warning: vms.{vm_name}: instrument = true perturbs the measurement; use such runs to "
@@ -40,7 +41,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     for line in prep.unreachable:
         print(f"warning: {line} (a real start refuses this; --simulate-reboots runs as you)")
     for line in prep.runner_problems:
-        print(f"warning: {line} (coldrun start refuses this)")
+        print(f"problem: {line} (coldrun start refuses this)")
     seed_text = "" if exp.order == "round-robin" else (
         f", seed {exp.seed}" if exp.seed is not None else ", seed chosen at start and recorded (shown with seed 0)")
     print(f"order: {exp.order}{seed_text}; {exp.executions} process executions per key")
@@ -58,7 +59,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     waits = prep.n_run * per_job_overhead(exp)
     print(f"ETA: at least {format_duration(waits)} of waits ({prep.n_run} x boot settle + sync), plus reboots and "
           f"benchmark run time (unknown until each key has run once)")
-    return 0
+    return 1 if prep.runner_problems else 0
 
 
 def _cmd_start(args: argparse.Namespace) -> int:

@@ -11,7 +11,7 @@ import base64
 from html import escape
 
 from . import formats
-from .rows import SummaryRow, class_phrase, histogram, summary_rows
+from .rows import FAILED_HEADERS, FailedRow, SummaryRow, by_machine, class_phrase, failed_summary, histogram
 
 STYLE = """
 body { font-family: sans-serif; margin: 1.5em; color: #222; }
@@ -109,6 +109,15 @@ def table(rows: list[SummaryRow], cells=summary_cells, columns=COLUMNS,
     return f"<table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n" + "\n".join(body) + "\n</tbody>\n</table>\n"
 
 
+def failed_table(rows: list[FailedRow]) -> str:
+    """The process executions without data: counted, then one row each."""
+    head = "".join(f"<th>{escape(title)}</th>" for title in FAILED_HEADERS)
+    body = "\n".join(f'<tr class="no-data"><td>{escape(r.bench)}</td><td>{escape(r.vm)}</td>'
+                     f'<td class="num">{r.index}</td><td>{escape(r.label)}</td></tr>' for r in rows)
+    return (f"<p>{escape(failed_summary(rows))}.</p>\n<table>\n<thead><tr>{head}</tr></thead>\n"
+            f"<tbody>\n{body}\n</tbody>\n</table>\n")
+
+
 def page(title: str, body: str) -> str:
     return (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
             f"<title>{escape(title)}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n"
@@ -127,12 +136,15 @@ def plots_section(plots: dict[str, bytes]) -> str:
 def render_html(summary: dict, plots: dict[str, bytes] | None = None,
                 title: str = "Benchmark summary") -> str:
     """Summary table per machine, then the plots (label -> PNG bytes), if any."""
-    rows = summary_rows(summary)
+    machines = by_machine(summary)
     body = []
-    for machine in sorted({r.machine for r in rows}):
+    for machine, mine, no_data in machines:
         body.append(f"<h2>Machine: {escape(machine)}</h2>\n")
-        body.append(table([r for r in rows if r.machine == machine]))
-    if not rows:
+        if mine:
+            body.append(table(mine))
+        if no_data:
+            body.append(failed_table(no_data))
+    if not machines:
         body.append("<p>No benchmarks in this summary.</p>\n")
     if plots:
         body.append(plots_section(plots))

@@ -10,7 +10,8 @@ Steady iter (#) carries a 10-bin histogram sparkline with the median's bin red.
 
 from __future__ import annotations
 
-from .rows import SummaryRow, histogram, sorted_counts, summary_rows
+from .rows import (FAILED_HEADERS, FailedRow, SummaryRow, by_machine, failed_phrase, failed_summary, histogram,
+                   sorted_counts)
 
 CLASS_MACROS = {
     "flat": r"\flatc",
@@ -64,6 +65,10 @@ def escape(text: str) -> str:
 
 def class_cell(row: SummaryRow) -> str:
     """The class macro; inconsistent pairs add their counts, most frequent first."""
+    return _class_only(row) + (r" {\scriptsize[%s]}" % escape(failed_phrase(row.failed)) if row.failed else "")
+
+
+def _class_only(row: SummaryRow) -> str:
     macro = CLASS_MACROS[row.classification]
     if row.is_inconsistent:
         parts = [f"${n}$\\,{CLASS_MACROS[c]}" for c, n in sorted_counts(row.counts)]
@@ -139,15 +144,27 @@ def longtable(rows: list[SummaryRow], cells=row_cells, spec: str = TABLE_SPEC,
     return "\n".join(out) + "\n"
 
 
+def failed_tabular(rows: list[FailedRow]) -> str:
+    """The process executions without data: counted, then one row each."""
+    out = [escape(failed_summary(rows)) + ".", "", r"\begin{longtable}{llrl}", r"\toprule",
+           " & ".join(FAILED_HEADERS) + r"\\", r"\midrule"]
+    out += [f"{escape(r.bench)} & {escape(r.vm)} & {r.index} & {escape(r.label)} \\\\" for r in rows]
+    out += [r"\bottomrule", r"\end{longtable}"]
+    return "\n".join(out) + "\n"
+
+
 def render_latex(summary: dict, with_preamble: bool = True) -> str:
     """A complete document (or, without the preamble, just the tables to \\input
     into a paper that defines the class macros itself: see SYMBOL_DEFINITIONS)."""
-    rows = summary_rows(summary)
+    machines = by_machine(summary)
     body: list[str] = []
-    for machine in sorted({r.machine for r in rows}):
+    for machine, mine, no_data in machines:
         body.append(r"\section*{%s}" % escape(machine))
-        body.append(longtable([r for r in rows if r.machine == machine]))
-    if not rows:
+        if mine:
+            body.append(longtable(mine))
+        if no_data:
+            body.append(failed_tabular(no_data))
+    if not machines:
         body.append("No benchmarks in this summary.\n")
     if not with_preamble:
         return "\n".join(body)

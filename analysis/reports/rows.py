@@ -8,8 +8,17 @@ only decide how things look.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
+
+from analysis.errors import AnalysisError
+from analysis.execution_states import label
+
+# Columns of the list of process executions without data, in every format.
+FAILED_HEADERS = ("Benchmark", "VM", "Process execution", "State")
+# coldrun's summary key for process executions without data (analysis.summary).
+FAILED_KEY = "failed_process_executions"
 
 # Process-execution classes, in the order warmup_stats' tables list them.
 PEXEC_CLASSES = ("flat", "warmup", "slowdown", "no steady state")
@@ -18,7 +27,7 @@ PAIR_CLASSES = PEXEC_CLASSES + ("good inconsistent", "bad inconsistent")
 INCONSISTENT = ("good inconsistent", "bad inconsistent")
 
 
-class SummaryFormatError(ValueError):
+class SummaryFormatError(AnalysisError):
     """The summary dict does not have warmup_stats' summary shape."""
 
 
@@ -29,6 +38,21 @@ class Interval:
     median: float
     low: float
     high: float
+
+
+@dataclass(frozen=True)
+class FailedRow:
+    """One process execution that has no data to classify."""
+
+    machine: str
+    vm: str
+    bench: str
+    index: int  # 0-based, as in process_executons
+    state: str
+
+    @property
+    def label(self) -> str:
+        return label(self.state)
 
 
 @dataclass(frozen=True)
@@ -44,6 +68,9 @@ class SummaryRow:
     steady_time_to_reach: Interval | None = None
     steady_perf: float | None = None
     steady_perf_ci: float | None = None
+    # Process executions without data, by label ("errored (no data)": 2);
+    # counted apart, never as a class.
+    failed: dict[str, int] = field(default_factory=dict)
 
     @property
     def n_pexecs(self) -> int:
@@ -68,23 +95,47 @@ def counts_phrase(counts: dict[str, int]) -> str:
 def class_phrase(row: SummaryRow) -> str:
     """The classification in words, with counts for inconsistent pairs and for
     consistent pairs where some process executions are missing (errored)."""
+    phrase = row.classification
     if row.is_inconsistent:
-        return f"{row.classification} ({counts_phrase(row.counts)})"
-    return row.classification
+        phrase = f"{row.classification} ({counts_phrase(row.counts)})"
+    if row.failed:
+        phrase += "; " + failed_phrase(row.failed)
+    return phrase
+
+
+def failed_phrase(failed: dict[str, int]) -> str:
+    """'2 errored (no data), 1 timed out (no data)'."""
+    return ", ".join(f"{n} {name}" for name, n in sorted(failed.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def _number(where: str, value: Any, *, optional: bool = True) -> float | None:
+    """A finite JSON number (None allowed when optional)."""
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise SummaryFormatError(f"{where}: expected a number, got {value!r}")
+    try:
+        f = float(value)
+    except OverflowError:
+        f = math.inf
+    if not math.isfinite(f):
+        raise SummaryFormatError(f"{where}: expected a finite number, got {value!r}")
+    return f
 
 
 def _interval(where: str, median: Any, rng: Any) -> Interval | None:
-    if median is None:
-        return None
-    if not (isinstance(rng, (list, tuple)) and len(rng) == 2):
+    if rng is not None and not (isinstance(rng, (list, tuple)) and len(rng) == 2):
         raise SummaryFormatError(f"{where}: expected a [p5, p95] pair, got {rng!r}")
-    try:
-        return Interval(float(median), float(rng[0]), float(rng[1]))
-    except (TypeError, ValueError) as exc:
-        raise SummaryFormatError(f"{where}: not a number ({exc})") from None
+    mid = _number(where.rsplit("_iqr", 1)[0], median)
+    if rng is None:
+        if mid is not None:
+            raise SummaryFormatError(f"{where}: expected a [p5, p95] pair, got None")
+        return None
+    low, high = _number(where + "[0]", rng[0], optional=False), _number(where + "[1]", rng[1], optional=False)
+    return None if mid is None else Interval(mid, low, high)
 
 
-def _row(machine: str, vm: str, bench: str, d: Any) -> SummaryRow:
+def _row(machine: str, vm: str, bench: str, d: Any, failed: dict[str, int]) -> SummaryRow:
     where = f"machines.{machine}.{vm}.{bench}"
     if not isinstance(d, dict):
         raise SummaryFormatError(f"{where}: expected an object, got {type(d).__name__}")
@@ -94,9 +145,19 @@ def _row(machine: str, vm: str, bench: str, d: Any) -> SummaryRow:
     detailed = d.get("detailed_classification")
     if not isinstance(detailed, dict):
         raise SummaryFormatError(f"{where}.detailed_classification: missing or not an object")
-    counts = {c: int(detailed.get(c, 0) or 0) for c in PEXEC_CLASSES}
-    perf = d.get("steady_state_time")
-    ci = d.get("steady_state_time_ci")
+    counts = {}
+    for c in PEXEC_CLASSES:
+        n = detailed.get(c, 0)
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise SummaryFormatError(f"{where}.detailed_classification.{c}: expected a count, got {n!r}")
+        counts[c] = n
+    perf = _number(f"{where}.steady_state_time", d.get("steady_state_time"))
+    ci = _number(f"{where}.steady_state_time_ci", d.get("steady_state_time_ci"))
+    if ci is not None and ci < 0:
+        raise SummaryFormatError(f"{where}.steady_state_time_ci: negative ({ci!r})")
+    iters = d.get("steady_state_iteration_list") or []
+    if not isinstance(iters, list):
+        raise SummaryFormatError(f"{where}.steady_state_iteration_list: expected a list")
     return SummaryRow(
         machine=machine,
         vm=vm,
@@ -105,31 +166,78 @@ def _row(machine: str, vm: str, bench: str, d: Any) -> SummaryRow:
         counts=counts,
         steady_iter=_interval(f"{where}.steady_state_iteration_iqr",
                               d.get("steady_state_iteration"), d.get("steady_state_iteration_iqr")),
-        steady_iter_list=[float(x) for x in (d.get("steady_state_iteration_list") or [])],
+        steady_iter_list=[_number(f"{where}.steady_state_iteration_list[{i}]", x, optional=False)
+                          for i, x in enumerate(iters)],
         steady_time_to_reach=_interval(f"{where}.steady_state_time_to_reach_secs_iqr",
                                        d.get("steady_state_time_to_reach_secs"),
                                        d.get("steady_state_time_to_reach_secs_iqr")),
-        steady_perf=None if perf is None else float(perf),
-        steady_perf_ci=None if ci is None else float(ci),
+        steady_perf=perf,
+        steady_perf_ci=ci,
+        failed=failed,
     )
+
+
+def _benchmarks(table: Any, name: str) -> Iterator[tuple[str, str, str, Any]]:
+    """(machine, vm, bench, value) of a ``{machine: {vm: {bench: value}}}``
+    table, sorted, its shape checked."""
+    if not isinstance(table, dict):
+        raise SummaryFormatError(f"{name}: expected an object of machines")
+    for machine in sorted(table):
+        vms = table[machine]
+        if not isinstance(vms, dict):
+            raise SummaryFormatError(f"{name}.{machine}: expected an object of VMs")
+        for vm in sorted(vms):
+            benches = vms[vm]
+            if not isinstance(benches, dict):
+                raise SummaryFormatError(f"{name}.{machine}.{vm}: expected an object of benchmarks")
+            for bench in sorted(benches):
+                yield machine, vm, bench, benches[bench]
 
 
 def summary_rows(summary: dict) -> list[SummaryRow]:
     """All rows, sorted by machine, VM, benchmark."""
     if not isinstance(summary, dict) or not isinstance(summary.get("machines"), dict):
         raise SummaryFormatError("not a warmup_stats summary: no 'machines' object at the top level")
+    failed: dict[tuple[str, str, str], dict[str, int]] = {}
+    for f in failed_rows(summary):
+        counts = failed.setdefault((f.machine, f.vm, f.bench), {})
+        counts[f.label] = counts.get(f.label, 0) + 1
+    return [_row(machine, vm, bench, d, failed.get((machine, vm, bench), {}))
+            for machine, vm, bench, d in _benchmarks(summary["machines"], "machines")]
+
+
+def failed_rows(summary: dict) -> list[FailedRow]:
+    """The process executions without data (coldrun's ``failed_process_executions``),
+    sorted by machine, VM, benchmark, index."""
     rows = []
-    for machine in sorted(summary["machines"]):
-        vms = summary["machines"][machine]
-        if not isinstance(vms, dict):
-            raise SummaryFormatError(f"machines.{machine}: expected an object of VMs")
-        for vm in sorted(vms):
-            benches = vms[vm]
-            if not isinstance(benches, dict):
-                raise SummaryFormatError(f"machines.{machine}.{vm}: expected an object of benchmarks")
-            for bench in sorted(benches):
-                rows.append(_row(machine, vm, bench, benches[bench]))
-    return rows
+    table = summary.get(FAILED_KEY, {}) if isinstance(summary, dict) else {}
+    for machine, vm, bench, entries in _benchmarks(table, FAILED_KEY):
+        where = f"{FAILED_KEY}.{machine}.{vm}.{bench}"
+        if not isinstance(entries, list):
+            raise SummaryFormatError(f"{where}: expected a list of process executions")
+        for i, e in enumerate(entries):
+            ok = isinstance(e, dict) and isinstance(e.get("index"), int) \
+                and not isinstance(e.get("index"), bool) and isinstance(e.get("state"), str)
+            if not ok:
+                raise SummaryFormatError(f"{where}[{i}]: expected {{\"index\": N, \"state\": NAME}}")
+            rows.append(FailedRow(machine, vm, bench, e["index"], e["state"]))
+    return sorted(rows, key=lambda r: (r.machine, r.vm, r.bench, r.index))
+
+
+def by_machine(summary: dict) -> list[tuple[str, list[SummaryRow], list[FailedRow]]]:
+    """(machine, its benchmark rows, its executions without data) for every
+    machine with either, sorted."""
+    rows, failed = summary_rows(summary), failed_rows(summary)
+    names = sorted({r.machine for r in rows} | {r.machine for r in failed})
+    return [(m, [r for r in rows if r.machine == m], [f for f in failed if f.machine == m]) for m in names]
+
+
+def failed_summary(rows: list[FailedRow]) -> str:
+    """'3 process executions without data, not classified: 2 errored (no data), ...'."""
+    counts: dict[str, int] = {}
+    for r in rows:
+        counts[r.label] = counts.get(r.label, 0) + 1
+    return f"{len(rows)} process execution(s) without data, not classified: {failed_phrase(counts)}"
 
 
 def histogram(values: list[float], bins: int = 10) -> tuple[list[int], int | None]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import formats
-from .rows import SummaryRow, class_phrase, summary_rows
+from .rows import FAILED_HEADERS, SummaryRow, by_machine, class_phrase, failed_summary
 
 HEADERS = ("Benchmark", "VM", "Class.", "Steady iter (#)", "Steady iter (s)", "Steady perf (s)")
 
@@ -30,16 +30,23 @@ def _layout(rows: list[tuple[str, ...]]) -> list[str]:
 
 
 def render_text(summary: dict) -> str:
-    """One aligned table per machine; inconsistent pairs show their class counts."""
-    rows = summary_rows(summary)
-    if not rows:
+    """One aligned table per machine; inconsistent pairs show their class counts;
+    process executions without data follow in their own table."""
+    machines = by_machine(summary)
+    if not machines:
         return "No benchmarks in this summary.\n"
     out: list[str] = []
-    for machine in sorted({r.machine for r in rows}):
-        mine = [r for r in rows if r.machine == machine]
+    for machine, mine, no_data in machines:
         if out:
             out.append("")
         out.append(f"Machine: {machine}")
         out.append("")
-        out.extend(_layout([HEADERS] + [_cells(r) for r in mine]))
+        if mine:
+            out.extend(_layout([HEADERS] + [_cells(r) for r in mine]))
+        if no_data:
+            if mine:
+                out.append("")
+            out.append(failed_summary(no_data) + ".")
+            out.append("")
+            out.extend(_layout([FAILED_HEADERS] + [(f.bench, f.vm, str(f.index), f.label) for f in no_data]))
     return "\n".join(out) + "\n"

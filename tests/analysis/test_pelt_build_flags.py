@@ -2,7 +2,7 @@
 
 GCC fuses a*b+c into one FMA by default wherever the target has one, which
 rounds R's separately rounded products once instead of twice (two of R's
-golden series then come out differently). setup.py builds _pelt.c with
+golden series then come out differently). setup.py builds _pelt's C sources with
 -ffp-contract=off; this test builds it with setup.py's own flags for an FMA
 target (x86-64-v3) and checks R's golden outputs, so dropping the flag fails
 here rather than on somebody's aarch64 machine.
@@ -20,15 +20,20 @@ import pytest
 from shared_paths import GOLDEN, REPO
 
 
-def pelt_compile_args() -> list[str]:
-    """extra_compile_args of the analysis._pelt Extension in setup.py."""
+def pelt_extension_arg(name: str) -> list[str]:
+    """A keyword argument (sources, extra_compile_args) of the analysis._pelt
+    Extension in setup.py."""
     for node in ast.walk(ast.parse((REPO / "setup.py").read_text())):
         if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Extension" \
                 and node.args and ast.literal_eval(node.args[0]) == "analysis._pelt":
             for kw in node.keywords:
-                if kw.arg == "extra_compile_args":
+                if kw.arg == name:
                     return ast.literal_eval(kw.value)
-    raise AssertionError("setup.py has no analysis._pelt Extension with extra_compile_args")
+    raise AssertionError(f"setup.py has no analysis._pelt Extension with {name}")
+
+
+def pelt_compile_args() -> list[str]:
+    return pelt_extension_arg("extra_compile_args")
 
 
 def fma_cpu() -> bool:
@@ -44,7 +49,8 @@ def fma_cpu() -> bool:
 def test_fma_target_build_matches_r_bit_for_bit(tmp_path):
     so = tmp_path / "_pelt_v3.so"
     cmd = ["gcc", *pelt_compile_args(), "-march=x86-64-v3", "-shared", "-fPIC",
-           f"-I{sysconfig.get_paths()['include']}", str(REPO / "analysis" / "_pelt.c"), "-o", str(so), "-lm"]
+           f"-I{sysconfig.get_paths()['include']}", *(str(REPO / src) for src in pelt_extension_arg("sources")),
+           "-o", str(so), "-lm"]
     subprocess.run(cmd, check=True, capture_output=True)
     # Loaded in a child so this build never replaces the session's module.
     code = (

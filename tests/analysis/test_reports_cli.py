@@ -1,4 +1,4 @@
-"""coldrun-analyze table / plot / diff (analysis.cli_reports)."""
+"""coldrun-analyze table / plot / diff (analysis.cli)."""
 
 import bz2
 import importlib.util
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from analysis import cli_reports
-from analysis.cli_reports import classify_document, machine_name
+from analysis import cli, prepare
+from analysis.inputs import classify_document, machine_name
 
 from shared_paths import GOLDEN as SHARED_GOLDEN
 GOLDEN = SHARED_GOLDEN / "warmup_stats" / "corpus_500"
@@ -33,7 +33,7 @@ def annotated_file(tmp_path_factory) -> Path:
 
 
 def run(argv, capsys):
-    code = cli_reports.main(argv)
+    code = cli.main(argv)
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -90,8 +90,7 @@ def test_table_from_annotated_uses_analysis_summary(annotated_file, tmp_path, ca
 
     fake.summarise = summarise
     monkeypatch.setitem(sys.modules, "analysis.summary", fake)
-    import analysis
-    monkeypatch.setattr(analysis, "summary", fake, raising=False)
+    monkeypatch.setattr(prepare, "summary", fake)
     code, out, err = run(["table", str(annotated_file), "--seed", "7", "--quality", "low"], capsys)
     assert code == 0, err
     assert seen["machine"] == "oraclebox"

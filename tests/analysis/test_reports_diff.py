@@ -8,7 +8,8 @@ import pytest
 from analysis.diff import (BETTER, CLASSIFICATIONS, DIFFERENT, INTERSECTION, SAME, STEADY_ITER,
                            STEADY_ITER_VAR, STEADY_STATE_TIME, STEADY_STATE_TIME_VAR, WORSE, DiffError,
                            ci_narrowing, classification_verdict, diff_summaries, interval_narrowing,
-                           intervals_differ, pair_verdicts, render_diff)
+                           intervals_differ, pair_verdicts)
+from analysis.reports.diff_tables import render_diff
 
 from real_parts import missing_real_part
 from shared_paths import GOLDEN as SHARED_GOLDEN

@@ -1,0 +1,122 @@
+"""Bring any input to the stage a command needs: annotated results or a summary.
+
+Raw results go through ``analysis.pipeline`` (outliers, changepoints,
+classification) and ``analysis.summary``; annotated results and summaries
+are checked and used as they are. Everything here raises
+:class:`~analysis.errors.AnalysisError` naming the file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from analysis import inputs, pipeline, summary
+from analysis.errors import AnalysisError, WarningSink, stderr_warning
+from analysis.inputs import LoadedInput
+from analysis.reports import summary_rows
+from analysis.reports.rows import failed_rows
+
+
+@dataclass
+class AnalysisOptions:
+    """How raw results are analysed on the way to a report."""
+
+    resamples: int | None = None  # bootstrap size; None: warmup_stats' high quality
+    seed: int | None = None
+    jobs: int = 1
+    # Classifier settings (None: warmup_stats' defaults from the iteration count).
+    window: int | None = None
+    steady: int | None = None
+    delta: str | None = None
+    # Only for warmup_stats CSV input.
+    vm: str | None = None
+    language: str | None = None
+    uname: str | None = None
+    confidence: str | None = None
+    progress: bool = False
+
+
+def named(path: Path, exc: AnalysisError) -> AnalysisError:
+    """The same error, its message starting with the file when it does not name it."""
+    text = str(exc)
+    return exc if str(path) in text else AnalysisError(f"{path}: {text}")
+
+
+def raw_results(item: LoadedInput, options: AnalysisOptions, warn: WarningSink = stderr_warning) -> dict:
+    """Validated Krun-shaped results of a raw input."""
+    if item.document is None:  # CSV
+        return inputs.validate_krun(inputs.read_csv(item.path, options.vm, options.language, options.uname, warn),
+                                    item.path, warn)
+    return inputs.results_from_document(item.document, item.path, warn)
+
+
+def to_annotated(item: LoadedInput, options: AnalysisOptions | None = None,
+                 warn: WarningSink = stderr_warning) -> dict:
+    """Annotated results for a raw or annotated input."""
+    options = options or AnalysisOptions()
+    if item.kind == "annotated":
+        return inputs.validate_annotated(item.document, item.path, warn)
+    if item.kind == "summary":
+        raise inputs.summary_given(item.path)
+    results = raw_results(item, options, warn)
+    classifier = {name: getattr(options, name) for name in ("window", "steady", "delta")
+                  if getattr(options, name) is not None}
+    try:
+        annotated = pipeline.annotate(results, jobs=options.jobs, progress=options.progress, warn=warn,
+                                      **classifier)
+    except AnalysisError as exc:
+        raise named(item.path, exc) from None
+    except ValueError as exc:  # the classifier's own checks (e.g. a bad delta)
+        raise AnalysisError(f"{item.path}: {exc}") from None
+    # Later steps (summary, plots) reuse this instead of analysing again.
+    item.kind, item.document = "annotated", annotated
+    return annotated
+
+
+def to_summary(item: LoadedInput, options: AnalysisOptions | None = None,
+               warn: WarningSink = stderr_warning) -> dict:
+    """The summary of any input (a summary JSON is checked and returned)."""
+    options = options or AnalysisOptions()
+    if item.kind == "summary":
+        try:
+            summary_rows(item.document)  # validate now, so errors name the file
+            failed_rows(item.document)
+        except AnalysisError as exc:
+            raise named(item.path, exc) from None
+        return item.document
+    annotated = to_annotated(item, options, warn)
+    kwargs: dict = {"seed": options.seed, "jobs": options.jobs}
+    if options.resamples is not None:
+        kwargs["resamples"] = options.resamples
+    if options.confidence is not None:
+        kwargs["confidence"] = options.confidence
+    if options.progress:
+        kwargs["progress"] = True
+    try:
+        return summary.summarise({inputs.machine_name(annotated): annotated}, **kwargs)
+    except AnalysisError as exc:
+        raise named(item.path, exc) from None
+
+
+def merge_summaries(items: list[tuple[Path, dict]]) -> dict:
+    """One summary from several; a (machine, VM, benchmark) may appear once."""
+    if len(items) == 1:
+        return items[0][1]
+    merged: dict = {"warmup_format_version": items[0][1].get("warmup_format_version", "2"), "machines": {}}
+    seen: dict[tuple[str, str, str], Path] = {}
+    for path, one in items:
+        for machine, vms in one["machines"].items():
+            for vm, benches in vms.items():
+                for bench, data in benches.items():
+                    where = (machine, vm, bench)
+                    if where in seen:
+                        raise AnalysisError(f"{path}: {bench} on {vm} ({machine}) is also in "
+                                            f"{seen[where]}; give each benchmark once")
+                    seen[where] = path
+                    merged["machines"].setdefault(machine, {}).setdefault(vm, {})[bench] = data
+        for machine, vms in (one.get(summary.FAILED_KEY) or {}).items():
+            for vm, benches in vms.items():
+                failed = merged.setdefault(summary.FAILED_KEY, {}).setdefault(machine, {}).setdefault(vm, {})
+                failed.update(benches)
+    return merged
