@@ -69,9 +69,10 @@ def _cmd_resume(args: argparse.Namespace) -> int:
 
 
 def _cmd_status(args: argparse.Namespace) -> int:
-    from supervisor.state.status import status_text
-    print(status_text(args.state_dir))
-    return 0
+    from supervisor.state.status import status_report
+    text, altered = status_report(args.state_dir)
+    print(text)
+    return 4 if altered else 0     # 4: the state dir is damaged, as for a corrupted schedule
 
 
 def _cmd_export(args: argparse.Namespace) -> int:

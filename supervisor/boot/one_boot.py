@@ -33,6 +33,7 @@ from supervisor.platforms.factory import build_platform
 from supervisor.state.records import write_record
 from supervisor.state.schedule import RUNNING, JobLine, Schedule
 from supervisor.state.statedir import StateDir
+from supervisor.state.verify import altered_line, verify_records
 from supervisor.system import Clock, Commands, RealClock, RealCommands, SystemRoot
 
 
@@ -93,6 +94,9 @@ def _boot_locked(state: StateDir, root, commands, clock, stderr, reexec: bool, p
     pause_point("after-boot-count", boot_no)
 
     reconcile(state, schedule, exp, log)
+    altered = verify_records(state, schedule)   # never re-run or overwrite what the state dir says was done
+    if altered:
+        return stop(ctx_platform(ctx), ctx, "state dir altered: " + altered_line(altered))
 
     # Reboot-loop guard: every boot claims a job, except the finishing one.
     unexplained = boot_no - schedule.total_attempts() - 1
