@@ -90,7 +90,7 @@ def location_problem(path: Path, euid: int | None = None) -> str | None:
     real = Path(os.path.realpath(path))
     try:
         st = os.stat(real)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):   # start creates it, or says why it cannot
         st = None
     except OSError as e:
         return f"{path}: cannot inspect the state dir ({e.strerror})"
@@ -107,7 +107,7 @@ def location_problem(path: Path, euid: int | None = None) -> str | None:
     for parent in real.parents:
         try:
             pst = os.stat(parent)
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             continue   # created by start, with safe modes
         except OSError as e:
             return f"{path}: cannot inspect its parent {parent} ({e.strerror})"

@@ -15,7 +15,7 @@ import stat
 from typing import Any
 
 from supervisor.errors import ColdrunError
-from supervisor.state.records import OUTCOME_RERUN, executions_dir, list_records, read_record
+from supervisor.state.records import OUTCOME_RERUN, executions_dir, list_records, read_record, record_path
 from supervisor.state.schedule import OUTSTANDING, RUNNING, SKIPPED, WITH_RECORD, Schedule
 from supervisor.state.statedir import StateDir
 
@@ -58,9 +58,9 @@ def verify_records(state: StateDir, schedule: Schedule) -> list[str]:
             last = attempt == job.attempts
             if path is None:
                 if last and job.state in WITH_RECORD:
-                    problems.append(f"{state.path}: job {job.index} ({job.key} #{job.pexec}) is "
-                                    f"{job.state_name} but its record for attempt {attempt} is missing; the "
-                                    f"state dir was altered")
+                    problems.append(f"{record_path(state.path, job.index, attempt)}: record missing, but job "
+                                    f"{job.index} ({job.key} #{job.pexec}) is {job.state_name} after attempt "
+                                    f"{attempt}; the state dir was altered")
                 continue          # a crash leaves no record: crashed, re-queued or still running
             if last and job.state == RUNNING:
                 continue          # reconciliation settles it
