@@ -58,8 +58,8 @@ def start(experiment_file: str, state_dir: str, *, simulate: bool, root: SystemR
         raise ColdrunError(f"{experiment_file}: skip: every job is skipped; nothing to run")
     run_keys = sorted({j.key for j in jobs if not j.skipped})
     validate_files(exp, exp_dir, experiment_file, run_keys)
-    if not simulate and exp.platform.benchmark_user:
-        # The runner will run as a fresh unprivileged user: refuse now rather than after the first reboot.
+    if exp.platform.benchmark_user and (not simulate or os.geteuid() == 0):
+        # The runner will run as a fresh unprivileged user (simulated as root too): refuse now, not at the first run.
         from supervisor.launch.runner_access import unreachable_files
         problems = unreachable_files(exp, exp_dir, experiment_file, run_keys)
         if problems:

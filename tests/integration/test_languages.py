@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from coldrun_helpers import REPO, coldrun
+from root_runs import runs_as_invoker  # tests/root_runs.py: as root, benchmarks run as you
 
 EXECUTIONS = 2
 ITERATIONS = 5
@@ -116,7 +117,7 @@ def make_experiment(tmp: Path, lang: Lang, *, executions: int = EXECUTIONS, iter
         variants = ["default"]
         """) + vm_extra
     path = tmp / "exp.toml"
-    path.write_text(text)
+    path.write_text(runs_as_invoker(text))
     return path
 
 

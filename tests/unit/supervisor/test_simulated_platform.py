@@ -1,6 +1,7 @@
 import pytest
 
 from supervisor.platforms import make_platform
+from supervisor.platforms.simulated import SimulatedPlatform
 from supervisor.platforms.policy import PlatformPolicy
 from supervisor.system import FakeClock, RecordingCommands, SystemRoot
 
@@ -17,8 +18,11 @@ class Log:
 
 def test_every_step_logs_and_changes_nothing(tmp_path):
     log, commands, clock = Log(), RecordingCommands(), FakeClock()
-    p = make_platform("simulated", PlatformPolicy(), tmp_path, root=SystemRoot(tmp_path), commands=commands,
-                      clock=clock, log=log)
+    # Not root: as root, benchmarks run as a fresh user (tests/unit/state/test_simulated_root.py).
+    p = SimulatedPlatform(PlatformPolicy(), tmp_path, root=SystemRoot(tmp_path), commands=commands,
+                          clock=clock, log=log, euid=1000)
+    assert isinstance(make_platform("simulated", PlatformPolicy(), tmp_path, root=SystemRoot(tmp_path),
+                                    commands=commands, clock=clock, log=log), SimulatedPlatform)
     reports = p.apply_and_verify()
     assert reports and all(r["ok"] and r["action"].startswith("simulated") for r in reports)
     assert p.take_baselines() == {}
