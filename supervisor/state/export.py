@@ -50,6 +50,9 @@ def _audit(state: StateDir) -> dict[str, Any]:
         audit = json.loads((state.path / "audit.json").read_text())
     except (OSError, ValueError):
         audit = {}
+    if not isinstance(audit, dict):
+        raise ColdrunError(f"{state.path / 'audit.json'}: not the JSON object coldrun wrote; the state dir was "
+                           f"altered")
     if "uname" not in audit:
         u = os.uname()
         audit["uname"] = " ".join([u.sysname, u.nodename, u.release, u.version, u.machine])
