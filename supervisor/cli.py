@@ -30,10 +30,11 @@ def _cmd_check(args: argparse.Namespace) -> int:
             print(f"warning: vms.{vm_name}: instrument = true perturbs the measurement; use such runs to "
                   f"explain behaviour, not as results")
     if exp.platform.benchmark_user:
-        # Enforced by a real `coldrun start`; simulated runs use the invoking user.
+        # Enforced by `coldrun start` (simulated as root too); simulated runs by others use the invoking user.
         from supervisor.launch.runner_access import unreachable_files
         for line in unreachable_files(exp, Path(args.experiment).absolute().parent, args.experiment, run_keys):
-            print(f"warning: {line} (a real start refuses this; --simulate-reboots runs as you)")
+            print(f"warning: {line} (start refuses this, simulated as root too; --simulate-reboots by a "
+                  f"non-root user runs as that user)")
     seed_text = "" if exp.order == "round-robin" else (
         f", seed {exp.seed}" if exp.seed is not None else ", seed chosen at start and recorded (shown with seed 0)")
     print(f"order: {exp.order}{seed_text}; {exp.executions} process executions per key")

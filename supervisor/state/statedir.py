@@ -113,7 +113,8 @@ def location_problem(path: Path, euid: int | None = None) -> str | None:
             return f"{path}: cannot inspect its parent {parent} ({e.strerror})"
         if pst.st_uid not in (0, euid):
             return (f"{path}: parent directory {parent} is owned by {_owner_name(pst.st_uid)}, who could replace "
-                    f"the state dir; choose a --state-dir under a directory owned by {me} or root")
+                    f"the state dir; choose a --state-dir under a directory owned by {me} or root"
+                    f"{' (e.g. /var/lib/coldrun/' + real.name + ')' if euid == 0 else ''}")
         who = _writable_by_others(pst, allow_sticky=True)
         if who:
             return (f"{path}: parent directory {parent} is writable by {who} (mode "

@@ -16,6 +16,7 @@ boots or temperatures, are updated in place and carry no checksum either).
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
@@ -90,7 +91,6 @@ def damage(path: Path, how: str, data: st.DataObject, elsewhere: Path) -> None:
 
 def invisible(state: Path, kind: str, original: bytes, damaged_path: Path) -> bool:
     """Whether garbage left the file consistent by every rule coldrun has (see the module doc)."""
-    import json
     if kind == "record":
         try:
             new, old = json.loads(damaged_path.read_bytes()), json.loads(original)
@@ -115,8 +115,8 @@ def one_line_names(output: str, name: str) -> bool:
     return any(name in line for line in output.splitlines())
 
 
-@settings(max_examples=EXAMPLES, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                      HealthCheck.too_slow])
+@settings(max_examples=EXAMPLES, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(data=st.data())
 def test_damaged_state_file_is_one_line_and_loses_no_record(template, tmp_path_factory, data):
     work = Path(tempfile.mkdtemp(dir=tmp_path_factory.getbasetemp()))

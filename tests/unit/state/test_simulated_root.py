@@ -16,22 +16,17 @@ import pytest
 
 from supervisor.boot.lifecycle import start
 from supervisor.boot.one_boot import boot
+from supervisor.eventlog import make_logger
 from supervisor.platforms.benchmark_user import BenchmarkUser, simulated_user_name
 from supervisor.platforms.policy import PlatformPolicy
 from supervisor.platforms.simulated import SimulatedPlatform
 from supervisor.state.records import list_records
 from supervisor.state.schedule import Schedule
-from supervisor.system import RecordingCommands
+from supervisor.system import CommandResult, RecordingCommands
 
 
-class Log:
-    def __init__(self):
-        self.events = []
-
-    def info(self, event, **kw):
-        self.events.append(event)
-
-    warning = error = info
+def Log():
+    return make_logger(None, stderr=None)     # logs nowhere: these tests look at accounts and argv
 
 
 class Accounts:
@@ -42,7 +37,6 @@ class Accounts:
         self.calls: list[tuple[str, ...]] = []
 
     def run(self, argv, *, input=None, timeout=None):
-        from supervisor.system import CommandResult
         argv = tuple(argv)
         self.calls.append(argv)
         if argv[0] == "useradd":
