@@ -132,6 +132,7 @@ def test_damaged_state_file_is_one_line_and_loses_no_record(template, tmp_path_f
     damage(state / target, how, data, work)
     kind = "record" if target.startswith("executions/") else target
     unseen = how == "garbage" and invisible(state, kind, original, state / target)
+    event(f"{how} of {kind}")
     if unseen:
         event(f"garbage coldrun cannot see in {kind}")
     intact.pop(Path(target).name, None)
