@@ -18,7 +18,7 @@ from supervisor.platform_cli import add_platform_commands
 from supervisor.state.export import write_export
 from supervisor.state.outcome import exit_code
 from supervisor.state.statedir import StateDir
-from supervisor.state.status import per_job_overhead, status_text
+from supervisor.state.status import per_job_overhead, status_report
 
 STATUS_EXIT_CODES = """exit status: 0 finished, every execution completed; 3 stopped on a fatal check; \
 6 finished with errored, timed-out or crashed executions; 7 aborted; 8 still running; \
@@ -37,9 +37,10 @@ def _cmd_check(args: argparse.Namespace) -> int:
         if vm.instrument:
             print(f"warning: vms.{vm_name}: instrument = true perturbs the measurement; use such runs to "
                   f"explain behaviour, not as results")
-    # Enforced by a real `coldrun start`; simulated runs use the invoking user.
+    # Enforced by `coldrun start`, simulated as root too; simulated runs by others use the invoking user.
     for line in prep.unreachable:
-        print(f"warning: {line} (a real start refuses this; --simulate-reboots runs as you)")
+        print(f"warning: {line} (start refuses this, simulated as root too; --simulate-reboots by a "
+              f"non-root user runs as that user)")
     for line in prep.runner_problems:
         print(f"problem: {line} (coldrun start refuses this)")
     seed_text = "" if exp.order == "round-robin" else (
@@ -74,8 +75,10 @@ def _cmd_resume(args: argparse.Namespace) -> int:
 
 
 def _cmd_status(args: argparse.Namespace) -> int:
-    print(status_text(args.state_dir))
-    return exit_code(StateDir(args.state_dir).schedule())
+    text, altered = status_report(args.state_dir)
+    print(text)
+    # 4: the state dir is damaged (records altered), as for a corrupted schedule.
+    return 4 if altered else exit_code(StateDir(args.state_dir).schedule())
 
 
 def _cmd_export(args: argparse.Namespace) -> int:

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import os
 import sys
 import time
 from pathlib import Path
 from typing import Any, TextIO
 
 import structlog
+
+from supervisor.durable import is_full, write_all
 
 _HUMAN_SKIP = {"event", "level", "timestamp", "pid"}
 
@@ -30,28 +34,55 @@ class _Tee:
 
 
 class _AppendLogger:
-    """Appends each rendered line to the log file, opened per write so no fd outlives an exec."""
+    """Appends each rendered line to the log file, opened per write so no fd outlives an exec.
 
-    def __init__(self, path: Path | None):
+    The log is diagnostics: the records and the schedule are the results.  So a
+    log that cannot be written (full disk, replaced by a directory or a symlink)
+    never stops the supervisor: it says so once on stderr (the journal, on a real
+    machine), keeps the events on stderr, retries at every event, and when the log
+    is writable again notes how many events are missing from it.
+    """
+
+    def __init__(self, path: Path | None, stderr: TextIO | None):
         self.path = path
+        self.stderr = stderr
+        self.missed = 0
+
+    def _append(self, line: str) -> None:
+        assert self.path is not None
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        try:
+            write_all(fd, line.encode("utf-8", "replace"))
+        finally:
+            os.close(fd)
 
     def msg(self, message: str) -> None:
         if self.path is None:
             return
-        with open(self.path, "a", encoding="utf-8") as f:
-            f.write(message + "\n")
+        try:
+            if self.missed:
+                self._append(json.dumps({"event": "event log was not writable", "missed_events": self.missed,
+                                         "level": "warning"}) + "\n")
+                self.missed = 0
+            self._append(message + "\n")
+        except OSError as e:
+            if not self.missed:
+                why = "the filesystem is full" if is_full(e) else (e.strerror or str(e))
+                (self.stderr or sys.stderr).write(
+                    f"coldrun: warning: {self.path}: cannot write the event log ({why}); events go to stderr "
+                    f"only until it can be written again; records and the schedule are not affected\n")
+            self.missed += 1
 
     info = debug = warning = error = critical = exception = log = msg
 
 
 def make_logger(log_path: Path | None, stderr: TextIO | None = sys.stderr, **context: Any):
     """A bound structlog logger; ``log_path`` None logs to stderr only."""
-    import os
     processors = [
         structlog.processors.add_log_level,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
         _Tee(stderr),
         structlog.processors.JSONRenderer(default=str),
     ]
-    return structlog.wrap_logger(_AppendLogger(log_path), processors=processors,
+    return structlog.wrap_logger(_AppendLogger(log_path, stderr), processors=processors,
                                  wrapper_class=structlog.BoundLogger).bind(pid=os.getpid(), **context)

@@ -38,6 +38,7 @@ from supervisor.state.records import write_record
 from supervisor.state.schedule import COMPLETED, RUNNING, JobLine, Schedule
 from supervisor.state.statedir import StateDir
 from supervisor.state import layout
+from supervisor.state.verify import altered_line, verify_records
 
 RUNNER_SETUP_EXIT = 2    # PROTOCOL.md: the runner's usage/setup failure, before any iteration
 
@@ -89,6 +90,9 @@ def _boot_locked(state: StateDir, machine: Machine, stderr) -> int:
     pause_point("after-boot-count", boot_no)
 
     reconcile(state, schedule, exp, log)
+    altered = verify_records(state, schedule)   # never re-run or overwrite what the state dir says was done
+    if altered:
+        return stop(ctx, "state dir altered: " + altered_line(altered))
 
     # Reboot-loop guard: every boot claims a job, except the finishing one.
     unexplained = boot_no - schedule.total_attempts() - 1
@@ -224,5 +228,5 @@ def _launch_failure(ctx: Boot, job: JobLine, ex: Executed) -> str | None:
     record = ex.record
     if record.exit_code == RUNNER_SETUP_EXIT and not record.wallclock_times:
         said = (record.stderr_tail or "").strip().splitlines()
-        return f"runner exited with status 2 (usage/setup) before any iteration" + (f": {said[-1]}" if said else "")
+        return "runner exited with status 2 (usage/setup) before any iteration" + (f": {said[-1]}" if said else "")
     return None

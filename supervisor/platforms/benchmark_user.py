@@ -9,6 +9,9 @@ written before useradd so a crash in between is still recognised.
 
 from __future__ import annotations
 
+import hashlib
+import sys
+import time
 from pathlib import Path
 
 from supervisor.errors import PlatformError
@@ -16,7 +19,17 @@ from supervisor.system import Commands
 from supervisor.durable import write_atomic
 from supervisor.state import layout
 
-MARKER = "benchmark_user"
+MARKER = layout.BENCHMARK_USER
+LOCK_RETRY_SECONDS = 10.0   # useradd refuses while another tool holds /etc/passwd's lock
+
+
+def simulated_user_name(name: str, state_dir: Path) -> str:
+    """The benchmark user of a simulated experiment run as root: one per state dir.
+
+    Simulated experiments may run side by side (and beside a real one, which
+    owns ``name``); a suffix from the state dir keeps their accounts apart.
+    """
+    return f"{name[:22]}-{hashlib.sha256(str(Path(state_dir).absolute()).encode()).hexdigest()[:8]}"
 
 
 class BenchmarkUser:
@@ -50,8 +63,29 @@ class BenchmarkUser:
 
     def _skeleton(self) -> str:
         skel = self.state_dir / layout.EMPTY_SKEL
-        skel.mkdir(parents=True, exist_ok=True)
+        skel.mkdir(mode=0o700, parents=True, exist_ok=True)
         return str(skel)
+
+    def switch_argv(self) -> list[str]:
+        """The argv prefix that drops from root to this user and keeps inherited fds (the results channel, fd 3).
+
+        setpriv switches uid/gid/groups and execs (sudo and doas would close the fds);
+        OpenBSD has no setpriv, so coldrun's own runas does the same there.
+        """
+        if self.os_name == "openbsd":
+            return [sys.executable, "-m", "supervisor.platforms.runas", self.name, "--"]
+        u = self.name
+        return ["setpriv", f"--reuid={u}", f"--regid={u}", "--init-groups", "--",
+                "env", f"HOME={self.home}", f"USER={u}", f"LOGNAME={u}"]
+
+    def _run_retrying(self, argv: list[str]):
+        """Run useradd/userdel, again while another process holds the password file's lock."""
+        deadline = time.monotonic() + LOCK_RETRY_SECONDS
+        while True:
+            r = self.commands.run(argv)
+            if r.ok or "lock" not in r.stderr.lower() or time.monotonic() > deadline:
+                return r
+            time.sleep(0.2)   # nothing to wait on but the other tool letting go of the lock
 
     def create(self) -> None:
         problem = self.check_not_foreign()
@@ -67,7 +101,7 @@ class BenchmarkUser:
         else:
             argv = ["useradd", "--create-home", "--skel", self._skeleton(), "--user-group",
                     "--shell", "/bin/sh", self.name]
-        r = self.commands.run(argv)
+        r = self._run_retrying(argv)
         if not r.ok or not self.exists():
             raise PlatformError(f"could not create benchmark user {self.name!r}: "
                                 f"{r.stderr.strip() or 'useradd exit ' + str(r.returncode)}")
@@ -78,7 +112,7 @@ class BenchmarkUser:
             argv = ["userdel", "-r", self.name]
         else:
             argv = ["userdel", "--remove", "--force", self.name]  # -f: the mail spool is not ours
-        r = self.commands.run(argv)
+        r = self._run_retrying(argv)
         if self.exists():
             raise PlatformError(f"could not delete benchmark user {self.name!r}: "
                                 f"{r.stderr.strip() or 'userdel exit ' + str(r.returncode)}")

@@ -35,8 +35,10 @@ class Machine:
                                "root; add --simulate-reboots to try the experiment without touching the system")
 
     def runs_as_benchmark_user(self, mode: str) -> bool:
-        """Whether runners of this mode run as the policy's fresh benchmark user (when it asks for one)."""
-        return mode == HARDWARE
+        """Whether runners of this mode run as the policy's fresh benchmark user (when it asks for one).
+
+        Simulated as root too: a benchmark run as root could write into the state dir."""
+        return mode == HARDWARE or os.geteuid() == 0
 
     def platform(self, mode: str, exp: Experiment, state_dir: Path, log: Any) -> Platform:
         name = "simulated" if mode == SIMULATED else detect_platform_name()

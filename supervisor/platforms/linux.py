@@ -128,9 +128,7 @@ class LinuxPlatform(UnixPlatform):
             argv += [sys.executable, "-m", "supervisor.platforms.cgexec", str(self.root.path(BENCH_CGROUP)), "--"]
         if self.policy.benchmark_user:
             self.user.create()
-            u = self.user.name
-            argv += ["setpriv", f"--reuid={u}", f"--regid={u}", "--init-groups", "--",
-                     "env", f"HOME={self.user.home}", f"USER={u}", f"LOGNAME={u}"]
+            argv += self.user.switch_argv()
         if self.policy.counters == "off":
             argv += ["env", "COLDRUN_COUNTERS=off"]  # libkruntime then reports wall-clock only, on purpose
         return argv

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 from typing import Any
 
 from supervisor.errors import PlatformError
@@ -137,8 +136,7 @@ class OpenBSDPlatform(UnixPlatform):
         argv = ["nice", "-n", str(self.policy.nice)]
         if self.policy.benchmark_user:
             self.user.create()
-            # doas/su close inherited fds; runas keeps the results channel (fd 3).
-            argv += [sys.executable, "-m", "supervisor.platforms.runas", self.user.name, "--"]
+            argv += self.user.switch_argv()   # runas: doas/su would close the results channel (fd 3)
         if self.policy.malloc_options != "ignore":
             argv += ["env", f"MALLOC_OPTIONS={self.policy.malloc_options}"]
         return argv

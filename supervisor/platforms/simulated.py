@@ -3,6 +3,12 @@
 Used by ``coldrun start --simulate-reboots``: no root, no system changes.
 A reboot re-executes the running coldrun as ``coldrun resume STATE_DIR``;
 the boot service, the active-experiment marker and mail are only logged.
+
+One exception, for safety: run as root, a simulated experiment runs each
+benchmark as a fresh unprivileged user exactly as a real one does (same
+BenchmarkUser, same drop-privileges prefix), so a benchmark can never write
+into the state dir or anywhere else root can.  ``benchmark_user = false``
+runs benchmarks as root, as on a real machine.
 """
 
 from __future__ import annotations
@@ -14,17 +20,26 @@ from typing import Any
 
 from supervisor.platforms.base import Platform, PostCheckResult
 from supervisor.experiment.platform_policy import PlatformPolicy
+from supervisor.platforms.benchmark_user import BenchmarkUser, simulated_user_name
+from supervisor.system import RealCommands
 
 
 class SimulatedPlatform(Platform):
     name = "simulated"
 
     def __init__(self, policy: PlatformPolicy, state_dir: Any = None, *, log: Any,
-                 root: Any = None, commands: Any = None, clock: Any = None):
-        # Same keywords as make_platform(); a simulated platform needs only the log and the state dir.
+                 root: Any = None, commands: Any = None, clock: Any = None, euid: int | None = None):
+        # Same keywords as make_platform(); a simulated platform needs the log and the state dir, and as
+        # root the commands (the benchmark user).  ``euid``: tests pretend to be root or not.
         self.policy = policy
         self.state_dir = Path(state_dir) if state_dir is not None else None
         self.log = log
+        euid = os.geteuid() if euid is None else euid
+        self.user = None
+        if euid == 0 and policy.benchmark_user and state_dir is not None:
+            self.user = BenchmarkUser(simulated_user_name(policy.benchmark_user_name, Path(state_dir)),
+                                      commands or RealCommands(), Path(state_dir), log,
+                                      "openbsd" if sys.platform.startswith("openbsd") else "linux")
 
     def apply_and_verify(self) -> list[dict[str, Any]]:
         reports = []
@@ -46,12 +61,20 @@ class SimulatedPlatform(Platform):
         return {"platform": "simulated"}
 
     def launch_prefix(self, job_name: str) -> list[str]:
-        self.log.info("simulated: would create a fresh benchmark user and pin/nice the runner; running as is",
-                      job=job_name)
-        return []
+        if self.user is None:
+            self.log.info("simulated: would create a fresh benchmark user and pin/nice the runner; running as is",
+                          job=job_name)
+            return []
+        self.user.create()
+        self.log.info("simulated as root: running the benchmark as a fresh unprivileged user, as on a real "
+                      "machine; would pin/nice it", job=job_name, user=self.user.name)
+        return self.user.switch_argv()
 
     def end_launch(self, job_name: str) -> None:
-        self.log.info("simulated: would delete the benchmark user", job=job_name)
+        if self.user is None:
+            self.log.info("simulated: would delete the benchmark user", job=job_name)
+        else:
+            self.user.delete()
 
     def post_checks(self, before: dict[str, Any], measurements: dict[str, Any]) -> PostCheckResult:
         self.log.info("simulated: would check kernel log, throttle counters and APERF/MPERF")

@@ -44,6 +44,7 @@ from supervisor.state.records import list_records, read_record
 from supervisor.state.schedule import (COMPLETED, CRASHED, ERRORED, OUTSTANDING, RUNNING, SKIPPED,
                                        TIMED_OUT, WITH_RECORD, JobLine, Schedule)
 from supervisor.state.statedir import StateDir
+from supervisor.state.verify import altered_line, verify_records
 
 # The Krun flag of each schedule state (Krun knew C, E and T; "O" is a slot not run yet).
 KRUN_FLAGS = {COMPLETED: "C", ERRORED: "E", CRASHED: "E", TIMED_OUT: "T", OUTSTANDING: "O", RUNNING: "O"}
@@ -79,6 +80,9 @@ def _audit(state: StateDir) -> dict[str, Any]:
         audit = json.loads((state.path / layout.AUDIT).read_text())
     except (OSError, ValueError):
         audit = {}
+    if not isinstance(audit, dict):
+        raise ColdrunError(f"{state.path / 'audit.json'}: not the JSON object coldrun wrote; the state dir was "
+                           f"altered")
     if "uname" not in audit:
         u = os.uname()
         audit["uname"] = " ".join([u.sysname, u.nodename, u.release, u.version, u.machine])
@@ -86,7 +90,7 @@ def _audit(state: StateDir) -> dict[str, Any]:
 
 
 def _experiment(state: StateDir, schedule: Schedule) -> tuple[str, str]:
-    text = state.experiment_path.read_bytes()
+    text = state.experiment_bytes()
     if experiment_sha256(text) != schedule.experiment_sha256:
         raise ColdrunError(f"{state.experiment_path}: does not match the schedule; the state dir was altered")
     return text.decode("utf-8", "replace"), schedule.experiment_sha256
@@ -145,6 +149,9 @@ def krun_results(state: StateDir) -> dict[str, Any]:
 
 def write_export(state_dir: str, fmt: str, output: str) -> tuple[int, Path]:
     state = StateDir(state_dir)
+    altered = verify_records(state, state.schedule())
+    if altered:
+        raise ColdrunError(altered_line(altered), 4)
     data = native_bundle(state) if fmt == "native" else krun_results(state)
     payload = json.dumps(data, indent=None if fmt == "native" else 1, sort_keys=True).encode()
     out = Path(output)
@@ -153,8 +160,10 @@ def write_export(state_dir: str, fmt: str, output: str) -> tuple[int, Path]:
     elif fmt == "krun":
         raise ColdrunError(f"{output}: Krun results files are bz2-compressed JSON; name it e.g. "
                            f"results.json.bz2")
+    # A fresh O_EXCL temp name beside the output, renamed over it: a symlink planted
+    # at the output or temp name is replaced, never followed.  0644: results are for sharing.
     try:
-        write_atomic(out.absolute(), payload)
+        write_atomic(out.absolute(), payload, 0o644)
     except OSError as e:
         raise ColdrunError(f"{output}: cannot write the export ({e.strerror})")
     n = len(data["executions"]) if fmt == "native" else sum(len(v) for v in data["pexec_flags"].values())

@@ -10,6 +10,7 @@
     runner.json       pid and start time of the runner in flight
     stop_reason       why a stopped experiment stopped
     home/             HOME of the runners in simulated mode
+    benchmark_user    the name of the benchmark user coldrun created (it never touches one it did not)
     empty-skel/       the empty skeleton for fresh benchmark users (hardware mode)
     executions/       one record per process execution attempt: job<index>-attempt<n>.json
 
@@ -32,6 +33,7 @@ RUNNER = "runner.json"
 STOP_REASON = "stop_reason"
 HOME = "home"
 EMPTY_SKEL = "empty-skel"
+BENCHMARK_USER = "benchmark_user"
 EXECUTIONS = "executions"
 
 # Written before the schedule exists: a start that failed before it left only these.

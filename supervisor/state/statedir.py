@@ -1,19 +1,152 @@
-"""The state dir: its files, creation, the single-instance lock and the experiment copy."""
+"""The state dir: its files, creation, the single-instance lock and the experiment copy.
+
+The state dir belongs to whoever runs the experiment (root on a real
+machine) alone: it is created 0700, every file in it is created with an
+explicit mode, and every command refuses a state dir that someone else could
+write into (see ``location_problem``), because the supervisor writes there as
+root and a planted symlink would make it overwrite any file.
+"""
 
 from __future__ import annotations
 
 import fcntl
+import grp
 import json
 import os
+import pwd
+import stat
 import time
 from pathlib import Path
 
 from supervisor.errors import ColdrunError
-from supervisor.experiment.model import Experiment, experiment_sha256, parse_experiment
+from supervisor.experiment.model import Experiment, experiment_sha256, load_experiment, parse_experiment
+from supervisor.experiment.plan import expand
 from supervisor.durable import fsync_dir, is_temp_name, write_atomic
+from supervisor.state import layout
 from supervisor.state.records import executions_dir
 from supervisor.state.schedule import Schedule
-from supervisor.state import layout
+
+DIR_MODE = 0o700     # the state dir, executions/, the skeleton
+HOME_MODE = 0o755    # the runners' working directory: a runner dropped to the benchmark user must read it
+MIN_FREE_BYTES = 16 * 1024 * 1024   # log, schedule, undo log and a margin, whatever the experiment's size
+
+# What a state dir may hold, and of which type.  Anything coldrun reads must be a
+# plain file or directory coldrun made: never a symlink, never the other type.
+FILES = (layout.SCHEDULE, layout.EXPERIMENT, layout.META, layout.AUDIT, layout.UNDO, layout.LOCK, layout.LOG,
+         layout.RUNNER, layout.STOP_REASON, layout.BENCHMARK_USER)
+DIRS = (layout.EXECUTIONS, layout.HOME, layout.EMPTY_SKEL)
+
+
+def _group_shared(gid: int, owner: int) -> bool:
+    """Whether anyone but ``owner`` is in group ``gid`` (a member, or with it as primary group)."""
+    try:
+        members = grp.getgrgid(gid).gr_mem
+    except KeyError:
+        return True   # an unknown group: assume the worst
+    for name in members:
+        try:
+            if pwd.getpwnam(name).pw_uid != owner:
+                return True
+        except KeyError:
+            return True
+    return any(pw.pw_gid == gid and pw.pw_uid != owner for pw in pwd.getpwall())
+
+
+def _writable_by_others(st: os.stat_result, *, allow_sticky: bool) -> str | None:
+    """'others' or 'group' when that class may create, rename or delete entries here."""
+    if allow_sticky and st.st_mode & stat.S_ISVTX:
+        return None   # /tmp: others may add entries but not touch ours
+    if st.st_mode & stat.S_IWOTH:
+        return "others"
+    if st.st_mode & stat.S_IWGRP and _group_shared(st.st_gid, st.st_uid):
+        return "group"
+    return None
+
+
+def _owner_name(uid: int) -> str:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"uid {uid}"
+
+
+def location_problem(path: Path, euid: int | None = None) -> str | None:
+    """One line saying why ``path`` is not a safe state dir for ``euid``, or None.
+
+    Rules: the state dir is owned by the invoking user and not writable by its
+    group or others; every parent is owned by root or the invoking user and
+    not writable by others, unless it has the sticky bit (/tmp); a symlink on the
+    way is owned by root or the invoking user.
+    """
+    euid = os.geteuid() if euid is None else euid
+    me = _owner_name(euid)
+    walked = Path("/")
+    for part in path.absolute().parts[1:]:
+        walked = walked / part
+        try:
+            lst = os.lstat(walked)
+        except OSError:
+            break      # not there (yet): its parents were checked
+        if stat.S_ISLNK(lst.st_mode) and lst.st_uid not in (0, euid):
+            return (f"{path}: {walked} is a symlink owned by {_owner_name(lst.st_uid)}, who could point the state "
+                    f"dir anywhere; use a path without it as --state-dir")
+    real = Path(os.path.realpath(path))
+    try:
+        st = os.stat(real)
+    except (FileNotFoundError, NotADirectoryError):   # start creates it, or says why it cannot
+        st = None
+    except OSError as e:
+        return f"{path}: cannot inspect the state dir ({e.strerror})"
+    if st is not None:
+        if not stat.S_ISDIR(st.st_mode):
+            return f"{path}: is not a directory; choose another --state-dir"
+        if st.st_uid != euid:
+            return (f"{path}: state dir is owned by {_owner_name(st.st_uid)}, not {me}; only its owner may run "
+                    f"an experiment in it: chown {me} {path}, or choose another --state-dir")
+        who = _writable_by_others(st, allow_sticky=False)
+        if who:
+            return (f"{path}: state dir is writable by {who} (mode {stat.S_IMODE(st.st_mode):04o}); "
+                    f"run chmod 700 {path}")
+    for parent in real.parents:
+        try:
+            pst = os.stat(parent)
+        except (FileNotFoundError, NotADirectoryError):
+            continue   # created by start, with safe modes
+        except OSError as e:
+            return f"{path}: cannot inspect its parent {parent} ({e.strerror})"
+        if pst.st_uid not in (0, euid):
+            return (f"{path}: parent directory {parent} is owned by {_owner_name(pst.st_uid)}, who could replace "
+                    f"the state dir; choose a --state-dir under a directory owned by {me} or root"
+                    f"{' (e.g. /var/lib/coldrun/' + real.name + ')' if euid == 0 else ''}")
+        who = _writable_by_others(pst, allow_sticky=True)
+        if who:
+            return (f"{path}: parent directory {parent} is writable by {who} (mode "
+                    f"{stat.S_IMODE(pst.st_mode):04o}) without the sticky bit, so they could replace the state "
+                    f"dir; run chmod go-w {parent} or choose another --state-dir")
+    return None
+
+
+def space_needed(exp: Experiment, jobs_to_run: int) -> int:
+    """Bytes an experiment's state dir needs, estimated before the first boot.
+
+    A record holds the stdout/stderr tails, argv, environment and kernel log
+    lines (16 KiB is generous for a runner that behaves) plus, per in-process
+    iteration, a wall-clock time and three counts per core (core cycles,
+    APERF, MPERF: about 16 bytes each as JSON).  Re-runs are not counted: the
+    floor of MIN_FREE_BYTES covers them, the log and the undo log.
+    """
+    cores = os.cpu_count() or 1
+    per_record = max(16 * 1024 + vm.iterations * (24 + 3 * 16 * cores) for vm in exp.vms.values())
+    return MIN_FREE_BYTES + jobs_to_run * per_record
+
+
+def check_free_space(path: Path, needed: int) -> None:
+    st = os.statvfs(path)
+    free = st.f_bavail * st.f_frsize
+    if free < needed:
+        raise ColdrunError(f"{path}: only {free / 2**20:.1f} MiB free on its filesystem, but the experiment needs "
+                           f"about {needed / 2**20:.1f} MiB for its records and log; free space or choose a "
+                           f"--state-dir on another filesystem")
 
 
 class AlreadyRunning(ColdrunError):
@@ -64,17 +197,23 @@ class StateDir:
 
     # -- creation ------------------------------------------------------------
     def prepare_new(self, experiment_file: Path) -> None:
-        """Create the directory (or accept an empty one); refuse one that holds an experiment."""
+        """Create the directory (or accept an empty one); refuse one that holds an experiment.
+
+        Also refuses an unsafe location (see ``location_problem``) and a
+        filesystem without room for the experiment's records.
+        """
+        self.check_location()
         if self.exists():
             raise ColdrunError(f"{self.path}: state dir already holds an experiment; continue it with "
                                f"coldrun resume {self.path}, or choose another --state-dir")
         try:
-            self.path.mkdir(parents=True, exist_ok=True)
+            self._make_dirs()
         except OSError as e:
             raise ColdrunError(f"{self.path}: cannot create the state dir ({e.strerror}); choose a writable "
                                f"--state-dir")
+        self.check_location()    # the dirs just made, and a path that changed under us
         # Files of a start that failed before its schedule existed hold no results: reuse the dir.
-        ours = layout.BEFORE_SCHEDULE
+        ours = set(FILES) | set(DIRS)
         # Temp files of durable writes cut short (supervisor.durable) are ours too.
         leftovers = [p.name for p in self.path.iterdir()
                      if p.name not in ours and not is_temp_name(p.name)]
@@ -84,17 +223,68 @@ class StateDir:
         if leftovers:
             raise ColdrunError(f"{self.path}: state dir is not empty ({', '.join(sorted(leftovers)[:3])} ...) "
                                f"but holds no schedule; choose an empty or new --state-dir")
+        self.check_files()
         if not os.access(self.path, os.W_OK):
             raise ColdrunError(f"{self.path}: state dir is not writable; choose a writable --state-dir")
+        exp, _ = load_experiment(experiment_file)
+        check_free_space(self.path, space_needed(exp, sum(1 for j in expand(exp, 0) if not j.skipped)))
         try:
-            executions_dir(self.path).mkdir(exist_ok=True)
-            self.home_path.mkdir(exist_ok=True)
+            for d, mode in ((executions_dir(self.path), DIR_MODE), (self.home_path, HOME_MODE)):
+                if not d.is_dir():
+                    os.mkdir(d, mode)
+                os.chmod(d, mode)
             fsync_dir(self.path)
         except OSError as e:
             raise ColdrunError(f"{self.path}: cannot write in the state dir ({e.strerror})")
 
+    def _make_dirs(self) -> None:
+        """The state dir 0700 and missing parents 0755, whatever the umask."""
+        missing = []
+        for p in [self.path, *self.path.parents]:
+            if os.path.lexists(p):
+                break
+            missing.append(p)
+        for p in reversed(missing):
+            os.mkdir(p, DIR_MODE if p == self.path else 0o755)
+            os.chmod(p, DIR_MODE if p == self.path else 0o755)
+        if not missing and self.path.is_dir() and not self.path.is_symlink():
+            os.chmod(self.path, DIR_MODE)   # an empty dir we own and take over: ours alone from now on
+
+    # -- safety --------------------------------------------------------------
+    def check_location(self) -> None:
+        problem = location_problem(self.path)
+        if problem:
+            raise ColdrunError(problem)
+
+    def check_files(self) -> None:
+        """Every file coldrun reads is a plain file (or directory) it made, not a symlink or the other type."""
+        for name, want_dir in [(n, False) for n in FILES] + [(n, True) for n in DIRS]:
+            p = self.path / name
+            try:
+                st = os.lstat(p)
+            except FileNotFoundError:
+                continue
+            except OSError as e:
+                raise ColdrunError(f"{p}: cannot inspect ({e.strerror}); this state dir is damaged")
+            if stat.S_ISLNK(st.st_mode):
+                raise ColdrunError(f"{p}: is a symlink; coldrun never makes one there, so the state dir was "
+                                   f"altered: remove it (and restore the file from a backup)")
+            if want_dir and not stat.S_ISDIR(st.st_mode):
+                raise ColdrunError(f"{p}: should be a directory; the state dir was altered")
+            if not want_dir and not stat.S_ISREG(st.st_mode):
+                raise ColdrunError(f"{p}: should be a plain file but is a "
+                                   f"{'directory' if stat.S_ISDIR(st.st_mode) else 'special file'}; "
+                                   f"the state dir was altered: remove it (and restore the file from a backup)")
+
+    def check(self) -> None:
+        """Every command's first step on an existing state dir."""
+        if not self.path.is_dir():
+            raise ColdrunError(f"{self.path}: no such state dir")
+        self.check_location()
+        self.check_files()
+
     def write_experiment(self, text: bytes, source: Path, argv: list[str], *, debug: bool = False) -> None:
-        write_atomic(self.experiment_path, text)
+        write_atomic(self.experiment_path, text, 0o600)
         meta = {"experiment_file": str(source.absolute()), "experiment_dir": str(source.absolute().parent),
                 "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "argv": argv,
                 "debug": debug}
@@ -112,26 +302,35 @@ class StateDir:
             self._write_meta(meta)
 
     def _write_meta(self, meta: dict) -> None:
-        write_atomic(self.meta_path, json.dumps(meta, indent=1).encode())
+        write_atomic(self.meta_path, json.dumps(meta, indent=1).encode(), 0o600)
 
     # -- reading -------------------------------------------------------------
     def meta(self) -> dict:
         try:
-            return json.loads(self.meta_path.read_text())
+            meta = json.loads(self.meta_path.read_text())
         except (OSError, ValueError) as e:
-            raise ColdrunError(f"{self.meta_path}: unreadable ({e}); this state dir is damaged")
+            raise ColdrunError(f"{self.meta_path}: unreadable ({getattr(e, 'strerror', None) or e}); this state "
+                               f"dir is damaged")
+        if not isinstance(meta, dict) or not all(isinstance(meta.get(k), str)
+                                                 for k in ("experiment_file", "experiment_dir")):
+            raise ColdrunError(f"{self.meta_path}: not the JSON object coldrun wrote (experiment_file, "
+                               f"experiment_dir); this state dir is damaged")
+        return meta
 
     def schedule(self) -> Schedule:
-        if not self.path.is_dir():
-            raise ColdrunError(f"{self.path}: no such state dir")
+        self.check()
         return Schedule.load(self.schedule_path)
+
+    def experiment_bytes(self) -> bytes:
+        try:
+            return self.experiment_path.read_bytes()
+        except OSError as e:
+            raise ColdrunError(f"{self.experiment_path}: cannot read the experiment copy ({e.strerror}); this "
+                               f"state dir is damaged: restore the file from the experiment's source")
 
     def experiment(self, schedule: Schedule, *, check_source: bool = True) -> tuple[Experiment, bytes]:
         """The experiment this state dir runs; refuses a copy or source that changed."""
-        try:
-            text = self.experiment_path.read_bytes()
-        except OSError as e:
-            raise ColdrunError(f"{self.experiment_path}: cannot read the experiment copy ({e.strerror})")
+        text = self.experiment_bytes()
         if experiment_sha256(text) != schedule.experiment_sha256:
             raise ColdrunError(f"{self.experiment_path}: does not match the schedule's experiment_sha256; this "
                                f"state dir belongs to another experiment or was edited")
@@ -158,25 +357,34 @@ class StateDir:
     def lock(self) -> int:
         """Take the single-instance lock; returns the fd (close-on-exec, released on exit/exec)."""
         try:
-            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
         except OSError as e:
-            raise ColdrunError(f"{self.lock_path}: cannot open the lock file ({e.strerror})")
+            raise ColdrunError(f"{self.lock_path}: cannot open the lock file ({e.strerror}); if it is a symlink "
+                               f"or directory, the state dir was altered: remove it")
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise ColdrunError(f"{self.lock_path}: the lock file is not a plain file; the state dir was altered: "
+                               f"remove it")
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             holder = self.lock_holder()
             os.close(fd)
             raise AlreadyRunning(f"{self.path}: already running (pid {holder if holder else 'unknown'})")
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        except OSError:
+            pass   # the pid is a hint for status and abort; the flock is the lock (a full disk must not stop it)
         return fd
 
     def lock_holder(self) -> int | None:
         """The pid written by the last lock holder (read only; may be stale)."""
         try:
-            return int(self.lock_path.read_text().strip() or 0) or None
+            pid = int(self.lock_path.read_text().strip() or 0)
         except (OSError, ValueError):
             return None
+        return pid if 0 < pid < 2 ** 31 else None
 
     # -- runner in flight ----------------------------------------------------
     def note_runner(self, pid: int, create_time: float | None, cgroup: str | None = None) -> None:

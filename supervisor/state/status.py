@@ -1,14 +1,17 @@
-"""`coldrun status`: progress read from the schedule and records; takes no lock, writes nothing."""
+"""`coldrun status`: progress read from the schedule and records, and what was altered; takes no lock, writes
+nothing."""
 
 from __future__ import annotations
 
+import os
 import time
 from collections import defaultdict
 
-from supervisor.experiment.model import Experiment, parse_experiment
-from supervisor.state.records import list_records, read_record
+from supervisor.experiment.model import Experiment
+from supervisor.state.records import list_records
 from supervisor.state.schedule import OUTSTANDING, RUNNING, Schedule
 from supervisor.state.statedir import StateDir
+from supervisor.state.verify import load_record, verify_records
 from supervisor.experiment.quantities import format_duration
 
 
@@ -30,10 +33,16 @@ def estimate_remaining(schedule: Schedule, durations: dict[str, list[float]], ov
 
 
 def status_text(state_dir: str) -> str:
+    return status_report(state_dir)[0]
+
+
+def status_report(state_dir: str) -> tuple[str, list[str]]:
+    """(the text `coldrun status` prints, one line per way the state dir was altered)."""
     import psutil
     state = StateDir(state_dir)
     schedule = state.schedule()
-    exp = parse_experiment(state.experiment_path.read_bytes(), str(state.experiment_path))
+    exp, _ = state.experiment(schedule, check_source=False)
+    altered = verify_records(state, schedule)
     c = schedule.counts()
     done = c["completed"] + c["errored"] + c["timed_out"] + c["crashed"]
     total = len(schedule.jobs) - c["skipped"]
@@ -44,8 +53,10 @@ def status_text(state_dir: str) -> str:
              f"skipped {c['skipped']}"]
     durations: dict[str, list[float]] = defaultdict(list)
     last_error = None
-    for (idx, attempt), path in sorted(list_records(state.path).items(), key=lambda kv: kv[1].stat().st_mtime):
-        rec = read_record(path)
+    for (idx, attempt), path in sorted(list_records(state.path).items(), key=lambda kv: os.lstat(kv[1]).st_mtime):
+        rec, problem = load_record(path)
+        if rec is None:
+            continue   # listed in `altered`
         if rec.duration_seconds is not None:
             durations[rec.key].append(rec.duration_seconds)
         if rec.outcome in ("E", "T"):
@@ -64,4 +75,8 @@ def status_text(state_dir: str) -> str:
         lines.append(f"last error: {last_error}")
     if schedule.status == "stopped":
         lines.append(f"stop reason: {state.stop_reason()}")
-    return "\n".join(lines)
+    if altered:
+        lines.append(f"ALTERED: {len(altered)} problem(s) with the records; resume stops and export refuses "
+                     f"until they are fixed (restore the files from a backup):")
+        lines.extend(f"  {line}" for line in altered)
+    return "\n".join(lines), altered

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from root_runs import runs_as_invoker  # tests/root_runs.py: as root, benchmarks run as you
 
 REPO = Path(__file__).resolve().parents[2]
 FAKE_RUNNER = Path(__file__).parent / "runners" / "fake_runner.py"
@@ -59,5 +60,5 @@ def make_experiment(tmp: Path, behaviours: dict[str, str], *, executions: int = 
         variants = ["fake"]
         """)
     path = tmp / "exp.toml"
-    path.write_text(text)
+    path.write_text(runs_as_invoker(text))
     return path

@@ -20,6 +20,7 @@ import pytest
 
 from coldrun_helpers import REPO, coldrun
 from real_parts import missing_real_part
+from root_runs import runs_as_invoker  # tests/root_runs.py: as root, benchmarks run as you
 
 EXECUTIONS = 2
 ITERATIONS = 5
@@ -117,7 +118,7 @@ def make_experiment(tmp: Path, lang: Lang, *, executions: int = EXECUTIONS, iter
         variants = ["default"]
         """) + vm_extra
     path = tmp / "exp.toml"
-    path.write_text(text)
+    path.write_text(runs_as_invoker(text))
     return path
 
 

@@ -14,6 +14,7 @@ from supervisor.platforms.base import Platform, PostCheckResult
 from supervisor.platforms.simulated import SimulatedPlatform
 from supervisor.experiment.platform_policy import PlatformPolicy
 from supervisor.system import SystemRoot
+from root_runs import runs_as_invoker  # tests/root_runs.py: as root, benchmarks run as you
 
 FAKE_RUNNER = Path(__file__).resolve().parents[2] / "integration" / "runners" / "fake_runner.py"
 
@@ -47,7 +48,7 @@ def experiment(tmp: Path, behaviours: dict[str, str], *, executions: int = 1, ex
         variants = ["v"]
         """).replace("{benches}", benches)
     p = tmp / "exp.toml"
-    p.write_text(text)
+    p.write_text(runs_as_invoker(text))
     return p
 
 

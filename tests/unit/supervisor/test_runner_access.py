@@ -159,8 +159,13 @@ def test_check_warns_and_real_start_refuses_before_anything_changes(tree, tmp_pa
 def test_benchmark_user_false_or_simulated_start_is_not_checked(tree, tmp_path, capsys):
     (tree / "bin").chmod(0o700)
     exp_path = external_experiment(tmp_path, tree / "bin" / "tool")
-    # Simulated runs execute as the invoking user: not refused.
-    assert start_quiet(exp_path, tmp_path / "sim") == 0
+    # Simulated runs execute as the invoking user: not refused.  As root they run as the fresh
+    # benchmark user, as real runs do, and are refused like them.
+    if os.geteuid() == 0:
+        with pytest.raises(ColdrunError, match=f"cannot execute {tree / 'bin' / 'tool'}"):
+            start_quiet(exp_path, tmp_path / "sim")
+    else:
+        assert start_quiet(exp_path, tmp_path / "sim") == 0
     text = exp_path.read_text().replace('[benchmarks]', '[platform]\nbenchmark_user = false\n[benchmarks]')
     exp_path.write_text(text)
     assert main(["check", str(exp_path)]) == 0

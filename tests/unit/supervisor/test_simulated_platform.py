@@ -6,7 +6,7 @@ import supervisor
 from supervisor.experiment.model import Mail
 from supervisor.platforms import make_platform
 from supervisor.platforms.mail import MemoryCounter
-from supervisor.platforms.simulated import resume_command
+from supervisor.platforms.simulated import SimulatedPlatform, resume_command
 from supervisor.experiment.platform_policy import PlatformPolicy
 from supervisor.system import SystemRoot
 from doubles import FakeClock, RecordingCommands
@@ -24,8 +24,11 @@ class Log:
 
 def test_every_step_logs_and_changes_nothing(tmp_path):
     log, commands, clock = Log(), RecordingCommands(), FakeClock()
-    p = make_platform("simulated", PlatformPolicy(), tmp_path, root=SystemRoot(tmp_path), commands=commands,
-                      clock=clock, log=log)
+    # Not root: as root, benchmarks run as a fresh user (tests/unit/state/test_simulated_root.py).
+    p = SimulatedPlatform(PlatformPolicy(), tmp_path, root=SystemRoot(tmp_path), commands=commands,
+                          clock=clock, log=log, euid=1000)
+    assert isinstance(make_platform("simulated", PlatformPolicy(), tmp_path, root=SystemRoot(tmp_path),
+                                    commands=commands, clock=clock, log=log), SimulatedPlatform)
     reports = p.apply_and_verify()
     assert reports and all(r["ok"] and r["action"].startswith("simulated") for r in reports)
     assert p.take_baselines() == {}

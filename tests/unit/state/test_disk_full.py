@@ -1,0 +1,135 @@
+"""A full disk, for real: a tiny tmpfs mounted for the test (root only; skipped with the reason otherwise).
+
+Checked: the free-space refusal before the first boot, durable writes failing
+with one line and no temp file left, the event log that keeps the supervisor
+going and says so once, and a boot whose record cannot be written stopping
+with one line while every record already written stays byte-identical.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from supervisor.durable import WriteFailed, write_atomic
+from supervisor.errors import ColdrunError
+from supervisor.eventlog import make_logger
+from supervisor.state.records import list_records
+from supervisor.state.schedule import Schedule
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "supervisor"))
+from cycle_helpers import boot_quiet, experiment, start_quiet  # noqa: E402
+
+
+@pytest.fixture
+def tiny_fs(tmp_path):
+    """mount(size) -> a fresh tmpfs of that size, unmounted afterwards."""
+    mounted = []
+
+    def mount(size: str) -> Path:
+        if os.geteuid() != 0:
+            pytest.skip("mounting a tiny tmpfs to fill needs root")
+        d = tmp_path / f"fs{len(mounted)}"
+        d.mkdir(mode=0o700)
+        r = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size},mode=0700", "tmpfs", str(d)],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            pytest.skip(f"cannot mount a tmpfs here ({r.stderr.strip()})")
+        mounted.append(d)
+        return d
+
+    yield mount
+    for d in mounted:
+        subprocess.run(["umount", "-l", str(d)], check=False)
+
+
+def fill(d: Path) -> Path:
+    """Fill the filesystem of ``d`` to the last byte."""
+    filler = d / "filler"
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        for size in (1 << 20, 4096, 1):
+            try:
+                while True:
+                    os.write(fd, b"\0" * size)
+            except OSError:
+                pass
+    finally:
+        os.close(fd)
+    return filler
+
+
+def test_start_refuses_a_filesystem_without_room(tmp_path, tiny_fs):
+    fs = tiny_fs("64k")
+    exp = experiment(tmp_path, {"a": "ok"})
+    with pytest.raises(ColdrunError) as e:
+        start_quiet(exp, fs / "state")
+    msg = str(e.value)
+    assert msg.startswith(f"{fs / 'state'}: only 0.1 MiB free on its filesystem, but the experiment needs about")
+    assert "\n" not in msg
+    assert not (fs / "state" / "schedule").exists()
+
+
+def test_durable_write_on_a_full_disk_is_one_line_and_leaves_no_temp(tiny_fs):
+    fs = tiny_fs("64k")
+    write_atomic(fs / "kept", b"old")
+    fill(fs)
+    with pytest.raises(WriteFailed) as e:
+        write_atomic(fs / "kept", b"new" * 100000)
+    assert str(e.value) == (f"{fs / 'kept'}: cannot write: the filesystem is full (No space left on device); "
+                            f"free space on it, then run the command again (nothing already written was lost)")
+    assert isinstance(e.value, OSError) and isinstance(e.value, ColdrunError)
+    assert (fs / "kept").read_bytes() == b"old"
+    assert sorted(p.name for p in fs.iterdir()) == ["filler", "kept"]
+
+
+def test_event_log_on_a_full_disk_warns_once_and_notes_the_gap(tiny_fs):
+    fs = tiny_fs("64k")
+    filler = fill(fs)
+    err = io.StringIO()
+    log = make_logger(fs / "log", err)
+    for i in range(3):
+        log.info("event", n=i)                  # must not raise
+    warnings = [line for line in err.getvalue().splitlines() if "cannot write the event log" in line]
+    assert len(warnings) == 1 and "the filesystem is full" in warnings[0]
+    assert err.getvalue().count("] event n=") == 3   # the events themselves still reach stderr
+    filler.unlink()
+    log.info("after")
+    lines = [json.loads(x) for x in (fs / "log").read_text().splitlines()]
+    assert lines[0]["event"] == "event log was not writable" and lines[0]["missed_events"] >= 3
+    assert lines[-1]["event"] == "after"
+
+
+def test_event_log_replaced_by_a_directory_does_not_stop_the_supervisor(tmp_path):
+    (tmp_path / "log").mkdir()
+    err = io.StringIO()
+    log = make_logger(tmp_path / "log", err)
+    log.warning("one")
+    log.info("two")
+    assert err.getvalue().count("cannot write the event log (Is a directory)") == 1
+
+
+def test_record_write_on_a_full_disk_stops_the_boot_with_one_line_and_loses_nothing(tmp_path, tiny_fs):
+    fs = tiny_fs("24m")
+    exp = experiment(tmp_path, {"a": "ok", "b": "ok"})
+    state = fs / "state"
+    assert start_quiet(exp, state) == 0
+    assert boot_quiet(state) == 0                  # the first job, then a simulated reboot
+    before = {k: p.read_bytes() for k, p in list_records(state).items()}
+    assert len(before) == 1
+    filler = fill(fs)
+    with pytest.raises(ColdrunError) as e:
+        boot_quiet(state)
+    assert "the filesystem is full" in str(e.value) and "\n" not in str(e.value)
+    assert {k: p.read_bytes() for k, p in list_records(state).items()} == before
+    filler.unlink()
+    boot_quiet(state)                              # settles the claimed job, then runs on
+    sched = Schedule.load(state / "schedule")
+    assert {k: p.read_bytes() for k, p in list_records(state).items() if k in before} == before
+    assert sched.counts()["outstanding"] + sched.counts()["completed"] + sched.counts()["crashed"] == 2
