@@ -311,18 +311,31 @@ _UNION_BRANCHES = ("list[str]", "ShellCommand")
 
 
 def _is_branch(part: object) -> bool:
-    return isinstance(part, str) and ("[" in part or part == "ShellCommand")
+    """pydantic's tags for a union branch or a dict key, not part of the user's path (exact names: a
+    user's key may hold "[")."""
+    return part in _UNION_BRANCHES or part == "[key]"
+
+
+def dotted(loc: tuple) -> str:
+    """The field path as written in TOML: vms.pypy.iterations; a key with other characters is quoted
+    (a newline in a key must not split a problem's line)."""
+    return ".".join(str(p) if isinstance(p, int) or re.fullmatch(r"[A-Za-z0-9_+-]+", p) else _quoted(p)
+                    for p in loc)
+
+
+def _quoted(key: str) -> str:
+    return '"' + key.encode("unicode_escape").decode("ascii").replace('"', '\\"') + '"'
 
 
 def _describe(err: dict) -> str:
     loc = tuple(err["loc"])
     # Union branches ("list[str]", "ShellCommand") and "[key]" add noise to the path.
     loc = tuple(p for p in loc if not _is_branch(p))
-    path = ".".join(str(p) for p in loc) or "(top level)"
+    path = dotted(loc) or "(top level)"
     if err["type"] == "extra_forbidden":
         model = ShellCommand if "ShellCommand" in err["loc"] else _model_at(loc)
         hint = ""
-        if model is not None:
+        if model is not None and loc:
             close = difflib.get_close_matches(str(loc[-1]), list(model.model_fields), n=1)
             hint = f"; did you mean {close[0]!r}?" if close else \
                 f"; known keys: {', '.join(model.model_fields)}"
@@ -392,9 +405,9 @@ def _string_problems(data: Any) -> list[tuple[str, str]]:
         for k, v in items:
             here = loc + (k,)
             if isinstance(k, str) and "\0" in k:
-                problems.append((".".join(map(str, here)), "the key contains a NUL character (\\u0000); remove it"))
+                problems.append((dotted(here), "the key contains a NUL character (\\u0000); remove it"))
             if isinstance(v, str) and "\0" in v:
-                problems.append((".".join(map(str, here)), "contains a NUL character (\\u0000); remove it"))
+                problems.append((dotted(here), "contains a NUL character (\\u0000); remove it"))
             elif isinstance(v, (dict, list)):
                 stack.append((here, v))
     return sorted(problems)
