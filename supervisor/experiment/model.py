@@ -135,7 +135,8 @@ class VM(_Strict):
     env: dict[str, str] = Field(default_factory=dict, description="extra environment (appended with ':' when the name is already set)")
     iterations: Annotated[Count, _at_most(MAX_ITERATIONS, "each iteration takes 8 bytes in every per-core "
                                           "buffer of the runner and of its results document")] = Field(
-        description=f"in-process iterations per process execution (1 to {MAX_ITERATIONS:,})")
+        description=f"in-process iterations per process execution (1 to {MAX_ITERATIONS:,})",
+        json_schema_extra={"maximum": MAX_ITERATIONS})
     variants: list[Name] = Field(min_length=1)
     mode: Literal["iterations", "startup"] = Field(
         default="iterations",
@@ -209,7 +210,8 @@ class Experiment(_Strict):
     name: Name
     executions: Annotated[Count, _at_most(MAX_JOBS, "each one is a reboot and the schedule holds at most "
                                           f"{MAX_JOBS:,} jobs")] = Field(
-        description="process executions per bench:vm:variant key")
+        description=f"process executions per bench:vm:variant key; at most {MAX_JOBS:,} jobs in all",
+        json_schema_extra={"maximum": MAX_JOBS})
     order: Literal["round-robin", "random"] = "round-robin"
     seed: int | None = Field(default=None, ge=0, le=2 ** 63 - 1, strict=True, description="seed for order = random; chosen and recorded when absent")
     benchmarks_dir: str = Field(default="benchmarks", description="relative to the experiment file's directory")

@@ -14,7 +14,8 @@ and for every file:
 - exit 0 only for a file whose experiment really loads;
 - nothing is written, and a bad file never touches an existing state dir.
 
-COLDRUN_FUZZ_EXAMPLES (default 150) sets the examples per property.
+COLDRUN_FUZZ_EXAMPLES (default 150) sets the examples per property; the cases
+are the same on every run unless COLDRUN_FUZZ_RANDOM=1 (then explore new ones).
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
 from coldrun_helpers import REPO as REPO_ROOT, coldrun, make_experiment  # noqa: E402  (integration helpers, not a package)
 
 EXAMPLES = int(os.environ.get("COLDRUN_FUZZ_EXAMPLES", "150"))
-FUZZ = settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=True,
+FUZZ = settings(max_examples=EXAMPLES, deadline=None, database=None,
+                derandomize=os.environ.get("COLDRUN_FUZZ_RANDOM") != "1",
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 CASES = {"tried": 0, "refused": 0, "accepted": 0}
 
