@@ -267,7 +267,7 @@ def _whole_experiment_problems(exp: Experiment) -> list[tuple[str, str]]:
     for vm_name, vm in exp.vms.items():
         for i, v in enumerate(vm.variants):
             if v not in exp.variants:
-                problems.append((f"vms.{vm_name}.variants.{i}",
+                problems.append((dotted(("vms", vm_name, "variants", i)),
                                  f"names {v!r}, which is not under [variants]; add [variants.{v}] or fix the name"))
     if problems:
         return problems
@@ -309,15 +309,6 @@ def _model_at(loc: tuple) -> type[BaseModel] | None:
     return model if isinstance(model, type) and issubclass(model, BaseModel) else None
 
 
-_UNION_BRANCHES = ("list[str]", "ShellCommand")
-
-
-def _is_branch(part: object) -> bool:
-    """pydantic's tags for a union branch or a dict key, not part of the user's path (exact names: a
-    user's key may hold "[")."""
-    return part in _UNION_BRANCHES or part == "[key]"
-
-
 def dotted(loc: tuple) -> str:
     """The field path as written in TOML: vms.pypy.iterations; a key with other characters is quoted
     (a newline in a key must not split a problem's line)."""
@@ -329,21 +320,7 @@ def _quoted(key: str) -> str:
     return '"' + key.encode("unicode_escape").decode("ascii").replace('"', '\\"') + '"'
 
 
-def _describe(err: dict) -> str:
-    loc = tuple(err["loc"])
-    # Union branches ("list[str]", "ShellCommand") and "[key]" add noise to the path.
-    loc = tuple(p for p in loc if not _is_branch(p))
-    path = dotted(loc) or "(top level)"
-    if err["type"] == "extra_forbidden":
-        model = ShellCommand if "ShellCommand" in err["loc"] else _model_at(loc)
-        hint = ""
-        if model is not None and loc:
-            close = difflib.get_close_matches(str(loc[-1]), list(model.model_fields), n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else \
-                f"; known keys: {', '.join(model.model_fields)}"
-        return f"{path}: unknown key{hint}"
-    if err["type"] == "missing":
-        return f"{path}: required field is missing; add it"
+def _message(err: dict) -> str:
     msg = err["msg"]
     if msg.startswith("Value error, "):
         msg = msg[len("Value error, "):]
@@ -352,8 +329,92 @@ def _describe(err: dict) -> str:
     if err["type"] == "greater_than":
         msg = f"must be more than {err['ctx']['gt']}"
     if err["type"] == "int_type":
-        msg = "must be a whole number written without quotes or a decimal point (true, 5.0 and 1e9 are not)"
-    return f"{path}: {msg}"
+        msg = ("must be an integer written without quotes or a decimal point (true, 5.0 and 1e9 are not "
+               "integers here)")
+    return msg
+
+
+def _describe(err: dict, loc: tuple, in_shell_command: bool = False) -> str:
+    path = dotted(loc) or "(top level)"
+    if err["type"] == "extra_forbidden":
+        model = ShellCommand if in_shell_command else _model_at(loc)
+        hint = ""
+        if model is not None and loc:
+            close = difflib.get_close_matches(str(loc[-1]), list(model.model_fields), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else \
+                f"; known keys: {', '.join(model.model_fields)}"
+        return f"{path}: unknown key{hint}"
+    if err["type"] == "missing":
+        return f"{path}: required field is missing; add it"
+    return f"{path}: {_message(err)}"
+
+
+def _in_file(err: dict, data: dict) -> tuple[tuple, int | None, object]:
+    """The error's location in the file, where pydantic's first tag was in it, and that tag.
+
+    pydantic inserts tags the file does not have: union branches ("bool",
+    "list[str]", "ShellCommand", ...) and "[key]" for a dict key.  A location
+    part that the file has at that point is the user's; only a missing field is
+    a user's part the file does not have.
+    """
+    loc = tuple(err["loc"])
+    path: list = []
+    value: Any = data
+    tag_at, tag = None, None
+    for i, part in enumerate(loc):
+        if isinstance(value, dict) and part in value:
+            value = value[part]
+        elif isinstance(value, list) and type(part) is int and 0 <= part < len(value):
+            value = value[part]
+        elif not (i == len(loc) - 1 and err["type"] == "missing"):
+            if tag_at is None:
+                tag_at, tag = len(path), part
+            continue
+        path.append(part)
+    return tuple(path), tag_at, tag
+
+
+COMMAND_FORMS = 'a command is a list of strings like ["sync"] or a table like {shell = "echo hi"}'
+
+
+def _problem_texts(errors: list[dict], data: dict) -> list[str]:
+    """One line per problem.  pydantic reports every branch of a failed union: report the branch the
+    user wrote (the one whose errors are inside the value), else one line with each branch's wish."""
+    lines: list[str] = []
+    unions: dict[tuple, list[tuple[object, bool, dict, tuple]]] = {}
+    for err in errors:
+        path, tag_at, tag = _in_file(err, data)
+        if tag_at is None:
+            lines.append(_describe(err, path))
+            continue
+        where = path[:tag_at]
+        if where not in unions:
+            unions[where] = []
+            lines.append(where)       # placeholder: the union's lines go where it was first reported
+        unions[where].append((tag, len(path) > tag_at, err, path))
+    out: list[str] = []
+    for item in lines:
+        if isinstance(item, str):
+            out.append(item)
+            continue
+        where, branches = item, unions[item]
+        tags = list(dict.fromkeys(t for t, _, _, _ in branches))
+        if "ShellCommand" in tags:
+            written = _value_at(data, where)
+            wanted = "ShellCommand" if isinstance(written, dict) else "list[str]" if isinstance(written, list) else None
+            if wanted is None:
+                out.append(f"{dotted(where)}: {COMMAND_FORMS}")
+                continue
+        else:
+            inside = list(dict.fromkeys(t for t, deeper, _, _ in branches if deeper))
+            wanted = inside[0] if len(inside) == 1 else None
+        if wanted is not None:
+            out += [_describe(err, path, in_shell_command=wanted == "ShellCommand")
+                    for t, _, err, path in branches if t == wanted]
+        else:
+            wishes = dict.fromkeys(_message(err) for _, _, err, _ in branches)
+            out.append(f"{dotted(where) or '(top level)'}: {'; or '.join(wishes)}")
+    return out
 
 
 def _value_at(data: Any, loc: tuple) -> Any:
@@ -363,38 +424,6 @@ def _value_at(data: Any, loc: tuple) -> Any:
         except (KeyError, IndexError, TypeError):
             return None
     return data
-
-
-def _pick_union_branch(errors: list[dict], data: dict) -> list[dict]:
-    """A command is a list of strings or {shell = ...}: report against the branch the user wrote.
-
-    pydantic reports every branch of a failed union; a table is explained by the
-    {shell = ...} branch, a list by the list branch, anything else by one line.
-    """
-    out: list[dict] = []
-    done: set[tuple] = set()
-    for err in errors:
-        loc = tuple(err["loc"])
-        cut = next((i for i, p in enumerate(loc) if p in _UNION_BRANCHES), None)
-        if cut is None:
-            out.append(err)
-            continue
-        where, branch = loc[:cut], loc[cut]
-        written = _value_at(data, where)
-        if isinstance(written, dict):
-            wanted = "ShellCommand"
-        elif isinstance(written, list):
-            wanted = "list[str]"
-        else:
-            if where not in done:
-                done.add(where)
-                out.append({"loc": where, "type": "command_type",
-                            "msg": 'a command is a list of strings like ["sync"] or a table like '
-                                   '{shell = "echo hi"}'})
-            continue
-        if branch == wanted:
-            out.append(err)
-    return out
 
 
 def _string_problems(data: Any) -> list[tuple[str, str]]:
@@ -461,7 +490,7 @@ def parse_experiment(text: bytes, path: str) -> Experiment:
     try:
         exp = Experiment.model_validate(data)
     except ValidationError as e:
-        problems += [_describe(err) for err in _pick_union_branch(e.errors(), data)]
+        problems += _problem_texts(e.errors(), data)
     else:
         problems += [f"{field}: {msg}" for field, msg in _whole_experiment_problems(exp)]
     if problems:

@@ -260,5 +260,5 @@ def test_bad_experiment_never_touches_an_existing_state_dir(exp_factory, tmp_pat
     bad = tmp_path / "bad.toml"
     bad.write_text(p.read_text().replace("iterations = 5", "iterations = 1e9"))
     for cmd in (("start", str(bad), "--simulate-reboots", "--state-dir", str(state)), ("check", str(bad))):
-        one_line_error(coldrun(*cmd), str(bad), "vms.fake.iterations", "whole number")
+        one_line_error(coldrun(*cmd), str(bad), "vms.fake.iterations", "integer")
     assert {f: f.read_bytes() for f in state.rglob("*") if f.is_file()} == before

@@ -93,8 +93,8 @@ TOP = "executions = 2"
 @pytest.mark.parametrize("old,new,field,fragment", [
     (TOP, "executions = 9223372036854775807", "executions:", "more than 100,000"),
     (TOP, "executions = 10000000", "executions:", "more than 100,000"),
-    (TOP, "executions = true", "executions:", "whole number"),
-    (TOP, "executions = 2.0", "executions:", "whole number"),
+    (TOP, "executions = true", "executions:", "integer"),
+    (TOP, "executions = 2.0", "executions:", "integer"),
     (TOP, TOP + "\nexecution_timeout = nan", "execution_timeout:", "not nan"),
     (TOP, TOP + "\nexecution_timeout = inf", "execution_timeout:", "at most 30 days"),
     (TOP, TOP + "\nexecution_timeout = -inf", "execution_timeout:", "negative"),
@@ -110,15 +110,15 @@ TOP = "executions = 2"
     (TOP, TOP + "\nseed = -1", "seed:", ""),
     (TOP, TOP + "\n[waits]\ntemperature_tolerance = nan", "waits.temperature_tolerance:", "finite"),
     (TOP, TOP + "\n[waits]\nboot_settle = inf", "waits.boot_settle:", "30 days"),
-    (TOP, TOP + "\n[mail]\nquota = true", "mail.quota:", "whole number"),
+    (TOP, TOP + "\n[mail]\nquota = true", "mail.quota:", "integer"),
     ("iterations = 5", "iterations = 9223372036854775807", "vms.cpython.iterations:", "more than 100,000"),
-    ("iterations = 5", "iterations = 1e9", "vms.cpython.iterations:", "whole number"),
+    ("iterations = 5", "iterations = 1e9", "vms.cpython.iterations:", "integer"),
     ("iterations = 5", "iterations = 1000000000", "vms.cpython.iterations:", "more than 100,000"),
-    ("iterations = 5", "iterations = true", "vms.cpython.iterations:", "whole number"),
+    ("iterations = 5", "iterations = true", "vms.cpython.iterations:", "integer"),
     ("fib = 10", "fib = 4294967296", "benchmarks.fib:", "2147483647"),
-    ("fib = 10", "fib = false", "benchmarks.fib:", "whole number"),
+    ("fib = 10", "fib = false", "benchmarks.fib:", "integer"),
     ('target = "bench.py"', 'target = "be\\u0000nch.py"', "variants.py.target:", "NUL"),
-    ('executable = "python3"', 'executable = "python3"\nenv = {"A\\u0000" = "x"}', "vms.cpython.env.A", "NUL"),
+    ('executable = "python3"', 'executable = "python3"\nenv = {"A\\u0000" = "x"}', r'vms.cpython.env."A\x00"', "NUL"),
 ])
 def test_run_time_failures_are_refused_up_front(old, new, field, fragment):
     """Each value the issue saw crash or fail at run time is one line naming the field."""
@@ -203,3 +203,13 @@ def test_toml_numbers_too_long_for_python_are_one_line():
 def test_check_and_start_share_the_skip_matcher():
     from supervisor.experiment import plan
     assert plan.should_skip("fib:cpython:py", ["f*:*:*"]) and not plan.should_skip("fib:cpython:py", ["x:*:*"])
+
+
+def test_other_unions_are_one_line_with_each_wish():
+    [line] = err_lines(BASE + '[platform]\nturbo = "sometimes"\n')
+    assert line.startswith("exp.toml: platform.turbo: ") and "valid boolean" in line and "; or " in line and "'ignore'" in line
+
+
+def test_dict_key_problems_name_the_key_not_a_tag():
+    [line] = err_lines(BASE.replace("fib = 10", '"fi b" = 10'))
+    assert line.startswith('exp.toml: benchmarks."fi b": names may only use')
