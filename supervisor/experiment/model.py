@@ -485,7 +485,8 @@ def parse_experiment(text: bytes, path: str) -> Experiment:
     except RecursionError:   # nesting the depth scan missed (it is not a full TOML lexer)
         raise ColdrunError(f"{path}: arrays or tables nested too deeply; an experiment needs at most 3 levels")
     except ValueError as e:  # tomllib lets int() refuse numbers of more than 4300 digits
-        raise ColdrunError(f"{path}: malformed TOML: {e}")
+        reason = str(e).split(";")[0]     # not Python's advice to raise its digit limit
+        raise ColdrunError(f"{path}: malformed TOML: {reason}")
     problems = [f"{field}: {msg}" for field, msg in _string_problems(data)]
     try:
         exp = Experiment.model_validate(data)
