@@ -165,7 +165,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except ColdrunError as e:
-        sys.stderr.write(f"coldrun: {e}\n")
+        for line in str(e).splitlines() or [""]:    # one line per problem, each found by grep "coldrun:"
+            sys.stderr.write(f"coldrun: {line}\n")
         return e.exit_code
     except KeyboardInterrupt:
         sys.stderr.write("coldrun: interrupted\n")

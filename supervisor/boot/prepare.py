@@ -51,8 +51,6 @@ def prepare(experiment_file: str, *, random_seed: int | None = None,
     else:
         seed = random_seed if exp.order == "random" and random_seed is not None else 0
     jobs = expand(exp, seed)
-    if all(j.skipped for j in jobs):
-        raise ColdrunError(f"{experiment_file}: skip: every job is skipped; nothing to run")
     run_keys = sorted({j.key for j in jobs if not j.skipped})
     validate_files(exp, exp_dir, experiment_file, run_keys)
     unreachable = (unreachable_files(exp, exp_dir, experiment_file, run_keys)

@@ -4,26 +4,53 @@ Every concept of a Krun configuration has a TOML form here: language
 implementations (``[vms.NAME]``), benchmarks (name -> run_iter param),
 variants (file target and subdirectory), process executions per key, skip
 patterns, heap/stack limits, timeout, pre/post commands, waits, mail, the
-platform policy and the re-run policy.  Errors end in one line naming the
-file, the dotted field path and a fix.
+platform policy and the re-run policy.  Every problem in a file gets its own
+line naming the file, the dotted field path and a fix; all of them are shown.
+Bounds (why each number, see the constants below) make `check` refuse what
+would fail at run time.
 """
 
 from __future__ import annotations
 
 import difflib
+import fnmatch
 import hashlib
+import math
+import re
 import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, ValidationInfo,
-                      WithJsonSchema, field_validator, model_validator)
+from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError,
+                      ValidationInfo, WithJsonSchema, field_validator)
 
 from supervisor.errors import ColdrunError
 from supervisor.experiment.platform_policy import PlatformPolicy
-from supervisor.experiment.quantities import parse_duration, parse_size
+from supervisor.experiment.quantities import format_size, parse_duration, parse_size
 
 NAME_PATTERN = r"^[A-Za-z0-9_.+-]+$"
+
+# Each job is one reboot (minutes), and every boot parses the whole schedule
+# (about 1 s for 100,000 jobs): 100,000 jobs is months of machine time already.
+MAX_JOBS = 100_000
+# Krun-style experiments use up to ~2000 in-process iterations.  A runner keeps
+# 8 bytes per iteration in each of 1 + 3 x cores preallocated buffers and sends
+# them all in one results document, which the supervisor reads up to 64 MiB: at
+# 100,000 iterations that fits a 16-core machine with its cycle counters.
+MAX_ITERATIONS = 100_000
+# run_iter(param) takes a C int (and a Java int).
+PARAM_MIN, PARAM_MAX = -2 ** 31, 2 ** 31 - 1
+# CPython needs 8 MiB of data segment to start, a JVM about 512 MiB: below
+# 64 MiB no runner starts with a benchmark and its buffers loaded.
+MIN_HEAP_LIMIT = 64 << 20
+# CPython does not start with less than 128 KiB of stack; Linux's default is 8 MiB.
+MIN_STACK_LIMIT = 1 << 20
+# Starting an interpreter alone can take most of a second; the timeout guards
+# against hangs, it does not measure anything.
+MIN_EXECUTION_TIMEOUT = 1.0
+# The deepest legitimate value is ~3 levels (pre_execution = [["sh", ...]]);
+# tomllib recurses per level and hits Python's limit near 300.
+MAX_TOML_DEPTH = 32
 
 Duration = Annotated[
     float, BeforeValidator(parse_duration),
@@ -39,8 +66,36 @@ Size = Annotated[
 Name = Annotated[str, Field(pattern=NAME_PATTERN)]
 
 
+def _at_most(limit: int, why: str) -> AfterValidator:
+    def check(value: int) -> int:
+        if value > limit:
+            raise ValueError(f"more than {limit:,}; {why}")
+        return value
+    return AfterValidator(check)
+
+
+def _at_least_size(minimum: int, why: str) -> AfterValidator:
+    def check(value: int) -> int:
+        if value < minimum:
+            raise ValueError(f"{format_size(value)} is too small: at least {format_size(minimum)} ({why})")
+        return value
+    return AfterValidator(check)
+
+
+def _timeout_floor(value: float | None) -> float | None:
+    if value is not None and value < MIN_EXECUTION_TIMEOUT:
+        raise ValueError(f"{value:g}s is too short: at least {MIN_EXECUTION_TIMEOUT:g}s (starting an interpreter "
+                         f"alone can take that long); remove execution_timeout for no timeout")
+    return value
+
+
+# strict: TOML's true and 1e9 are not counts (lax mode took true as 1).
+Count = Annotated[int, Field(strict=True, gt=0)]
+
+
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # nan/inf are valid TOML floats but no valid tolerance, duration or count.
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 class ShellCommand(_Strict):
@@ -78,7 +133,10 @@ class VM(_Strict):
                     "not needed for the c runner")
     args: list[str] = Field(default_factory=list, description="arguments before the runner file")
     env: dict[str, str] = Field(default_factory=dict, description="extra environment (appended with ':' when the name is already set)")
-    iterations: int = Field(gt=0, description="in-process iterations per process execution")
+    iterations: Annotated[Count, _at_most(MAX_ITERATIONS, "each iteration takes 8 bytes in every per-core "
+                                          "buffer of the runner and of its results document")] = Field(
+        description=f"in-process iterations per process execution (1 to {MAX_ITERATIONS:,})",
+        json_schema_extra={"maximum": MAX_ITERATIONS})
     variants: list[Name] = Field(min_length=1)
     mode: Literal["iterations", "startup"] = Field(
         default="iterations",
@@ -134,29 +192,37 @@ class Waits(_Strict):
 
 class Mail(_Strict):
     to: list[str] = Field(default_factory=list)
-    quota: int = Field(default=5, ge=0, description="mails per experiment that are subject to the quota (Krun: 5)")
+    quota: int = Field(default=5, ge=0, le=9999, strict=True, description="mails per experiment that are subject to the quota (Krun: 5)")
 
 
 class Rerun(_Strict):
-    max_attempts: int = Field(default=3, ge=1, le=999, description="attempts per job, first run included")
+    max_attempts: int = Field(default=3, ge=1, le=999, strict=True, description="attempts per job, first run included")
     on_flags: list[str] = Field(
         default_factory=lambda: ["thermal_throttle", "amperf_throttle", "amperf_turbo"],
         description="post-check flags that make a run count as disturbed and be re-run")
     crashed: Literal["requeue", "mark"] = Field(
         default="requeue", description="a job claimed at a boot that never finished it: run again, or mark crashed")
     max_unexplained_boots: int = Field(
-        default=10, ge=0, description="reboot-loop guard: boots that claimed no job before the experiment stops")
+        default=10, ge=0, strict=True, description="reboot-loop guard: boots that claimed no job before the experiment stops")
 
 
 class Experiment(_Strict):
     name: Name
-    executions: int = Field(gt=0, description="process executions per bench:vm:variant key")
+    executions: Annotated[Count, _at_most(MAX_JOBS, "each one is a reboot and the schedule holds at most "
+                                          f"{MAX_JOBS:,} jobs")] = Field(
+        description=f"process executions per bench:vm:variant key; at most {MAX_JOBS:,} jobs in all",
+        json_schema_extra={"maximum": MAX_JOBS})
     order: Literal["round-robin", "random"] = "round-robin"
-    seed: int | None = Field(default=None, ge=0, description="seed for order = random; chosen and recorded when absent")
+    seed: int | None = Field(default=None, ge=0, le=2 ** 63 - 1, strict=True, description="seed for order = random; chosen and recorded when absent")
     benchmarks_dir: str = Field(default="benchmarks", description="relative to the experiment file's directory")
-    heap_limit: Size = Field(default="2GiB", validate_default=True, description="RLIMIT_DATA of the runner")
-    stack_limit: Size = Field(default="8MiB", validate_default=True, description="RLIMIT_STACK of the runner")
-    execution_timeout: Duration | None = Field(default=None, description="per process execution; none when absent")
+    heap_limit: Annotated[Size, _at_least_size(MIN_HEAP_LIMIT, "a JVM needs 512MiB, CPython 8MiB plus the "
+                                               "benchmark and its buffers")] = Field(
+        default="2GiB", validate_default=True, description="RLIMIT_DATA of the runner (at least 64MiB)")
+    stack_limit: Annotated[Size, _at_least_size(MIN_STACK_LIMIT, "CPython does not start below 128KiB; "
+                                                "Linux's default is 8MiB")] = Field(
+        default="8MiB", validate_default=True, description="RLIMIT_STACK of the runner (at least 1MiB)")
+    execution_timeout: Annotated[Duration | None, AfterValidator(_timeout_floor)] = Field(
+        default=None, description="per process execution, at least 1 s; none when absent")
     stop_on_launch_failure: bool = Field(
         default=True, description="stop the experiment when a key's runner cannot even launch (missing file, bad "
         "interpreter, runner setup error) before any of its executions completed, instead of rebooting for "
@@ -168,7 +234,8 @@ class Experiment(_Strict):
     mail: Mail = Field(default_factory=Mail)
     rerun: Rerun = Field(default_factory=Rerun)
     platform: PlatformPolicy = Field(default_factory=PlatformPolicy)
-    benchmarks: dict[Name, int] = Field(min_length=1, description="benchmark name -> run_iter param")
+    benchmarks: dict[Name, Annotated[int, Field(strict=True, ge=PARAM_MIN, le=PARAM_MAX)]] = Field(
+        min_length=1, description="benchmark name -> run_iter param (a 32-bit int)")
     variants: dict[Name, Variant] = Field(min_length=1)
     vms: dict[Name, VM] = Field(min_length=1)
 
@@ -180,13 +247,43 @@ class Experiment(_Strict):
                 raise ValueError(f"skip pattern {p!r} must look like \"bench:vm:variant\" (each part may be *)")
         return patterns
 
-    @model_validator(mode="after")
-    def _variants_exist(self) -> "Experiment":
-        for vm_name, vm in self.vms.items():
-            for v in vm.variants:
-                if v not in self.variants:
-                    raise ValueError(f"vms.{vm_name}.variants names {v!r}, which is not under [variants]")
-        return self
+
+def should_skip(key: str, patterns: list[str]) -> bool:
+    """Krun's SKIP: each of bench, vm, variant matches literally or by * wildcard."""
+    parts = key.split(":")
+    for pattern in patterns:
+        pparts = pattern.split(":")
+        if all(fnmatch.fnmatchcase(k, p) for k, p in zip(parts, pparts)):
+            return True
+    return False
+
+
+def keys_in_order(exp: Experiment) -> list[str]:
+    return [f"{bench}:{vm_name}:{variant}"
+            for vm_name, vm in exp.vms.items()
+            for bench in exp.benchmarks
+            for variant in vm.variants]
+
+
+def _whole_experiment_problems(exp: Experiment) -> list[tuple[str, str]]:
+    """Problems between fields, as (dotted field, message): what would otherwise fail at start or run time."""
+    problems = []
+    for vm_name, vm in exp.vms.items():
+        for i, v in enumerate(vm.variants):
+            if v not in exp.variants:
+                problems.append((dotted(("vms", vm_name, "variants", i)),
+                                 f"names {v!r}, which is not under [variants]; add [variants.{v}] or fix the name"))
+    if problems:
+        return problems
+    n_keys = sum(len(exp.benchmarks) * len(vm.variants) for vm in exp.vms.values())
+    if n_keys * exp.executions > MAX_JOBS:
+        return [("executions", f"{exp.executions:,} executions x {n_keys:,} bench:vm:variant keys = "
+                               f"{n_keys * exp.executions:,} jobs, more than the {MAX_JOBS:,} a schedule holds "
+                               f"(each job is a reboot); lower executions or the number of keys")]
+    if exp.skip and all(should_skip(key, exp.skip) for key in keys_in_order(exp)):
+        problems.append(("skip", "every bench:vm:variant key is skipped, so there is nothing to run; "
+                                 "remove a pattern"))
+    return problems
 
 
 def experiment_sha256(text: bytes) -> str:
@@ -216,49 +313,194 @@ def _model_at(loc: tuple) -> type[BaseModel] | None:
     return model if isinstance(model, type) and issubclass(model, BaseModel) else None
 
 
-def _describe(err: dict) -> str:
-    loc = tuple(err["loc"])
-    # Union branches ("list[str]", "ShellCommand") add noise to the path.
-    loc = tuple(p for p in loc if not (isinstance(p, str) and ("[" in p or p == "ShellCommand")))
-    path = ".".join(str(p) for p in loc) or "(top level)"
+def dotted(loc: tuple) -> str:
+    """The field path as written in TOML: vms.pypy.iterations; a key with other characters is quoted
+    (a newline in a key must not split a problem's line)."""
+    return ".".join(str(p) if isinstance(p, int) or re.fullmatch(r"[A-Za-z0-9_+-]+", p) else _quoted(p)
+                    for p in loc)
+
+
+def _quoted(key: str) -> str:
+    return '"' + key.encode("unicode_escape").decode("ascii").replace('"', '\\"') + '"'
+
+
+def _message(err: dict) -> str:
+    msg = err["msg"]
+    if msg.startswith("Value error, "):
+        msg = msg[len("Value error, "):]
+    if err["type"] == "string_pattern_mismatch":
+        msg = "names may only use letters, digits and _ . + - (no spaces or ':')"
+    if err["type"] == "greater_than":
+        msg = f"must be more than {err['ctx']['gt']}"
+    if err["type"] == "int_type":
+        msg = ("must be an integer written without quotes or a decimal point (true, 5.0 and 1e9 are not "
+               "integers here)")
+    return msg
+
+
+def _describe(err: dict, loc: tuple, in_shell_command: bool = False) -> str:
+    path = dotted(loc) or "(top level)"
     if err["type"] == "extra_forbidden":
-        model = ShellCommand if "ShellCommand" in err["loc"] else _model_at(loc)
+        model = ShellCommand if in_shell_command else _model_at(loc)
         hint = ""
-        if model is not None:
+        if model is not None and loc:
             close = difflib.get_close_matches(str(loc[-1]), list(model.model_fields), n=1)
             hint = f"; did you mean {close[0]!r}?" if close else \
                 f"; known keys: {', '.join(model.model_fields)}"
         return f"{path}: unknown key{hint}"
     if err["type"] == "missing":
         return f"{path}: required field is missing; add it"
-    msg = err["msg"]
-    if msg.startswith("Value error, "):
-        msg = msg[len("Value error, "):]
-    if err["type"] == "string_pattern_mismatch":
-        msg = "names may only use letters, digits and _ . + - (no spaces or ':')"
-    return f"{path}: {msg}"
+    return f"{path}: {_message(err)}"
+
+
+def _in_file(err: dict, data: dict) -> tuple[tuple, int | None, object]:
+    """The error's location in the file, where pydantic's first tag was in it, and that tag.
+
+    pydantic inserts tags the file does not have: union branches ("bool",
+    "list[str]", "ShellCommand", ...) and "[key]" for a dict key.  A location
+    part that the file has at that point is the user's; only a missing field is
+    a user's part the file does not have.
+    """
+    loc = tuple(err["loc"])
+    path: list = []
+    value: Any = data
+    tag_at, tag = None, None
+    for i, part in enumerate(loc):
+        if isinstance(value, dict) and part in value:
+            value = value[part]
+        elif isinstance(value, list) and type(part) is int and 0 <= part < len(value):
+            value = value[part]
+        elif not (i == len(loc) - 1 and err["type"] == "missing"):
+            if tag_at is None:
+                tag_at, tag = len(path), part
+            continue
+        path.append(part)
+    return tuple(path), tag_at, tag
+
+
+COMMAND_FORMS = 'a command is a list of strings like ["sync"] or a table like {shell = "echo hi"}'
+
+
+def _problem_texts(errors: list[dict], data: dict) -> list[str]:
+    """One line per problem.  pydantic reports every branch of a failed union: report the branch the
+    user wrote (the one whose errors are inside the value), else one line with each branch's wish."""
+    lines: list[str] = []
+    unions: dict[tuple, list[tuple[object, bool, dict, tuple]]] = {}
+    for err in errors:
+        path, tag_at, tag = _in_file(err, data)
+        if tag_at is None:
+            lines.append(_describe(err, path))
+            continue
+        where = path[:tag_at]
+        if where not in unions:
+            unions[where] = []
+            lines.append(where)       # placeholder: the union's lines go where it was first reported
+        unions[where].append((tag, len(path) > tag_at, err, path))
+    out: list[str] = []
+    for item in lines:
+        if isinstance(item, str):
+            out.append(item)
+            continue
+        where, branches = item, unions[item]
+        tags = list(dict.fromkeys(t for t, _, _, _ in branches))
+        if "ShellCommand" in tags:
+            written = _value_at(data, where)
+            wanted = "ShellCommand" if isinstance(written, dict) else "list[str]" if isinstance(written, list) else None
+            if wanted is None:
+                out.append(f"{dotted(where)}: {COMMAND_FORMS}")
+                continue
+        else:
+            inside = list(dict.fromkeys(t for t, deeper, _, _ in branches if deeper))
+            wanted = inside[0] if len(inside) == 1 else None
+        if wanted is not None:
+            out += [_describe(err, path, in_shell_command=wanted == "ShellCommand")
+                    for t, _, err, path in branches if t == wanted]
+        else:
+            wishes = dict.fromkeys(_message(err) for _, _, err, _ in branches)
+            out.append(f"{dotted(where) or '(top level)'}: {'; or '.join(wishes)}")
+    return out
+
+
+def _value_at(data: Any, loc: tuple) -> Any:
+    for part in loc:
+        try:
+            data = data[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return data
+
+
+def _string_problems(data: Any) -> list[tuple[str, str]]:
+    """NUL bytes in any key or string: no path, argument or environment value can hold one."""
+    problems = []
+    stack: list[tuple[tuple, Any]] = [((), data)]
+    while stack:      # iterative: a deep dotted key must not exhaust the recursion limit
+        loc, value = stack.pop()
+        items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+        for k, v in items:
+            here = loc + (k,)
+            if isinstance(k, str) and "\0" in k:
+                problems.append((dotted(here), "the key contains a NUL character (\\u0000); remove it"))
+            if isinstance(v, str) and "\0" in v:
+                problems.append((dotted(here), "contains a NUL character (\\u0000); remove it"))
+            elif isinstance(v, (dict, list)):
+                stack.append((here, v))
+    return sorted(problems)
+
+
+# Things that open or close a nesting level, and the strings and comments in
+# which brackets do not count.
+_TOML_TOKEN = re.compile(r'''"""(?:\\.|[^\\])*?"""|\'\'\'.*?\'\'\'|"(?:\\.|[^"\\\n])*"|\'[^\'\n]*\'|#[^\n]*|[\[\]{}]''',
+                         re.S)
+
+
+def nested_too_deeply(text: str, limit: int = MAX_TOML_DEPTH) -> bool:
+    """Arrays and inline tables nested deeper than ``limit``, found without parsing (tomllib recurses per level)."""
+    depth = 0
+    for m in _TOML_TOKEN.finditer(text):
+        c = m.group()
+        if c in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif c in "]}":
+            depth = max(depth - 1, 0)
+    return False
+
+
+def _problem_lines(path: str, problems: list[str]) -> ColdrunError:
+    """One line per problem, each naming the file (the CLI prefixes each line with "coldrun: ")."""
+    return ColdrunError("\n".join(f"{path}: {p}" for p in dict.fromkeys(problems)))
 
 
 def parse_experiment(text: bytes, path: str) -> Experiment:
-    """Parse and validate; raises ColdrunError with one line naming file and field."""
+    """Parse and validate; raises ColdrunError with one line per problem, each naming file and field."""
     try:
-        data = tomllib.loads(text.decode("utf-8"))
+        source = text.decode("utf-8")
     except UnicodeDecodeError:
         raise ColdrunError(f"{path}: not UTF-8 text; save the experiment file as UTF-8")
+    if nested_too_deeply(source):
+        raise ColdrunError(f"{path}: arrays or tables nested more than {MAX_TOML_DEPTH} deep; an experiment "
+                           f"needs at most 3 levels: check for unclosed or repeated [ or {{")
+    try:
+        data = tomllib.loads(source)
     except tomllib.TOMLDecodeError as e:
         raise ColdrunError(f"{path}: malformed TOML: {e}")
+    except RecursionError:   # nesting the depth scan missed (it is not a full TOML lexer)
+        raise ColdrunError(f"{path}: arrays or tables nested too deeply; an experiment needs at most 3 levels")
+    except ValueError as e:  # tomllib lets int() refuse numbers of more than 4300 digits
+        reason = str(e).split(";")[0]     # not Python's advice to raise its digit limit
+        raise ColdrunError(f"{path}: malformed TOML: {reason}")
+    problems = [f"{field}: {msg}" for field, msg in _string_problems(data)]
     try:
-        return Experiment.model_validate(data)
+        exp = Experiment.model_validate(data)
     except ValidationError as e:
-        errors = e.errors()
-        first = errors[0]
-        if isinstance(first.get("input"), dict) and any("[" in str(p) for p in first["loc"]):
-            # A table where a command was expected: the {shell = ...} branch explains it best.
-            shell_errs = [x for x in errors if "ShellCommand" in x["loc"]]
-            if shell_errs:
-                errors = shell_errs + [x for x in errors if x not in shell_errs]
-        more = f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
-        raise ColdrunError(f"{path}: {_describe(errors[0])}{more}")
+        problems += _problem_texts(e.errors(), data)
+    else:
+        problems += [f"{field}: {msg}" for field, msg in _whole_experiment_problems(exp)]
+    if problems:
+        raise _problem_lines(path, problems)
+    return exp
 
 
 def load_experiment(path: str | Path) -> tuple[Experiment, bytes]:

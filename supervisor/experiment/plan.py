@@ -7,11 +7,13 @@ key's process executions in the order they will run.
 
 from __future__ import annotations
 
-import fnmatch
 import random
 from dataclasses import dataclass
 
-from supervisor.experiment.model import Experiment
+# should_skip and keys_in_order live with the model, which refuses a skip list that skips everything.
+from supervisor.experiment.model import Experiment, keys_in_order, should_skip
+
+__all__ = ["JobSpec", "expand", "keys_in_order", "should_skip"]
 
 
 @dataclass(frozen=True)
@@ -31,23 +33,6 @@ class JobSpec:
     @property
     def variant(self) -> str:
         return self.key.split(":")[2]
-
-
-def should_skip(key: str, patterns: list[str]) -> bool:
-    """Krun's SKIP: each of bench, vm, variant matches literally or by * wildcard."""
-    parts = key.split(":")
-    for pattern in patterns:
-        pparts = pattern.split(":")
-        if all(fnmatch.fnmatchcase(k, p) for k, p in zip(parts, pparts)):
-            return True
-    return False
-
-
-def keys_in_order(exp: Experiment) -> list[str]:
-    return [f"{bench}:{vm_name}:{variant}"
-            for vm_name, vm in exp.vms.items()
-            for bench in exp.benchmarks
-            for variant in vm.variants]
 
 
 def expand(exp: Experiment, seed: int | None) -> list[JobSpec]:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import re
+from decimal import Decimal
 
 _DURATION_UNITS = {
     "ms": 0.001, "s": 1.0, "sec": 1.0, "secs": 1.0, "second": 1.0, "seconds": 1.0,
@@ -17,19 +19,37 @@ _SIZE_UNITS = {
     "k": 1024, "m": 1024 ** 2, "g": 1024 ** 3,   # ulimit-style shorthands are binary
 }
 
+# A wait or timeout of more than 30 days is a typo, and far larger ones
+# overflow the operating system's timers.
+MAX_DURATION = 30 * 86400.0
+# Larger than any machine's memory and than a resource limit can hold (rlim_t).
+MAX_SIZE = 1 << 60
+
 _PART = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]+)\s*")
 
 
 def parse_duration(value: object) -> float:
-    """Seconds from a number (seconds) or a string like "1h30min", "90s", "0"."""
+    """Seconds from a number (seconds) or a string like "1h30min", "90s", "0"; finite, 0 to 30 days."""
     if isinstance(value, bool):
         raise ValueError("a duration is a number of seconds or a string like \"90s\", \"3min\", \"1h\"")
-    if isinstance(value, (int, float)):
-        if value < 0:
-            raise ValueError("a duration cannot be negative")
-        return float(value)
-    if not isinstance(value, str):
+    if isinstance(value, int) and value > MAX_DURATION:   # before float(): 10**400 overflows it
+        seconds = math.inf
+    elif isinstance(value, (int, float)):
+        seconds = float(value)
+    elif isinstance(value, str):
+        seconds = _duration_text(value)
+    else:
         raise ValueError("a duration is a number of seconds or a string like \"90s\", \"3min\", \"1h\"")
+    if math.isnan(seconds):
+        raise ValueError("a duration must be a number of seconds, not nan")
+    if seconds < 0:
+        raise ValueError("a duration cannot be negative")
+    if seconds > MAX_DURATION:
+        raise ValueError("a duration is at most 30 days (\"30d\")")
+    return seconds
+
+
+def _duration_text(value: str) -> float:
     text = value.strip()
     if re.fullmatch(r"\d+(?:\.\d+)?", text):
         return float(text)
@@ -50,9 +70,21 @@ def parse_size(value: object) -> int:
     if isinstance(value, str):
         m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]+)\s*", value)
         if m and m.group(2).lower() in _SIZE_UNITS:
-            return int(float(m.group(1)) * _SIZE_UNITS[m.group(2).lower()])
+            # Decimal, not float: "99999...9TiB" must give a number to compare, not inf.
+            size = int(Decimal(m.group(1)) * _SIZE_UNITS[m.group(2).lower()])
+            if size > MAX_SIZE:
+                raise ValueError(f"size {value!r} is more than 1EiB; write e.g. \"2GiB\"")
+            return size
         raise ValueError(f"cannot read size {value!r}: write e.g. \"2GiB\", \"512MiB\", \"8MiB\"")
     raise ValueError("a size needs a unit: write e.g. \"2GiB\" or \"512MiB\"")
+
+
+def format_size(n: int) -> str:
+    """Short binary form for messages: "64MiB", "1.5KiB", "0B"."""
+    for unit, factor in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= factor:
+            return f"{n / factor:g}{unit}"
+    return f"{n}B"
 
 
 def format_duration(seconds: float) -> str:

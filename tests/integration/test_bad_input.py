@@ -225,3 +225,41 @@ def test_abort_stops_a_running_supervisor_and_its_runner(exp_factory, tmp_path):
     st = coldrun("status", str(state))
     assert "aborted" in st.stdout and "outstanding 2" in st.stdout
     one_line_error(coldrun("resume", str(state)), "aborted")
+
+
+def test_every_problem_gets_its_own_line(exp_factory):
+    """Issue 10 §6: no "(and 1 more problem)": each bad field is a line naming the file and the field."""
+    p = exp_factory({"a": "ok"}, extra='heap_limit = "1KiB"\nstack_limit = "0B"\nexecution_timeout = nan')
+    p.write_text(p.read_text().replace("iterations = 5", "iterations = true"))
+    r = coldrun("check", str(p))
+    assert r.returncode == 2 and "Traceback" not in r.stderr and "more problem" not in r.stderr
+    lines = r.stderr.splitlines()
+    assert all(ln.startswith(f"coldrun: {p}: ") for ln in lines), lines
+    assert sorted(ln.split(": ")[2] for ln in lines) == [
+        "execution_timeout", "heap_limit", "stack_limit", "vms.fake.iterations"]
+
+
+def test_start_refuses_what_check_refuses_and_creates_nothing(exp_factory, tmp_path):
+    """nan used to pass check and crash start with a job left running; a skip-all list used to pass check."""
+    for extra in ("execution_timeout = nan", "execution_timeout = 0", 'skip = ["*:*:*"]', "executions = 10000000"):
+        p = exp_factory({"a": "ok"}, extra=extra)
+        if extra.startswith("executions"):
+            p.write_text(p.read_text().replace("executions = 1\n", ""))
+        field = extra.split(" ")[0]
+        check_line = one_line_error(coldrun("check", str(p)), str(p), f": {field}: ")
+        state = tmp_path / "s"
+        start_line = one_line_error(coldrun("start", str(p), "--simulate-reboots", "--state-dir", str(state)))
+        assert start_line == check_line
+        assert not state.exists()
+
+
+def test_bad_experiment_never_touches_an_existing_state_dir(exp_factory, tmp_path):
+    p = exp_factory({"a": "ok"})
+    state = tmp_path / "s"
+    assert coldrun("start", str(p), "--simulate-reboots", "--state-dir", str(state)).returncode == 0
+    before = {f: f.read_bytes() for f in state.rglob("*") if f.is_file()}
+    bad = tmp_path / "bad.toml"
+    bad.write_text(p.read_text().replace("iterations = 5", "iterations = 1e9"))
+    for cmd in (("start", str(bad), "--simulate-reboots", "--state-dir", str(state)), ("check", str(bad))):
+        one_line_error(coldrun(*cmd), str(bad), "vms.fake.iterations", "integer")
+    assert {f: f.read_bytes() for f in state.rglob("*") if f.is_file()} == before

@@ -74,3 +74,142 @@ def test_schema_is_json_and_forbids_extra():
     json.dumps(schema)
     assert schema["additionalProperties"] is False
     assert {"vms", "benchmarks", "variants", "platform", "rerun"} <= set(schema["properties"])
+
+
+# -- issue 10 §6: bounds, every problem on its own line ------------------------------------------------
+
+def err_lines(text: str) -> list[str]:
+    """All problem lines of a refused file; each names the file."""
+    with pytest.raises(ColdrunError) as e:
+        parse_experiment(text.encode(), "exp.toml")
+    lines = str(e.value).split("\n")
+    assert all(ln.startswith("exp.toml: ") for ln in lines), lines
+    return lines
+
+
+TOP = "executions = 2"
+
+
+@pytest.mark.parametrize("old,new,field,fragment", [
+    (TOP, "executions = 9223372036854775807", "executions:", "more than 100,000"),
+    (TOP, "executions = 10000000", "executions:", "more than 100,000"),
+    (TOP, "executions = true", "executions:", "integer"),
+    (TOP, "executions = 2.0", "executions:", "integer"),
+    (TOP, TOP + "\nexecution_timeout = nan", "execution_timeout:", "not nan"),
+    (TOP, TOP + "\nexecution_timeout = inf", "execution_timeout:", "at most 30 days"),
+    (TOP, TOP + "\nexecution_timeout = -inf", "execution_timeout:", "negative"),
+    (TOP, TOP + "\nexecution_timeout = 0", "execution_timeout:", "at least 1s"),
+    (TOP, TOP + '\nexecution_timeout = "500ms"', "execution_timeout:", "at least 1s"),
+    (TOP, TOP + "\nexecution_timeout = " + "9" * 400, "execution_timeout:", "at most 30 days"),
+    (TOP, TOP + '\nexecution_timeout = "' + "9" * 400 + 's"', "execution_timeout:", "at most 30 days"),
+    (TOP, TOP + '\nheap_limit = "1KiB"', "heap_limit:", "at least 64MiB"),
+    (TOP, TOP + '\nheap_limit = "' + "9" * 400 + 'TiB"', "heap_limit:", "more than 1EiB"),
+    (TOP, TOP + '\nstack_limit = "0B"', "stack_limit:", "at least 1MiB"),
+    (TOP, TOP + '\nskip = ["*:*:*"]', "skip:", "nothing to run"),
+    (TOP, TOP + '\nskip = ["fib:cpython:*", "nope:*:*"]', "skip:", "nothing to run"),
+    (TOP, TOP + "\nseed = -1", "seed:", ""),
+    (TOP, TOP + "\n[waits]\ntemperature_tolerance = nan", "waits.temperature_tolerance:", "finite"),
+    (TOP, TOP + "\n[waits]\nboot_settle = inf", "waits.boot_settle:", "30 days"),
+    (TOP, TOP + "\n[mail]\nquota = true", "mail.quota:", "integer"),
+    ("iterations = 5", "iterations = 9223372036854775807", "vms.cpython.iterations:", "more than 100,000"),
+    ("iterations = 5", "iterations = 1e9", "vms.cpython.iterations:", "integer"),
+    ("iterations = 5", "iterations = 1000000000", "vms.cpython.iterations:", "more than 100,000"),
+    ("iterations = 5", "iterations = true", "vms.cpython.iterations:", "integer"),
+    ("fib = 10", "fib = 4294967296", "benchmarks.fib:", "2147483647"),
+    ("fib = 10", "fib = false", "benchmarks.fib:", "integer"),
+    ('target = "bench.py"', 'target = "be\\u0000nch.py"', "variants.py.target:", "NUL"),
+    ('executable = "python3"', 'executable = "python3"\nenv = {"A\\u0000" = "x"}', r'vms.cpython.env."A\x00"', "NUL"),
+])
+def test_run_time_failures_are_refused_up_front(old, new, field, fragment):
+    """Each value the issue saw crash or fail at run time is one line naming the field."""
+    assert old in BASE
+    lines = err_lines(BASE.replace(old, new, 1))
+    assert len(lines) == 1, lines
+    assert lines[0].startswith(f"exp.toml: {field}"), lines
+    assert fragment in lines[0], lines
+
+
+def test_bounds_accept_their_edges():
+    text = BASE.replace("iterations = 5", "iterations = 100000").replace(
+        TOP, 'executions = 100000\nheap_limit = "64MiB"\nstack_limit = "1MiB"\nexecution_timeout = "1s"\n'
+             'skip = ["nope:*:*"]\nseed = 9223372036854775807').replace("fib = 10", "fib = -2147483648")
+    exp = parse_experiment(text.encode(), "exp.toml")
+    assert (exp.executions, exp.vms["cpython"].iterations) == (100000, 100000)
+    assert (exp.heap_limit, exp.stack_limit, exp.execution_timeout) == (64 << 20, 1 << 20, 1.0)
+
+
+def test_job_count_over_the_schedule_cap_names_executions():
+    text = BASE.replace(TOP, "executions = 50001").replace("fib = 10", "fib = 10\nfact = 3")
+    [line] = err_lines(text)
+    assert line.startswith("exp.toml: executions: 50,001 executions x 2 ") and "100,002 jobs" in line
+
+
+def test_several_problems_each_get_their_own_line():
+    text = BASE.replace(TOP, 'executions = 0\nheap_limit = "1KiB"\nexecution_timeout = nan\nexecutoins = 3') \
+        .replace("iterations = 5", "iterations = true").replace('target = "bench.py"', 'target = "a\\u0000"')
+    lines = err_lines(text)
+    joined = "\n".join(lines)
+    assert "more problem" not in joined
+    for field in ("executions:", "heap_limit:", "execution_timeout:", "executoins: unknown key; did you mean",
+                  "vms.cpython.iterations:", "variants.py.target:"):
+        assert sum(ln.startswith(f"exp.toml: {field}") for ln in lines) == 1, (field, lines)
+    assert len(lines) == 6
+
+
+def test_missing_variants_are_each_named():
+    lines = err_lines(BASE.replace('variants = ["py"]', 'variants = ["pypy", "py", "jy"]'))
+    assert lines == ["exp.toml: vms.cpython.variants.0: names 'pypy', which is not under [variants]; "
+                     "add [variants.pypy] or fix the name",
+                     "exp.toml: vms.cpython.variants.2: names 'jy', which is not under [variants]; "
+                     "add [variants.jy] or fix the name"]
+
+
+@pytest.mark.parametrize("commands,expected", [
+    ('[{shel = "x"}]', ["pre_execution.0.shell: required field is missing",
+                        "pre_execution.0.shel: unknown key; did you mean 'shell'?"]),
+    ('["sync"]', ['pre_execution.0: a command is a list of strings like ["sync"]']),
+    ("[[]]", ["pre_execution.0: List should have at least 1 item"]),
+    ('[["sync", 1]]', ["pre_execution.0.1: Input should be a valid string"]),
+    ("[{shell = 3}]", ["pre_execution.0.shell: Input should be a valid string"]),
+])
+def test_a_bad_command_is_explained_by_the_form_written(commands, expected):
+    lines = err_lines(BASE.replace(TOP, f"{TOP}\npre_execution = {commands}"))
+    assert len(lines) == len(expected), lines
+    for line, want in zip(sorted(lines), sorted(expected)):
+        assert line.startswith(f"exp.toml: {want}"), (line, want)
+
+
+@pytest.mark.parametrize("depth", [33, 5000, 100000])
+def test_deep_nesting_is_refused_before_parsing(depth):
+    import time
+    t = time.perf_counter()
+    lines = err_lines("x = " + "[" * depth + "]" * depth)
+    assert len(lines) == 1 and "nested more than 32 deep" in lines[0]
+    assert time.perf_counter() - t < 1.0
+
+
+def test_brackets_in_strings_and_comments_do_not_count_as_nesting():
+    deep = "[" * 40
+    text = BASE.replace(TOP, f'{TOP}  # {deep}\npre_execution = [["echo", "{deep}", \'{deep}\', """{deep}"""]]')
+    exp = parse_experiment(text.encode(), "exp.toml")
+    assert exp.pre_execution[0][1] == deep
+
+
+def test_toml_numbers_too_long_for_python_are_one_line():
+    [line] = err_lines(BASE.replace("fib = 10", "fib = " + "9" * 5000))
+    assert "malformed TOML" in line
+
+
+def test_check_and_start_share_the_skip_matcher():
+    from supervisor.experiment import plan
+    assert plan.should_skip("fib:cpython:py", ["f*:*:*"]) and not plan.should_skip("fib:cpython:py", ["x:*:*"])
+
+
+def test_other_unions_are_one_line_with_each_wish():
+    [line] = err_lines(BASE + '[platform]\nturbo = "sometimes"\n')
+    assert line.startswith("exp.toml: platform.turbo: ") and "valid boolean" in line and "; or " in line and "'ignore'" in line
+
+
+def test_dict_key_problems_name_the_key_not_a_tag():
+    [line] = err_lines(BASE.replace("fib = 10", '"fi b" = 10'))
+    assert line.startswith('exp.toml: benchmarks."fi b": names may only use')
