@@ -27,6 +27,7 @@ MEASUREMENT_KEYS = ("wallclock_times", "core_cycle_counts", "aperf_counts", "mpe
 Outcome = Literal["C", "E", "T", "O"]
 RecordState = Literal["completed", "errored", "timed_out", "rerun"]
 STATE_OF_OUTCOME: dict[str, str] = {"C": "completed", "E": "errored", "T": "timed_out", "O": "rerun"}
+OUTCOME_RERUN = "O"
 # Every state a scheduled execution can be in (the schedule's names).
 SlotState = Literal["outstanding", "running", "completed", "errored", "timed_out", "crashed", "skipped"]
 

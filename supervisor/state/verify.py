@@ -13,9 +13,9 @@ from __future__ import annotations
 import os
 import stat
 
-from contracts.execution_record import ExecutionRecord
+from contracts.execution_record import OUTCOME_RERUN, ExecutionRecord
 from supervisor.errors import ColdrunError
-from supervisor.state.records import OUTCOME_RERUN, executions_dir, list_records, read_record, record_path
+from supervisor.state.records import executions_dir, list_records, read_record, record_path
 from supervisor.state.schedule import OUTSTANDING, RUNNING, SKIPPED, WITH_RECORD, Schedule
 from supervisor.state.statedir import StateDir
 
