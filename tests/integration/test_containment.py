@@ -23,14 +23,14 @@ def expected_containment() -> str:
     return box.kind
 
 
-def run_escaping(exp_factory, tmp_path, behaviour: str, extra: str = "") -> tuple[dict, int, float]:
+def run_escaping(exp_factory, tmp_path, behaviour: str, extra: str = "", exit_code: int = 0) -> tuple[dict, int, float]:
     p = exp_factory({"esc": behaviour}, extra=extra)
     p.write_text(p.read_text().replace(str(FAKE_RUNNER), str(ESCAPING_RUNNER)))
     state = tmp_path / "s"
     t0 = time.monotonic()
     r = coldrun("start", str(p), "--simulate-reboots", "--state-dir", str(state), timeout=60)
     elapsed = time.monotonic() - t0
-    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.returncode == exit_code, r.stderr[-3000:]
     native = tmp_path / "n.json"
     assert coldrun("export", str(state), "--format", "native", "-o", str(native)).returncode == 0
     [record] = json.loads(native.read_text())["executions"]
@@ -55,7 +55,8 @@ def test_setsid_daemon_holding_stdout_does_not_spoil_or_hang_the_execution(exp_f
 
 def test_timed_out_runner_and_its_escaped_helper_are_killed(exp_factory, tmp_path):
     kind = expected_containment()
-    record, daemon, _ = run_escaping(exp_factory, tmp_path, "daemon-hang", extra='execution_timeout = "2s"')
+    record, daemon, _ = run_escaping(exp_factory, tmp_path, "daemon-hang", extra='execution_timeout = "2s"',
+                                     exit_code=6)   # finished, with a timed-out execution
     assert record["outcome"] == "T" and record["timed_out"] is True
     assert record["leftover_processes"] == 1 and record["containment"] == kind
     assert 2 <= record["duration_seconds"] < 5

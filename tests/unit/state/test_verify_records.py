@@ -19,6 +19,7 @@ from supervisor.state.verify import verify_records
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "supervisor"))
 from cycle_helpers import boot_quiet, experiment, start_quiet  # noqa: E402
+from execution_records import record_fields  # noqa: E402
 
 
 @pytest.fixture
@@ -62,9 +63,10 @@ def test_missing_record_is_reported_by_status_with_exit_4(done, capsys):
 
 
 @pytest.mark.parametrize("content, expected", [
-    (b"[1,2,3]", "not a JSON object"),
-    (b"{half", "execution record unreadable"),
-    (json.dumps({"key": "zz:fake:v", "pexec": 0, "outcome": "C"}).encode(), "record is for zz:fake:v #0"),
+    (b"[1,2,3]", "not a valid execution record: the whole record: Input should be an object"),
+    (b"{half", "not a valid execution record: the whole record: Invalid JSON"),
+    (json.dumps({"key": "zz:fake:v", "pexec": 0, "outcome": "C"}).encode(), "not a valid execution record"),
+    (json.dumps(record_fields(key="zz:fake:v")).encode(), "record is for zz:fake:v #0"),
 ])
 def test_bad_record_content_is_one_line_for_status_export_and_resume(done, capsys, content, expected):
     rec = record_path(done, 0, 1)

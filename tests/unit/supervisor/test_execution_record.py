@@ -35,7 +35,7 @@ def test_records_written_by_a_run_are_valid_and_round_trip(tmp_path):
     exp = experiment(tmp_path, {"a": "ok", "b": "fail"}, executions=1)
     state = tmp_path / "s"
     start_quiet(exp, state)
-    assert run_to_end(state) == 0
+    assert run_to_end(state) == 6      # finished, with b errored
     records = {rec.bench: rec for rec in map(read_record, list_records(state).values())}
     assert records["a"].state == "completed" and len(records["a"].wallclock_times) == 3
     assert records["b"].state == "errored" and "status 1" in records["b"].reason
@@ -86,12 +86,15 @@ def test_commands_reading_an_invalid_record_print_one_line(tmp_path, capsys):
     bad = record_path(state, 1, 1)
     bad.write_text('{"key": 3}')
     for argv in (["export", str(state), "--format", "native", "-o", str(tmp_path / "n.json")],
-                 ["export", str(state), "--format", "krun", "-o", str(tmp_path / "k.json.bz2")],
-                 ["status", str(state)]):
+                 ["export", str(state), "--format", "krun", "-o", str(tmp_path / "k.json.bz2")]):
         assert main(argv) != 0
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and str(bad) in err and "key: Input should be a valid string" in err, err
     assert not (tmp_path / "n.json").exists() and not (tmp_path / "k.json.bz2").exists()
+    # status reports rather than fails: the damaged record is one line of its ALTERED list (exit 4)
+    assert main(["status", str(state)]) == 4
+    out = capsys.readouterr().out
+    assert [line for line in out.splitlines() if str(bad) in line and "key: Input should be a valid string" in line]
 
 
 def test_a_slot_without_a_record_is_a_valid_slot_but_not_a_record():

@@ -19,7 +19,8 @@ def test_check_refuses_what_start_refuses_with_the_same_line(tmp_path, capsys):
     exp = experiment(tmp_path, {"a": "ok"}, extra='skip = ["*:*:*"]')
     assert main(["check", str(exp)]) == 2
     said = capsys.readouterr().err.strip()
-    assert said == f"coldrun: {exp}: skip: every job is skipped; nothing to run"
+    assert said == (f"coldrun: {exp}: skip: every bench:vm:variant key is skipped, so there is nothing to run; "
+                    f"remove a pattern")
     with pytest.raises(ColdrunError) as e:
         start_quiet(exp, tmp_path / "s")
     assert f"coldrun: {e.value}" == said and not (tmp_path / "s").exists()
