@@ -13,7 +13,6 @@ from supervisor.boot.context import Boot
 from supervisor.boot.crash_points import pause_point
 from supervisor.errors import ColdrunError
 from supervisor.experiment.model import VM
-from supervisor.launch.containment import pinning_cgroup
 from supervisor.launch.process import ProcessResult, run_process
 from supervisor.launch.runner_command import env_size, runner_launch
 from supervisor.platforms.base import Platform
@@ -74,8 +73,8 @@ def launch_and_judge(ctx: Boot, platform: Platform, job: JobLine, record: dict[s
     except ColdrunError as e:
         return "E", f"cannot launch: {e}"
     prefix = platform.launch_prefix(job.key)
-    argv = prefix + launch.argv
-    seen_env = _env_after_prefix(prefix, launch.env)
+    argv = prefix.argv() + launch.argv
+    seen_env = prefix.environment(launch.env)
     record.update({"argv": argv, "environment": seen_env, "environment_bytes": env_size(seen_env),
                    "cwd": str(state.home_path)})
 
@@ -87,7 +86,7 @@ def launch_and_judge(ctx: Boot, platform: Platform, job: JobLine, record: dict[s
     try:
         res = run_process(argv, launch.env, cwd=str(state.home_path), heap_limit=exp.heap_limit,
                           stack_limit=exp.stack_limit, timeout=exp.execution_timeout, on_started=started,
-                          cgroup_parent=pinning_cgroup(prefix))   # inside the pinning partition, if any
+                          cgroup_parent=prefix.cgroup)   # inside the pinning partition, if any
     finally:
         platform.end_launch(job.key)
     state.clear_runner()
@@ -126,18 +125,6 @@ def judge_document(raw: bytes, vm: VM, record: dict[str, Any]) -> tuple[str, str
         if k in doc:
             record[k] = doc[k]
     return "C", None
-
-
-def _env_after_prefix(prefix: list[str], env: dict[str, str]) -> dict[str, str]:
-    """The environment the runner sees: an `env K=V ...` in the platform's prefix overrides ours."""
-    seen = dict(env)
-    if "env" in prefix:
-        for token in prefix[prefix.index("env") + 1:]:
-            if "=" not in token or token.startswith("-"):
-                break
-            k, v = token.split("=", 1)
-            seen[k] = v
-    return seen
 
 
 def _fill_process_fields(record: dict[str, Any], res: ProcessResult) -> None:

@@ -34,7 +34,6 @@ import time
 
 import psutil
 
-CGEXEC_MODULE = "supervisor.platforms.cgexec"
 _PR_SET_CHILD_SUBREAPER = 36
 _KILL_WAIT = 5.0          # seconds for killed processes to go
 _ROUNDS = 5               # fallback kill rounds: a process forking while we kill is caught next round
@@ -52,15 +51,6 @@ def cgroup2_mount(mountinfo: str = "/proc/self/mountinfo") -> str | None:
         head, sep, tail = line.partition(" - ")
         if sep and tail.split()[:1] == ["cgroup2"]:
             return head.split()[4].replace("\\040", " ")
-    return None
-
-
-def pinning_cgroup(prefix: list[str]) -> str | None:
-    """The cgroup the platform's launch prefix places the runner in (cgexec's argument), if any."""
-    if CGEXEC_MODULE in prefix:
-        i = prefix.index(CGEXEC_MODULE)
-        if i + 1 < len(prefix):
-            return prefix[i + 1]
     return None
 
 

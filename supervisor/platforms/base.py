@@ -52,6 +52,29 @@ class PostCheckResult:
     details: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass
+class LaunchPrefix:
+    """What a platform puts before a runner's argv, with what it sets for the runner kept apart.
+
+    ``wrappers`` are commands that exec the next (chrt, nice, cgexec, setpriv);
+    ``env`` the variables they set for the runner, so the record can say what
+    the runner saw without parsing argv; ``cgroup`` the pinning cgroup the
+    wrappers place the runner in (its execution's cgroup goes inside).
+    """
+
+    wrappers: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    cgroup: str | None = None
+
+    def argv(self) -> list[str]:
+        """The wrappers, then one `env K=V ...` for the variables."""
+        return self.wrappers + (["env", *(f"{k}={v}" for k, v in self.env.items())] if self.env else [])
+
+    def environment(self, base: dict[str, str]) -> dict[str, str]:
+        """The environment the runner sees: ``base`` with the prefix's variables over it."""
+        return {**base, **self.env}
+
+
 class Platform(ABC):
     name: str = "abstract"
     # Set by every concrete platform's constructor.
@@ -84,8 +107,8 @@ class Platform(ABC):
         """State taken just before a run: kernel log position, throttle counters, temperatures, ..."""
 
     @abstractmethod
-    def launch_prefix(self, job_name: str) -> list[str]:
-        """argv to put before the runner's argv (user switch, nice, pinning); [] when simulated."""
+    def launch_prefix(self, job_name: str) -> LaunchPrefix:
+        """What goes before the runner's argv (user switch, nice, pinning); empty when simulated."""
 
     @abstractmethod
     def end_launch(self, job_name: str) -> None:

@@ -17,6 +17,7 @@ from pathlib import Path
 from supervisor.errors import PlatformError
 from supervisor.system import Commands
 from supervisor.durable import write_atomic
+from supervisor.platforms.base import LaunchPrefix
 from supervisor.state import layout
 
 MARKER = layout.BENCHMARK_USER
@@ -66,17 +67,18 @@ class BenchmarkUser:
         skel.mkdir(mode=0o700, parents=True, exist_ok=True)
         return str(skel)
 
-    def switch_argv(self) -> list[str]:
-        """The argv prefix that drops from root to this user and keeps inherited fds (the results channel, fd 3).
+    def switch(self) -> LaunchPrefix:
+        """The drop from root to this user that keeps inherited fds (the results channel, fd 3).
 
         setpriv switches uid/gid/groups and execs (sudo and doas would close the fds);
-        OpenBSD has no setpriv, so coldrun's own runas does the same there.
+        OpenBSD has no setpriv, so coldrun's own runas does the same there (and sets
+        HOME, USER and LOGNAME itself).
         """
         if self.os_name == "openbsd":
-            return [sys.executable, "-m", "supervisor.platforms.runas", self.name, "--"]
+            return LaunchPrefix([sys.executable, "-m", "supervisor.platforms.runas", self.name, "--"])
         u = self.name
-        return ["setpriv", f"--reuid={u}", f"--regid={u}", "--init-groups", "--",
-                "env", f"HOME={self.home}", f"USER={u}", f"LOGNAME={u}"]
+        return LaunchPrefix(["setpriv", f"--reuid={u}", f"--regid={u}", "--init-groups", "--"],
+                            {"HOME": str(self.home), "USER": u, "LOGNAME": u})
 
     def _run_retrying(self, argv: list[str]):
         """Run useradd/userdel, again while another process holds the password file's lock."""

@@ -18,6 +18,7 @@ from supervisor.platforms.linux_controls import (BENCH_CGROUP, Aslr, CounterAcce
                                                  TicklessCheck, TransparentHugepages, TurboControl)
 from supervisor.platforms.temperatures import read_linux_temperatures
 from supervisor.platforms.throttle import read_throttle_counters
+from supervisor.platforms.base import LaunchPrefix
 from supervisor.platforms.unix import UnixPlatform
 
 
@@ -115,7 +116,7 @@ class LinuxPlatform(UnixPlatform):
         return {"frequencies_khz": freqs}
 
     # --- running the benchmark ---------------------------------------------------------
-    def launch_prefix(self, job_name: str) -> list[str]:
+    def launch_prefix(self, job_name: str) -> LaunchPrefix:
         """Default scheduler, nice -20 (as root), cgroup placement, then drop to the fresh user.
 
         chrt --other makes the default scheduler (SCHED_OTHER) explicit,
@@ -123,15 +124,18 @@ class LinuxPlatform(UnixPlatform):
         and execs; unlike sudo it leaves inherited fds (the results channel,
         fd 3) open.
         """
-        argv = ["chrt", "--other", "0", "nice", "-n", str(self.policy.nice)]
+        prefix = LaunchPrefix(["chrt", "--other", "0", "nice", "-n", str(self.policy.nice)])
         if self.policy.pinning:
-            argv += [sys.executable, "-m", "supervisor.platforms.cgexec", str(self.root.path(BENCH_CGROUP)), "--"]
+            prefix.cgroup = str(self.root.path(BENCH_CGROUP))
+            prefix.wrappers += [sys.executable, "-m", "supervisor.platforms.cgexec", prefix.cgroup, "--"]
         if self.policy.benchmark_user:
             self.user.create()
-            argv += self.user.switch_argv()
+            drop = self.user.switch()
+            prefix.wrappers += drop.wrappers
+            prefix.env.update(drop.env)
         if self.policy.counters == "off":
-            argv += ["env", "COLDRUN_COUNTERS=off"]  # libkruntime then reports wall-clock only, on purpose
-        return argv
+            prefix.env["COLDRUN_COUNTERS"] = "off"  # libkruntime then reports wall-clock only, on purpose
+        return prefix
 
     # --- audit -------------------------------------------------------------------------
     def audit(self) -> dict[str, Any]:

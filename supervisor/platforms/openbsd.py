@@ -10,6 +10,7 @@ from supervisor.errors import PlatformError
 from supervisor.platforms.audit import VOLATILE, coldrun_version, digest_lines
 from supervisor.platforms.controls import CheckControl, Control, Machine, select
 from supervisor.platforms.kernel_log import OPENBSD_ALLOW, dmesg_new_lines
+from supervisor.platforms.base import LaunchPrefix
 from supervisor.platforms.unix import UnixPlatform
 from supervisor.system import Commands
 from supervisor.state.undo import UndoLog
@@ -132,14 +133,14 @@ class OpenBSDPlatform(UnixPlatform):
     def kernel_log_allow(self) -> list[str]:
         return OPENBSD_ALLOW + list(self.policy.kernel_log_allow)
 
-    def launch_prefix(self, job_name: str) -> list[str]:
-        argv = ["nice", "-n", str(self.policy.nice)]
+    def launch_prefix(self, job_name: str) -> LaunchPrefix:
+        prefix = LaunchPrefix(["nice", "-n", str(self.policy.nice)])
         if self.policy.benchmark_user:
             self.user.create()
-            argv += self.user.switch_argv()   # runas: doas/su would close the results channel (fd 3)
+            prefix.wrappers += self.user.switch().wrappers   # runas: doas/su would close the results channel (fd 3)
         if self.policy.malloc_options != "ignore":
-            argv += ["env", f"MALLOC_OPTIONS={self.policy.malloc_options}"]
-        return argv
+            prefix.env["MALLOC_OPTIONS"] = self.policy.malloc_options
+        return prefix
 
     def audit(self) -> dict[str, Any]:
         uname = self.commands.run(["uname", "-a"])

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from supervisor.platforms.base import Platform, PostCheckResult
+from supervisor.platforms.base import LaunchPrefix, Platform, PostCheckResult
 from supervisor.experiment.platform_policy import PlatformPolicy
 from supervisor.platforms.benchmark_user import BenchmarkUser, simulated_user_name
 from supervisor.system import RealCommands
@@ -60,15 +60,15 @@ class SimulatedPlatform(Platform):
         self.log.info("simulated: would snapshot kernel log position and throttle counters")
         return {"platform": "simulated"}
 
-    def launch_prefix(self, job_name: str) -> list[str]:
+    def launch_prefix(self, job_name: str) -> LaunchPrefix:
         if self.user is None:
             self.log.info("simulated: would create a fresh benchmark user and pin/nice the runner; running as is",
                           job=job_name)
-            return []
+            return LaunchPrefix()
         self.user.create()
         self.log.info("simulated as root: running the benchmark as a fresh unprivileged user, as on a real "
                       "machine; would pin/nice it", job=job_name, user=self.user.name)
-        return self.user.switch_argv()
+        return self.user.switch()
 
     def end_launch(self, job_name: str) -> None:
         if self.user is None:

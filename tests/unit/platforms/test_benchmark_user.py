@@ -12,7 +12,7 @@ from platform_helpers import FakeMachineCommands, make_linux, vm_policy
 def test_fresh_user_per_execution_with_setpriv_prefix(machine, tmp_path):
     cmds = FakeMachineCommands()
     p = make_linux(machine("vm-nocpufreq"), tmp_path / "s", vm_policy(), cmds)
-    prefix = p.launch_prefix("bench:vm:variant")
+    prefix = p.launch_prefix("bench:vm:variant").argv()
     assert prefix[:6] == ["chrt", "--other", "0", "nice", "-n", "-20"]
     assert prefix[6:11] == ["setpriv", "--reuid=coldrunbench", "--regid=coldrunbench", "--init-groups", "--"]
     assert "HOME=/home/coldrunbench" in prefix and "sudo" not in prefix
@@ -46,7 +46,7 @@ def test_leftover_from_a_crash_is_recreated(machine, tmp_path):
 
 def test_without_benchmark_user_only_nice(machine, tmp_path):
     p = make_linux(machine("vm-nocpufreq"), tmp_path / "s", vm_policy(benchmark_user=False, nice=-5))
-    assert p.launch_prefix("k") == ["chrt", "--other", "0", "nice", "-n", "-5"]
+    assert p.launch_prefix("k").argv() == ["chrt", "--other", "0", "nice", "-n", "-5"]
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root and setpriv to switch users")

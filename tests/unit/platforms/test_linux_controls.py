@@ -138,9 +138,11 @@ def test_pinning_makes_a_cpuset_partition_and_removes_it(machine, tmp_path):
     cg = root / "sys/fs/cgroup/coldrun.bench"
     assert (cg / "cpuset.cpus").read_text() == "2-7" and (cg / "cpuset.cpus.partition").read_text() == "root"
     assert (root / "sys/fs/cgroup/cgroup.subtree_control").read_text() == "+cpuset"
-    prefix = p.launch_prefix("b:vm:v")
+    launch = p.launch_prefix("b:vm:v")
+    prefix = launch.argv()
     i = prefix.index("supervisor.platforms.cgexec")
     assert prefix[i + 1] == str(cg) and prefix.index("setpriv") > i
+    assert launch.cgroup == str(cg)       # each execution's cgroup goes inside the pinning partition
     p.end_launch("b:vm:v")
     p.restore()
     assert not cg.exists()

@@ -107,7 +107,7 @@ def test_malloc_conf_override_is_a_problem(tmp_path):
 def test_launch_prefix_keeps_fd_and_sets_malloc_options(tmp_path):
     cmds = FakeOpenBSD()
     p = openbsd(tmp_path, cmds)
-    prefix = p.launch_prefix("k")
+    prefix = p.launch_prefix("k").argv()
     assert prefix[:3] == ["nice", "-n", "-20"]
     assert prefix[3:7] == [sys.executable, "-m", "supervisor.platforms.runas", "coldrunbench"]
     assert prefix[-2:] == ["env", "MALLOC_OPTIONS=cfgrux"]

@@ -53,8 +53,8 @@ def test_as_root_the_prefix_is_the_real_platforms_drop_to_a_fresh_user(tmp_path)
     assert simulated_user_name("coldrunbench", tmp_path / "other") != name   # side-by-side experiments
     accounts = Accounts()
     p = SimulatedPlatform(PlatformPolicy(), tmp_path, commands=accounts, log=Log(), euid=0)
-    prefix = p.launch_prefix("a:b:c")
-    assert prefix == BenchmarkUser(name, accounts, tmp_path, Log(), "linux").switch_argv()
+    prefix = p.launch_prefix("a:b:c").argv()
+    assert prefix == BenchmarkUser(name, accounts, tmp_path, Log(), "linux").switch().argv()
     assert prefix[:5] == ["setpriv", f"--reuid={name}", f"--regid={name}", "--init-groups", "--"]
     assert accounts.names == {name} and (tmp_path / "benchmark_user").read_text() == name + "\n"
     p.end_launch("a:b:c")
@@ -75,7 +75,7 @@ def test_not_root_or_benchmark_user_false_runs_as_is(tmp_path):
     commands = RecordingCommands()
     for policy, euid in ((PlatformPolicy(), 1000), (PlatformPolicy(benchmark_user=False), 0)):
         p = SimulatedPlatform(policy, tmp_path, commands=commands, log=Log(), euid=euid)
-        assert p.launch_prefix("a:b:c") == []
+        assert p.launch_prefix("a:b:c").argv() == []
         p.end_launch("a:b:c")
     assert commands.calls == []
 

@@ -10,7 +10,8 @@ import psutil
 import pytest
 
 from process_checks import bystander, gone  # noqa: F401 (bystander is a fixture)
-from supervisor.launch.containment import cgroup2_mount, open_containment, pinning_cgroup
+from supervisor.launch.containment import cgroup2_mount, open_containment
+from supervisor.platforms.base import LaunchPrefix
 from supervisor.launch.process import Tail, kill_orphan, run_process
 
 ENV = {"PATH": "/usr/bin:/bin", "LANG": "C"}
@@ -110,11 +111,11 @@ def test_bare_command_names_are_found_on_the_child_path():
 
 
 def test_recorded_environment_follows_an_env_prefix():
-    from supervisor.boot.execution import _env_after_prefix
-    prefix = ["nice", "-n", "-20", "setpriv", "--reuid=u", "--", "env", "HOME=/home/u", "USER=u"]
-    assert _env_after_prefix(prefix, {"HOME": "/x", "PATH": "/bin"}) == {"HOME": "/home/u", "PATH": "/bin",
-                                                                         "USER": "u"}
-    assert _env_after_prefix([], {"A": "1"}) == {"A": "1"}
+    prefix = LaunchPrefix(["nice", "-n", "-20", "setpriv", "--reuid=u", "--"], {"HOME": "/home/u", "USER": "u"})
+    assert prefix.argv() == ["nice", "-n", "-20", "setpriv", "--reuid=u", "--", "env", "HOME=/home/u", "USER=u"]
+    assert prefix.environment({"HOME": "/x", "PATH": "/bin"}) == {"HOME": "/home/u", "PATH": "/bin",
+                                                                  "USER": "u"}
+    assert LaunchPrefix().environment({"A": "1"}) == {"A": "1"} and LaunchPrefix().argv() == []
 
 
 # --- containment: escaped helpers, REAL processes ------------------------------------------------------
@@ -282,8 +283,3 @@ def test_cgroup2_mount_found_on_unified_and_hybrid_hosts(tmp_path):
     assert found == ["/sys/fs/cgroup", "/sys/fs/cgroup/unified", None]
 
 
-def test_execution_cgroup_goes_inside_the_pinning_partition():
-    prefix = ["chrt", "--other", "0", "nice", "-n", "-20", sys.executable, "-m", "supervisor.platforms.cgexec",
-              "/sys/fs/cgroup/coldrun.bench", "--", "setpriv", "--reuid=u"]
-    assert pinning_cgroup(prefix) == "/sys/fs/cgroup/coldrun.bench"
-    assert pinning_cgroup(["chrt", "--other", "0", "nice", "-n", "-20"]) is None

@@ -34,7 +34,7 @@ def test_every_step_logs_and_changes_nothing(tmp_path):
     assert p.take_baselines() == {}
     p.wait_until_ready({})
     before = p.snapshot()
-    assert p.launch_prefix("a:b:c") == []
+    assert p.launch_prefix("a:b:c").argv() == []
     p.end_launch("a:b:c")
     result = p.post_checks(before, {})
     assert result.flags == [] and not result.rerun
