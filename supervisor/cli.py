@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from iteration_runners.languages import report_build
 from supervisor import __version__
 from supervisor.boot.lifecycle import abort, continue_stopped, start
 from supervisor.boot.one_boot import boot
@@ -97,7 +98,6 @@ def _cmd_schema(args: argparse.Namespace) -> int:
 
 
 def _cmd_build_runners(args: argparse.Namespace) -> int:
-    from iteration_runners.languages import report_build
     return report_build(args.runners)
 
 

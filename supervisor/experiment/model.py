@@ -15,7 +15,6 @@ from __future__ import annotations
 import difflib
 import fnmatch
 import hashlib
-import math
 import re
 import tomllib
 from pathlib import Path

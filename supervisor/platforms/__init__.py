@@ -13,16 +13,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from supervisor.errors import ColdrunError
 from supervisor.platforms.audit import compare_audit
 from supervisor.platforms.base import Platform, PostCheckResult
 from supervisor.experiment.platform_policy import PlatformPolicy
+from supervisor.experiment.model import Waits
 from supervisor.system import Clock, Commands, SystemRoot
 
-if TYPE_CHECKING:   # the experiment model imports platforms.policy, so only for type checkers
-    from supervisor.experiment.model import Waits
 
 PLATFORM_NAMES = ("simulated", "linux", "openbsd")
 
@@ -42,7 +40,7 @@ def detect_platform_name() -> str:
 def make_platform(name: str, policy: PlatformPolicy, state_dir: Path, *, root: SystemRoot,
                   commands: Commands, clock: Clock, log, waits: Waits | None = None) -> Platform:
     if name == "simulated":
-        # Written by the supervisor's side; imported late so either side can land first.
+        # Each platform module imports this package (its facts, audit), so they are imported on use.
         from supervisor.platforms.simulated import SimulatedPlatform
         return SimulatedPlatform(policy, state_dir, root=root, commands=commands, clock=clock, log=log)
     if name == "linux":

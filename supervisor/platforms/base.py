@@ -27,14 +27,13 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from supervisor.platforms import active_marker, boot_service
 from supervisor.platforms.mail import MailCounter, Mailer
+from supervisor.experiment.model import Mail
 from supervisor.system import Commands, SystemRoot
 
-if TYPE_CHECKING:   # the experiment model imports platforms.policy, so only for type checkers
-    from supervisor.experiment.model import Mail
 
 
 @dataclass

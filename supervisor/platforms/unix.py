@@ -16,6 +16,7 @@ from supervisor.platforms.controls import Control, ControlReport
 from supervisor.platforms.kernel_log import unexpected
 from supervisor.experiment.platform_policy import PlatformPolicy
 from supervisor.platforms.temperatures import busy_loop_heat, wait_for_baselines
+from supervisor.platforms.throttle import throttle_changes
 from supervisor.system import Clock, Commands, SystemRoot
 from supervisor.state.undo import UndoLog
 
@@ -196,7 +197,6 @@ class UnixPlatform(Platform):
                     result.details["kernel_log_lost_records"] = True
         # Throttle counters: the machine throttled during the run -> re-run.
         if self.policy.throttle_counters == "check":
-            from supervisor.platforms.throttle import throttle_changes
             changes = throttle_changes(before.get("throttle_counters") or {}, self.throttle_counters())
             if changes:
                 result.flags.append("thermal_throttle")
