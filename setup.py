@@ -22,7 +22,7 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 HERE = Path(__file__).resolve().parent
-LIBKRUNTIME_SOURCES = ["libkruntime/libkruntime.c", "libkruntime/sources.c"]
+LIBKRUNTIME_SOURCES = ["libkruntime/libkruntime.c", "libkruntime/sources.c", "libkruntime/duet.c"]
 C_FLAGS = ["-O2", "-Wall", "-Wextra", "-std=gnu11"]
 
 # Native artefacts: (output path relative to the package root, sources, extra cc args).
@@ -65,7 +65,7 @@ setup(
             "libkruntime._kruntime",
             sources=[*LIBKRUNTIME_SOURCES, "libkruntime/_kruntime.c"],
             include_dirs=["libkruntime"],
-            depends=["libkruntime/libkruntime.h", "libkruntime/sources.h"],
+            depends=["libkruntime/libkruntime.h", "libkruntime/sources.h", "libkruntime/duet.h"],
             extra_compile_args=["-O2", "-Wall"],
         ),
         Extension(

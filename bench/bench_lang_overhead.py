@@ -95,11 +95,16 @@ def runner_overhead_ns(lang: str, work: Path, iterations: int, runs: int) -> flo
     return statistics.median(medians)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def parse_args(doc: str) -> argparse.Namespace:
+    """--runs and --iterations, shared with bench_barrier.py."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--iterations", type=int, default=20000)
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def main() -> int:
+    args = parse_args(__doc__)
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         floor = c_floor_ns(work, args.iterations, args.runs)

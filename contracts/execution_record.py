@@ -8,8 +8,8 @@ Schema ``execution_record.schema.json`` beside this file is generated from
 in sync).
 
 On disk a record holds every required field; the launch and process fields
-are there once the runner was launched, ``instrumentation`` and ``startup``
-when the runner wrote them (a field never set is left out, not written as null).
+are there once the runner was launched, ``instrumentation``, ``startup`` and
+the iteration timeline (``iteration_start_ns`` ...) when the runner wrote them (a field never set is left out, not written as null).
 """
 
 from __future__ import annotations
@@ -107,6 +107,11 @@ class ExecutionRecord(ExecutionSlot):
     counters: Counters | None
     instrumentation: dict[str, Any] | None = None
     startup: Startup | None = None
+    # Pair executions (PROTOCOL.md optional keys): absolute wall-clock ns of each
+    # iteration's start and end, and the time waited at the duet barrier before it.
+    iteration_start_ns: list[int] | None = None
+    iteration_end_ns: list[int] | None = None
+    barrier_wait_ns: list[NonNegativeInt] | None = None
 
     # Post-checks and the re-run policy.
     flags: list[str] = Field(description="post-check flags (kernel_log, thermal_throttle, ...), rerun_exhausted")

@@ -41,6 +41,7 @@ ENV_LIBKRUNTIME = "COLDRUN_LIBKRUNTIME"  # absolute path of libkruntime.so
 ENV_INSTRUMENT = "COLDRUN_INSTRUMENT"  # "1": collect VM events per iteration
 ENV_JNI_LIBRARY = "COLDRUN_KRUN_JNI"  # Java: the JNI glue library
 ENV_NODE_ADDON = "COLDRUN_KRUN_NODE_ADDON"  # Node.js: the N-API addon
+ENV_RUBY_EXT = "COLDRUN_KRUN_RUBY_EXT"  # Ruby: the compiled KrunExt binding
 ENV_BUILD_DIR = "COLDRUN_RUNNER_BUILD_DIR"  # the only place compiled parts are built and looked for
 
 RESULTS_FD = 3
@@ -225,6 +226,7 @@ class Artefact:
 
 
 JAVA_DIR, JS_DIR, STARTUP_DIR = RUNNERS_DIR / "java", RUNNERS_DIR / "javascript", RUNNERS_DIR / "startup"
+RUBY_DIR = RUNNERS_DIR / "ruby"
 JAVA_CLASSES = Artefact("java", "classes", (JAVA_DIR / "IterationsRunner.java",), "the Java runner", "java")
 JAVA_JNI = Artefact("java", "libcoldrun_krun_jni.so", (JAVA_DIR / "krun_jni.c",),
                     "the Java runner's JNI library", "java")
@@ -232,6 +234,8 @@ JAVA_PROBE = Artefact("java", "probe-classes", (PROBE_DIR / "KrunEntry.java", JA
                       "the Java probe benchmark", "java")
 NODE_ADDON = Artefact("javascript", "kruntime_addon.node", (JS_DIR / "kruntime_addon.c",),
                       "the Node.js libkruntime addon", "javascript")
+RUBY_EXT = Artefact("ruby", "kruntime_ext.so", (RUBY_DIR / "kruntime_ext.c",),
+                    "the Ruby libkruntime extension", "ruby")
 STARTUP_WRAPPER = Artefact("startup", "startup_wrapper", (STARTUP_DIR / "startup_wrapper.c",),
                            "the startup-time wrapper", "startup")
 STARTUP_CLASSES = Artefact("startup", "classes", (STARTUP_DIR / "StartupRunner.java",),
@@ -337,6 +341,11 @@ def build_node_addon() -> Path:
     return _build_shared_object(NODE_ADDON, [libkruntime_include_dir(), node_include])
 
 
+def build_ruby_ext() -> Path:
+    # No ruby.h needed (see kruntime_ext.c); libruby's symbols resolve when ruby loads it.
+    return _build_shared_object(RUBY_EXT, [libkruntime_include_dir()])
+
+
 def build_startup_wrapper() -> Path:
     return _compile_c(STARTUP_WRAPPER, [str(s) for s in STARTUP_WRAPPER.sources], shared=False)
 
@@ -352,12 +361,14 @@ def build(runner: str) -> None:
         build_java()
     elif runner == "javascript":
         build_node_addon()
+    elif runner == "ruby":
+        build_ruby_ext()
 
 
 # What each name given to `coldrun build-runners` compiles (c and python: nothing; setup.py builds
 # the C runner and its probe benchmark with the package).
 BUILDABLE = ("c", "python", *KNOWN_LANGUAGE_RUNNERS, "startup")
-_ARTEFACTS = {"java": (JAVA_CLASSES, JAVA_JNI, JAVA_PROBE), "javascript": (NODE_ADDON,),
+_ARTEFACTS = {"java": (JAVA_CLASSES, JAVA_JNI, JAVA_PROBE), "javascript": (NODE_ADDON,), "ruby": (RUBY_EXT,),
               "startup": (STARTUP_WRAPPER, STARTUP_CLASSES)}
 
 
@@ -367,7 +378,8 @@ def _build_startup() -> None:
         build_java_startup()
 
 
-_BUILDERS = {"java": build_java, "javascript": build_node_addon, "startup": _build_startup}
+_BUILDERS = {"java": build_java, "javascript": build_node_addon, "ruby": build_ruby_ext,
+             "startup": _build_startup}
 
 
 @dataclass(frozen=True)
@@ -482,6 +494,8 @@ def language_runner_command(
     else:
         if runner == "javascript":
             env[ENV_NODE_ADDON] = str(NODE_ADDON.find())
+        elif runner == "ruby":
+            env[ENV_RUBY_EXT] = str(RUBY_EXT.find())
         argv = [exe, *vm_args, str(RUNNERS_DIR / spec.runner_file), benchmark_path, *tail]
 
     if instrument:

@@ -18,7 +18,8 @@ from iteration_runners import PROTOCOL_VERSION
 REQUIRED_KEYS = frozenset(
     {"protocol_version", "wallclock_times", "core_cycle_counts", "aperf_counts", "mperf_counts", "counters"}
 )
-OPTIONAL_KEYS = frozenset({"instrumentation", "startup"})
+TIMELINE_KEYS = ("iteration_start_ns", "iteration_end_ns", "barrier_wait_ns")
+OPTIONAL_KEYS = frozenset({"instrumentation", "startup", *TIMELINE_KEYS})
 STARTUP_KEYS = frozenset({"clock", "wrapper_time", "runner_time", "seconds"})
 STARTUP_STRINGS = ("clock", "wrapper_time", "runner_time")
 PER_CORE_KEYS = ("core_cycle_counts", "aperf_counts", "mperf_counts")
@@ -56,7 +57,7 @@ def _finite_float(token: str) -> float:
 
 
 def parse_document(raw: bytes | str, *, iterations: int | None = None, startup: bool | None = None,
-                   instrument: bool = False) -> dict[str, Any]:
+                   instrument: bool = False, duet: bool = False) -> dict[str, Any]:
     """Parse and validate one results document; raises ProtocolError.
 
     The keyword arguments are what the launched run implies (see ``validate_document``).
@@ -67,18 +68,20 @@ def parse_document(raw: bytes | str, *, iterations: int | None = None, startup: 
         doc = json.loads(raw, parse_constant=_refuse_non_finite, parse_float=_finite_float)
     except (ValueError, UnicodeDecodeError, RecursionError) as e:
         raise ProtocolError(f"results document is not valid JSON ({e}); first bytes: {raw[:80]!r}") from None
-    validate_document(doc, iterations=iterations, startup=startup, instrument=instrument)
+    validate_document(doc, iterations=iterations, startup=startup, instrument=instrument, duet=duet)
     return doc
 
 
 def validate_document(doc: Any, *, iterations: int | None = None, startup: bool | None = None,
-                      instrument: bool = False) -> None:
+                      instrument: bool = False, duet: bool = False) -> None:
     """Check a parsed document; raises ProtocolError.
 
     ``iterations``: the configured count, which ``wallclock_times`` must match (None: any).
     ``startup``: True, the run is in startup-time mode and the ``startup`` object must be
     there; False, it must not be; None, either (checked when present).
     ``instrument``: instrumentation was asked for, so the ``instrumentation`` object must be there.
+    ``duet``: the runner was one side of a pair execution, so the timeline with
+    ``barrier_wait_ns`` must be there.
     """
     if not isinstance(doc, dict):
         raise ProtocolError("results document is not a JSON object")
@@ -142,6 +145,40 @@ def validate_document(doc: Any, *, iterations: int | None = None, startup: bool 
     elif instrument:
         raise ProtocolError("instrumentation was asked for (instrument = true) but the document has none")
     _check_startup(doc, startup, times)
+    _check_timeline(doc, times, duet)
+
+
+def _check_timeline(doc: dict[str, Any], times: list, duet: bool) -> None:
+    # Absolute start/end of each iteration on the wall clock, so an analysis can
+    # see how well the two runners of a pair overlapped (PROTOCOL.md, "Optional keys").
+    start_key, end_key, wait_key = TIMELINE_KEYS
+    present = [k for k in TIMELINE_KEYS if k in doc]
+    if not present:
+        if duet:
+            raise ProtocolError(f"a pair execution's document must have {', '.join(TIMELINE_KEYS)}")
+        return
+    if start_key not in doc or end_key not in doc:
+        raise ProtocolError(f"{', '.join(present)} without both {start_key} and {end_key}")
+    if duet and wait_key not in doc:
+        raise ProtocolError(f"a pair execution's document must have {wait_key}")
+    for key in present:
+        values = doc[key]
+        if not isinstance(values, list) or len(values) != len(times):
+            raise ProtocolError(f"{key} must be a list with one entry per iteration ({len(times)})")
+        for i, v in enumerate(values):
+            if not _is_int(v) or (key == wait_key and v < 0):
+                raise ProtocolError(f"{key}[{i}] is {_show(v)}, not an integer number of nanoseconds"
+                                    + (" >= 0" if key == wait_key else ""))
+    starts, ends = doc[start_key], doc[end_key]
+    for i, (start, end) in enumerate(zip(starts, ends)):
+        if end < start:
+            raise ProtocolError(f"{end_key}[{i}] {end} is before {start_key}[{i}] {start}")
+        if i + 1 < len(starts) and starts[i + 1] < end:
+            raise ProtocolError(f"{start_key}[{i + 1}] {starts[i + 1]} is before {end_key}[{i}] {end}")
+        # The same two clock samples as the wall-clock delta; allow the double's rounding.
+        if abs((end - start) / 1e9 - times[i]) > 1e-9 + 1e-12 * times[i]:
+            raise ProtocolError(f"{end_key}[{i}] - {start_key}[{i}] is {end - start} ns but "
+                                f"wallclock_times[{i}] is {times[i]!r} s")
 
 
 def _check_finite(value: Any, where: str) -> None:

@@ -197,6 +197,54 @@ static PyObject *py_clock_gettime_monotonic(PyObject *self, PyObject *unused)
     return PyFloat_FromDouble(krun_clock_gettime_monotonic());
 }
 
+static PyObject *py_timeline_reserve(PyObject *self, PyObject *arg)
+{
+    long n = PyLong_AsLong(arg);
+    if (n == -1 && PyErr_Occurred())
+        return NULL;
+    if (n < 0)
+        return PyErr_Format(PyExc_ValueError, "libkruntime: cannot reserve %ld iterations", n);
+    if (need_init() < 0)
+        return NULL;
+    krun_timeline_reserve(n);
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_timeline_json(PyObject *self, PyObject *unused)
+{
+    return PyUnicode_FromString(krun_timeline_json());
+}
+
+/* Supervisor side of the duet barrier: OSError with libkruntime's one-line reason. */
+static PyObject *py_duet_create(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *keywords[] = {"name", "mode", NULL};
+    const char *name;
+    unsigned int mode = 0600;
+    char err[256];
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|I:krun_duet_create", keywords, &name, &mode))
+        return NULL;
+    if (krun_duet_create(name, mode, err, sizeof(err)) != 0)
+        return PyErr_Format(PyExc_OSError, "libkruntime: %s", err);
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_duet_remove(PyObject *self, PyObject *arg)
+{
+    const char *name = PyUnicode_AsUTF8(arg);
+    char err[256];
+    if (name == NULL)
+        return NULL;
+    if (krun_duet_remove(name, err, sizeof(err)) != 0)
+        return PyErr_Format(PyExc_OSError, "libkruntime: %s", err);
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_duet_in_use(PyObject *self, PyObject *unused)
+{
+    return PyBool_FromLong(krun_duet_in_use());
+}
+
 #define NOARGS(name, fn, doc) {name, (PyCFunction)(void (*)(void))fn, METH_NOARGS, doc}
 #define ONEARG(name, fn, doc) {name, (PyCFunction)(void (*)(void))fn, METH_O, doc}
 #define FAST(name, fn, doc) {name, (PyCFunction)(void (*)(void))fn, METH_FASTCALL, doc}
@@ -220,6 +268,12 @@ static PyMethodDef methods[] = {
     ONEARG("krun_core_cycles_delta", py_core_cycles_delta, "core -> cycles during the iteration"),
     ONEARG("krun_aperf_delta", py_aperf_delta, "core -> APERF delta"),
     ONEARG("krun_mperf_delta", py_mperf_delta, "core -> MPERF delta"),
+    ONEARG("krun_timeline_reserve", py_timeline_reserve, "Record start/end (and barrier wait) of n iterations."),
+    NOARGS("krun_timeline_json", py_timeline_json, "The recorded timeline as JSON members (\"\" if none)."),
+    {"krun_duet_create", (PyCFunction)(void (*)(void))py_duet_create, METH_VARARGS | METH_KEYWORDS,
+     "krun_duet_create(name, mode=0o600): a fresh duet barrier in POSIX shared memory (replaces one of that name)."},
+    ONEARG("krun_duet_remove", py_duet_remove, "Remove a duet barrier (no error if there is none)."),
+    NOARGS("krun_duet_in_use", py_duet_in_use, "True when this process is attached to a duet barrier."),
     NOARGS("krun_clock_gettime_monotonic", py_clock_gettime_monotonic, "Current wall clock, seconds."),
     {NULL, NULL, 0, NULL},
 };

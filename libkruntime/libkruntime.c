@@ -7,6 +7,7 @@
  * arithmetic, so tests can drive it with an injected source.
  */
 #include "libkruntime.h"
+#include "duet.h"
 #include "sources.h"
 
 #include <errno.h>
@@ -26,17 +27,36 @@ static int64_t wall_ns[2];
 static uint64_t *counters[2][3]; /* [mdata_idx][kind] -> per-core values */
 static int measured[2];
 
+/* Iteration timeline (krun_timeline_reserve); cap 0 = not recording. */
+static int64_t *timeline[3]; /* start, end, barrier wait */
+static long timeline_cap, timeline_len;
+static char *timeline_text;
+static int64_t duet_timeout_ns, last_wait_ns;
+
+static void die_vstatus(int status, const char *fmt, va_list ap) __attribute__((noreturn));
+static void die_vstatus(int status, const char *fmt, va_list ap)
+{
+    fputs("libkruntime: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    exit(status);
+}
+
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void die_status(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
 
 static void die(const char *fmt, ...)
 {
     va_list ap;
-    fputs("libkruntime: ", stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    exit(EXIT_FAILURE);
+    die_vstatus(EXIT_FAILURE, fmt, ap);
+}
+
+static void die_status(int status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    die_vstatus(status, fmt, ap);
 }
 
 void *krun_xcalloc(size_t nmemb, size_t size)
@@ -52,6 +72,25 @@ void krun_set_source(const struct krun_source *s)
     if (source != NULL)
         die("krun_set_source called between krun_init and krun_done");
     injected = s;
+}
+
+/* COLDRUN_DUET_BARRIER names the pair's barrier; absent, krun_measure never touches it. */
+static void attach_duet(void)
+{
+    const char *name = getenv("COLDRUN_DUET_BARRIER");
+    const char *timeout = getenv("COLDRUN_DUET_TIMEOUT");
+    char err[256], *end;
+    if (name == NULL || name[0] == '\0')
+        return;
+    double seconds = 60.0;
+    if (timeout != NULL) {
+        seconds = strtod(timeout, &end);
+        if (end == timeout || *end != '\0' || !(seconds > 0 && seconds < 1e6))
+            die_status(KRUN_EXIT_SETUP, "COLDRUN_DUET_TIMEOUT=%s is not a number of seconds in (0, 1e6)", timeout);
+    }
+    duet_timeout_ns = (int64_t)(seconds * 1e9);
+    if (krun_duet_attach(name, err, sizeof(err)))
+        die_status(KRUN_EXIT_SETUP, "%s", err);
 }
 
 void krun_init(void)
@@ -75,6 +114,8 @@ void krun_init(void)
             counters[i][k] = krun_xcalloc((size_t)num_cores, sizeof(uint64_t));
     }
     measured[0] = measured[1] = 0;
+    krun_timeline_reserve(0);
+    attach_duet();
 }
 
 void krun_done(void)
@@ -112,6 +153,52 @@ static void check_core(const char *fn, int core)
     }
 }
 
+void krun_timeline_reserve(long iterations)
+{
+    if (iterations < 0)
+        die("krun_timeline_reserve: %ld iterations", iterations);
+    for (int k = 0; k < 3; k++) {
+        free(timeline[k]);
+        timeline[k] = iterations ? krun_xcalloc((size_t)iterations, sizeof(int64_t)) : NULL;
+    }
+    timeline_cap = iterations;
+    timeline_len = 0;
+}
+
+static void record_iteration(void)
+{
+    if (timeline_len == timeline_cap)
+        die("krun_measure: more iterations than the %ld reserved with krun_timeline_reserve", timeline_cap);
+    timeline[0][timeline_len] = wall_ns[0];
+    timeline[1][timeline_len] = wall_ns[1];
+    timeline[2][timeline_len] = last_wait_ns;
+    timeline_len++;
+}
+
+static char *put_list(char *p, const char *key, const int64_t *v, long n)
+{
+    p += sprintf(p, "%s\"%s\": [", p == timeline_text ? "" : ", ", key);
+    for (long i = 0; i < n; i++)
+        p += sprintf(p, i ? ", %lld" : "%lld", (long long)v[i]);
+    *p++ = ']';
+    *p = '\0';
+    return p;
+}
+
+const char *krun_timeline_json(void)
+{
+    free(timeline_text);
+    /* Per value: ", " and at most 20 digits and a sign. */
+    timeline_text = krun_xcalloc((size_t)timeline_len * 3 * 23 + 128, 1);
+    if (timeline_cap > 0) {
+        char *p = put_list(timeline_text, "iteration_start_ns", timeline[0], timeline_len);
+        p = put_list(p, "iteration_end_ns", timeline[1], timeline_len);
+        if (krun_duet_in_use())
+            put_list(p, "barrier_wait_ns", timeline[2], timeline_len);
+    }
+    return timeline_text;
+}
+
 /*
  * Counters outermost, wall clock innermost (the paper's Listing 1): before an
  * iteration read APERF, MPERF, cycles then the clock; after it the clock then
@@ -127,6 +214,13 @@ void krun_measure(int mdata_idx)
     uint64_t *mp = counters[mdata_idx][KRUN_MPERF];
 
     if (mdata_idx == 0) {
+        if (krun_duet_in_use()) {
+            char err[320];
+            int64_t arrived = krun_real_clock_ns();
+            if (krun_duet_wait(duet_timeout_ns, err, sizeof(err)))
+                die_status(KRUN_EXIT_DUET, "%s", err);
+            last_wait_ns = krun_real_clock_ns() - arrived;
+        }
         measured[1] = 0; /* a new iteration: the old "after" sample is stale */
         for (int c = 0; c < num_cores; c++) {
             ap[c] = s->read_counter(s->ctx, KRUN_APERF, c);
@@ -141,6 +235,8 @@ void krun_measure(int mdata_idx)
             mp[c] = s->read_counter(s->ctx, KRUN_MPERF, c);
             ap[c] = s->read_counter(s->ctx, KRUN_APERF, c);
         }
+        if (timeline_cap > 0)
+            record_iteration();
     }
     measured[mdata_idx] = 1;
 }

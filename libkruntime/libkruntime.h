@@ -59,6 +59,38 @@ uint64_t krun_core_cycles_delta(int core);
 uint64_t krun_aperf_delta(int core);
 uint64_t krun_mperf_delta(int core);
 
+/*
+ * Iteration timeline.  After krun_timeline_reserve(n) (before the first
+ * iteration) every krun_measure(1) also records the iteration's start and end
+ * (the two wall clock samples, absolute ns) and, in a pair execution, how long
+ * krun_measure(0) waited at the duet barrier.  krun_timeline_json() returns
+ * them as JSON members to splice into the results document:
+ * "iteration_start_ns": [...], "iteration_end_ns": [...][, "barrier_wait_ns": [...]]
+ * ("" when nothing was reserved).  The string stays valid until the next call
+ * or krun_init.
+ */
+void krun_timeline_reserve(long iterations);
+const char *krun_timeline_json(void);
+
+/*
+ * Duet barrier (pair executions).  The supervisor creates it before starting
+ * the two runners and removes it afterwards; a runner whose environment names
+ * it (COLDRUN_DUET_BARRIER=/name) attaches in krun_init and waits for its
+ * partner in every krun_measure(0), before any read, so the wait is outside
+ * the timed region.  COLDRUN_DUET_TIMEOUT (seconds, default 60) bounds each
+ * wait.  Attach failures exit(2), a failed wait (timeout, partner gone or
+ * failed) exit(4), each with one "libkruntime:" line.
+ *
+ * create replaces any barrier of that name (idempotent); remove succeeds when
+ * there is none.  Both return 0, or -1 with one line in err.
+ */
+#define KRUN_EXIT_SETUP 2
+#define KRUN_EXIT_DUET 4
+int krun_duet_create(const char *name, unsigned int mode, char *err, size_t errlen);
+int krun_duet_remove(const char *name, char *err, size_t errlen);
+/* 1 when this process is attached to a duet barrier (valid after krun_init). */
+int krun_duet_in_use(void);
+
 /* Exposed for runners and tests. */
 void *krun_xcalloc(size_t nmemb, size_t size);
 double krun_u64_to_double(uint64_t val);

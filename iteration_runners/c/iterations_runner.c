@@ -11,7 +11,8 @@
  *
  * Exit status: 0 document written; 1 measurement failed (libkruntime);
  * 2 bad usage or setup (arguments, benchmark, results channel not open);
- * 3 the results channel failed while writing.
+ * 3 the results channel failed while writing; 4 the duet barrier failed
+ * (pair executions: the partner timed out, died or gave up).
  */
 #define _GNU_SOURCE
 #include "libkruntime.h"
@@ -141,6 +142,7 @@ int main(int argc, char **argv)
         aperf[c] = krun_xcalloc((size_t)iterations, sizeof(uint64_t));
         mperf[c] = krun_xcalloc((size_t)iterations, sizeof(uint64_t));
     }
+    krun_timeline_reserve(iterations);
 
     for (long i = 0; i < iterations; i++) {
         if (debug)
@@ -170,6 +172,7 @@ int main(int argc, char **argv)
     put_per_core(channel, "core_cycle_counts", cycles, ncores, iterations);
     put_per_core(channel, "aperf_counts", aperf, ncores, iterations);
     put_per_core(channel, "mperf_counts", mperf, ncores, iterations);
+    fprintf(channel, ", %s", krun_timeline_json());
     fputs(", \"counters\": {\"available\": ", channel);
     if (ncores > 0) {
         fputs("true, \"reason\": null}}", channel);

@@ -59,6 +59,8 @@ class IterationsRunner {
     static native int krunGetNumCores();
     static native String krunCountersUnavailableReason();
     static native long krunWallclockDeltaNs();
+    static native void krunTimelineReserve(int iterations);
+    static native String krunTimelineJson();
     static native long krunCoreCyclesDelta(int core);
     static native long krunAperfDelta(int core);
     static native long krunMperfDelta(int core);
@@ -180,6 +182,7 @@ class IterationsRunner {
             gcCount = new long[gcs.size()][iterations];
         }
 
+        krunTimelineReserve(iterations);
         for (int i = 0; i < iterations; i++) {
             if (debug) {
                 System.err.println("[IterationsRunner] iteration " + (i + 1) + "/" + iterations);
@@ -204,6 +207,7 @@ class IterationsRunner {
         }
 
         krunDone();
+        String timeline = krunTimelineJson(); // iteration start/end (and barrier waits), exact ints
 
         StringBuilder b = new StringBuilder();
         b.append("{\"protocol_version\": 1, \"wallclock_times\": [");
@@ -217,6 +221,7 @@ class IterationsRunner {
         appendPerCore(b, aperf);
         b.append(", \"mperf_counts\": ");
         appendPerCore(b, mperf);
+        if (!timeline.isEmpty()) b.append(", ").append(timeline);
         b.append(", \"counters\": {\"available\": ").append(numCores > 0);
         b.append(", \"reason\": ").append(reason == null ? "null" : jsonString(reason)).append('}');
         if (instrument) {

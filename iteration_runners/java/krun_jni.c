@@ -47,6 +47,18 @@ JNIEXPORT jstring JNICALL Java_IterationsRunner_krunCountersUnavailableReason(JN
     return reason == NULL ? NULL : (*env)->NewStringUTF(env, reason);
 }
 
+JNIEXPORT void JNICALL Java_IterationsRunner_krunTimelineReserve(JNIEnv *env, jclass cls, jint iterations)
+{
+    (void)env; (void)cls;
+    krun_timeline_reserve(iterations);
+}
+
+JNIEXPORT jstring JNICALL Java_IterationsRunner_krunTimelineJson(JNIEnv *env, jclass cls)
+{
+    (void)cls;
+    return (*env)->NewStringUTF(env, krun_timeline_json());
+}
+
 JNIEXPORT jlong JNICALL Java_IterationsRunner_krunWallclockDeltaNs(JNIEnv *env, jclass cls)
 {
     (void)env; (void)cls;

@@ -88,6 +88,7 @@ for (let core = 0; core < BM_num_cores; core++) {
     BM_mperf.push(new Float64Array(BM_n_iters));
 }
 
+kr.krun_timeline_reserve(BM_n_iters);
 for (let i = 0; i < BM_n_iters; i++) {
     if (BM_debug) {
         process.stderr.write("[iterations_runner.js] iteration " + (i + 1) + "/" + BM_n_iters + "\n");
@@ -104,9 +105,11 @@ for (let i = 0; i < BM_n_iters; i++) {
 }
 
 kr.krun_done();
+// Iteration start/end (and barrier waits): exact integers, spliced in as text.
+const BM_timeline = kr.krun_timeline_json();
 
 const perCore = (arrays) => arrays.map((a) => Array.from(a));
-const doc = JSON.stringify({
+const fields = JSON.stringify({
     protocol_version: 1,
     wallclock_times: Array.from(BM_wallclock_ns, (ns) => ns / 1e9),
     core_cycle_counts: perCore(BM_cycles),
@@ -114,6 +117,7 @@ const doc = JSON.stringify({
     mperf_counts: perCore(BM_mperf),
     counters: { available: BM_num_cores > 0, reason: BM_reason },
 });
+const doc = BM_timeline ? fields.slice(0, -1) + ", " + BM_timeline + "}" : fields;
 
 try {
     const buf = Buffer.from(doc, "utf8");

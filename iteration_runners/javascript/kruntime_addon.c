@@ -71,6 +71,22 @@ static napi_value js_measure(napi_env env, napi_callback_info info)
     return NULL;
 }
 
+static napi_value js_timeline_reserve(napi_env env, napi_callback_info info)
+{
+    int32_t n = int_arg(env, info);
+    krun_timeline_reserve(n);
+    return NULL;
+}
+
+/* A string: JSON integers beyond 2^53 would not survive a JS number. */
+static napi_value js_timeline_json(napi_env env, napi_callback_info info)
+{
+    (void)info;
+    napi_value out;
+    CHECK(napi_create_string_utf8(env, krun_timeline_json(), NAPI_AUTO_LENGTH, &out));
+    return out;
+}
+
 static napi_value js_num_cores(napi_env env, napi_callback_info info)
 {
     (void)info;
@@ -156,6 +172,8 @@ static napi_value init_module(napi_env env, napi_value exports)
         {"krun_done", NULL, js_done, NULL, NULL, NULL, napi_enumerable, NULL},
         {"krun_measure", NULL, js_measure, NULL, NULL, NULL, napi_enumerable, NULL},
         {"krun_get_num_cores", NULL, js_num_cores, NULL, NULL, NULL, napi_enumerable, NULL},
+        {"krun_timeline_reserve", NULL, js_timeline_reserve, NULL, NULL, NULL, napi_enumerable, NULL},
+        {"krun_timeline_json", NULL, js_timeline_json, NULL, NULL, NULL, napi_enumerable, NULL},
         {"krun_counters_unavailable_reason", NULL, js_unavailable_reason, NULL, NULL, NULL, napi_enumerable, NULL},
         {"krun_wallclock_delta_ns", NULL, js_wallclock_delta_ns, NULL, NULL, NULL, napi_enumerable, NULL},
         {"krun_core_cycles_delta", NULL, js_cycles_delta, NULL, NULL, NULL, napi_enumerable, NULL},

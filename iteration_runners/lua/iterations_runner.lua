@@ -25,6 +25,8 @@ ffi.cdef[[
     uint64_t krun_aperf_delta(int core);
     uint64_t krun_mperf_delta(int core);
     double krun_u64_to_double(uint64_t val);
+    void krun_timeline_reserve(long iterations);
+    const char *krun_timeline_json(void);
     intptr_t write(int fd, const void *buf, size_t count);
     int close(int fd);
     int fcntl(int fd, int cmd, ...);
@@ -104,6 +106,7 @@ for core = 0, BM_num_cores - 1 do
     BM_mperf[core] = ffi.new("double[?]", BM_iters)
 end
 
+kr.krun_timeline_reserve(BM_iters)
 local measure = kr.krun_measure
 for i = 0, BM_iters - 1 do
     if BM_debug then
@@ -121,6 +124,8 @@ for i = 0, BM_iters - 1 do
 end
 
 kr.krun_done()
+-- Iteration start/end (and barrier waits) as exact JSON integers from libkruntime.
+local BM_timeline = ffi.string(kr.krun_timeline_json())
 
 -- JSON by hand (LuaJIT has no JSON library): %.17g round-trips a double,
 -- %.0f prints an integral double without exponent or fraction.
@@ -152,6 +157,7 @@ local doc = table.concat({
     '"core_cycle_counts": ', per_core_json(BM_cycles), ", ",
     '"aperf_counts": ', per_core_json(BM_aperf), ", ",
     '"mperf_counts": ', per_core_json(BM_mperf), ", ",
+    BM_timeline, ", ",
     '"counters": {"available": ', tostring(BM_num_cores > 0), ', "reason": ',
     BM_reason and json_string(BM_reason) or "null", "}}",
 })

@@ -74,6 +74,8 @@ try {
         uint64_t krun_core_cycles_delta(int core);
         uint64_t krun_aperf_delta(int core);
         uint64_t krun_mperf_delta(int core);
+        void krun_timeline_reserve(long iterations);
+        const char *krun_timeline_json(void);
     ", getenv("COLDRUN_LIBKRUNTIME") ?: "libkruntime.so");
 } catch (FFI\Exception $e) {
     BM_fail("cannot load libkruntime: " . $e->getMessage(), BM_EXIT_USAGE);
@@ -124,6 +126,7 @@ for ($BM_core = 0; $BM_core < $BM_num_cores; $BM_core++) {
     $BM_mperf[$BM_core] = array_fill(0, $BM_iters, 0);
 }
 
+$BM_kr->krun_timeline_reserve($BM_iters);
 try {
 for ($BM_i = 0; $BM_i < $BM_iters; $BM_i++) {
     if ($BM_debug) {
@@ -144,6 +147,8 @@ for ($BM_i = 0; $BM_i < $BM_iters; $BM_i++) {
 }
 
 $BM_kr->krun_done();
+// Iteration start/end (and barrier waits): exact integers, spliced in as text.
+$BM_timeline = $BM_kr->krun_timeline_json(); // FFI returns const char * as a string
 
 $BM_walls = array();
 foreach ($BM_wallclock_ns as $BM_ns) {
@@ -158,6 +163,9 @@ $BM_doc = json_encode(array(
     "mperf_counts" => $BM_mperf,
     "counters" => array("available" => $BM_num_cores > 0, "reason" => $BM_reason),
 ), JSON_THROW_ON_ERROR | JSON_PRESERVE_ZERO_FRACTION);
+if ($BM_timeline !== "") {
+    $BM_doc = substr($BM_doc, 0, -1) . ", " . $BM_timeline . "}";
+}
 
 $BM_off = 0;
 $BM_len = strlen($BM_doc);

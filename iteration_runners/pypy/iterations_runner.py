@@ -17,6 +17,7 @@ after the run and split per iteration by PyPy's own debug timestamps.
 
 import array
 import importlib.util
+import json
 import os
 import sys
 
@@ -30,6 +31,8 @@ CDEF = """
     uint64_t krun_core_cycles_delta(int core);
     uint64_t krun_aperf_delta(int core);
     uint64_t krun_mperf_delta(int core);
+    void krun_timeline_reserve(long iterations);
+    const char *krun_timeline_json(void);
 """
 
 
@@ -179,6 +182,7 @@ def main():
     aperf = [array.array("Q", [0]) * iters for _ in range(num_cores)]
     mperf = [array.array("Q", [0]) * iters for _ in range(num_cores)]
     boundaries = [0] * iters if instrument else None
+    lib.krun_timeline_reserve(iters)
     loop_start = 0
     if instrument:
         from __pypy__ import debug_read_timestamp
@@ -199,6 +203,7 @@ def main():
             boundaries[i] = debug_read_timestamp()
 
     lib.krun_done()
+    timeline = json.loads("{%s}" % ffi.string(lib.krun_timeline_json()).decode("ascii"))
 
     document = {
         "protocol_version": 1,
@@ -208,6 +213,7 @@ def main():
         "mperf_counts": [list(a) for a in mperf],
         "counters": {"available": num_cores > 0, "reason": reason},
     }
+    document.update(timeline)  # iteration start/end (and barrier waits), exact ints
     if instrument:
         document["instrumentation"] = instrumentation_document(loop_start, boundaries)
     write_results(results_fd, document)

@@ -84,6 +84,8 @@ const char *krun_counters_unavailable_reason(void);
 uint64_t krun_core_cycles_delta(int);
 uint64_t krun_aperf_delta(int);
 uint64_t krun_mperf_delta(int);
+void krun_timeline_reserve(long);
+const char *krun_timeline_json(void);
 """
 
 
@@ -111,8 +113,11 @@ class CffiBinding(object):
         self.lib = self.ffi.dlopen(path)
         for name in ("krun_init", "krun_done", "krun_measure", "krun_wallclock_delta_ns",
                      "krun_get_num_cores", "krun_core_cycles_delta", "krun_aperf_delta",
-                     "krun_mperf_delta"):
+                     "krun_mperf_delta", "krun_timeline_reserve"):
             setattr(self, name, getattr(self.lib, name))
+
+    def krun_timeline_json(self):
+        return self.ffi.string(self.lib.krun_timeline_json()).decode("ascii")
 
     def krun_counters_unavailable_reason(self):
         reason = self.lib.krun_counters_unavailable_reason()
@@ -136,11 +141,17 @@ class CtypesBinding(object):
             "krun_core_cycles_delta": (ctypes.c_uint64, [ctypes.c_int]),
             "krun_aperf_delta": (ctypes.c_uint64, [ctypes.c_int]),
             "krun_mperf_delta": (ctypes.c_uint64, [ctypes.c_int]),
+            "krun_timeline_reserve": (None, [ctypes.c_long]),
+            "krun_timeline_json": (ctypes.c_char_p, []),
         }
         for name, (restype, argtypes) in sig.items():
             fn = getattr(lib, name)
             fn.restype, fn.argtypes = restype, argtypes
-            setattr(self, "_" + name if name == "krun_counters_unavailable_reason" else name, fn)
+            wrapped = name in ("krun_counters_unavailable_reason", "krun_timeline_json")
+            setattr(self, "_" + name if wrapped else name, fn)
+
+    def krun_timeline_json(self):
+        return self._krun_timeline_json().decode("ascii")
 
     def krun_counters_unavailable_reason(self):
         reason = self._krun_counters_unavailable_reason()
@@ -210,6 +221,7 @@ def run_iterations(krun, run_iter, iterations, param, debug):
     wallclock_delta_ns = krun.krun_wallclock_delta_ns
     cores = range(num_cores)
     write = sys.stderr.write
+    krun.krun_timeline_reserve(iterations)
 
     for i in range(iterations):
         if debug:
@@ -227,7 +239,7 @@ def run_iterations(krun, run_iter, iterations, param, debug):
             write("[iterations_runner.py] iteration %d/%d took %.6f s\n"
                   % (i + 1, iterations, wallclock_ns[i] / 1e9))
 
-    return {
+    document = {
         "protocol_version": PROTOCOL_VERSION,
         "wallclock_times": [ns / 1e9 for ns in wallclock_ns],
         "core_cycle_counts": cycles,
@@ -238,6 +250,9 @@ def run_iterations(krun, run_iter, iterations, param, debug):
             "reason": None if num_cores > 0 else krun.krun_counters_unavailable_reason(),
         },
     }
+    # Iteration start/end (and barrier waits) as libkruntime recorded them, exact ints.
+    document.update(json.loads("{%s}" % krun.krun_timeline_json()))
+    return document
 
 
 def write_document(fd, document):

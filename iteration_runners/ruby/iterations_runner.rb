@@ -3,15 +3,20 @@
 # usage: ruby iterations_runner.rb <benchmark.rb> <iterations> <param> <debug 0|1>
 #
 # Loads the benchmark as Krun did (require; it defines a top-level run_iter),
-# measures each in-process iteration with libkruntime through Fiddle (the
-# standard library's libffi binding), keeps results in preallocated arrays and
-# writes one protocol-1 JSON document to the results fd (PROTOCOL.md).
-# Ruby integers are arbitrary precision, so the exact 64-bit deltas are used.
+# measures each in-process iteration with libkruntime, keeps results in
+# preallocated arrays and writes one protocol-1 JSON document to the results fd
+# (PROTOCOL.md).  Ruby integers are arbitrary precision, so the exact 64-bit
+# deltas are used.
+#
+# libkruntime is reached through the compiled KrunExt (kruntime_ext.c, built by
+# `coldrun build-runners ruby`, path in $COLDRUN_KRUN_RUBY_EXT); the runner
+# command always sets it.  Without that variable (a hand-run runner, the
+# before/after overhead bench) it falls back to Fiddle, about 20x slower per
+# call inside the timed region.
 #
 # Exit status (PROTOCOL.md): 0 document written; 1 the benchmark failed;
-# 2 bad usage or setup; 3 the results channel failed.
+# 2 bad usage or setup; 3 the results channel failed; 4 the duet barrier failed.
 
-require "fiddle"
 require "json"
 
 EXIT_BENCHMARK_FAILED = 1
@@ -53,10 +58,10 @@ rescue SystemCallError, ArgumentError => e
   fail("results channel is not open: #{e.message} (see PROTOCOL.md)", EXIT_USAGE)
 end
 
-module Krun
-  U64 = -Fiddle::TYPE_INT64_T # negative type code = unsigned
-
+# The Fiddle fallback, with KrunExt's method names.
+module KrunFiddle
   def self.load(path)
+    u64 = -Fiddle::TYPE_INT64_T # negative type code = unsigned
     lib = Fiddle.dlopen(path)
     # need_gvl: true keeps the GVL across the call: releasing and retaking it
     # would land inside the measured interval (about 1 us per iteration).
@@ -68,16 +73,44 @@ module Krun
     const_set(:NUM_CORES, fn.call("krun_get_num_cores", [], Fiddle::TYPE_INT))
     const_set(:REASON, fn.call("krun_counters_unavailable_reason", [], Fiddle::TYPE_VOIDP))
     const_set(:WALLCLOCK_DELTA_NS, fn.call("krun_wallclock_delta_ns", [], Fiddle::TYPE_INT64_T))
-    const_set(:CYCLES_DELTA, fn.call("krun_core_cycles_delta", [Fiddle::TYPE_INT], U64))
-    const_set(:APERF_DELTA, fn.call("krun_aperf_delta", [Fiddle::TYPE_INT], U64))
-    const_set(:MPERF_DELTA, fn.call("krun_mperf_delta", [Fiddle::TYPE_INT], U64))
+    const_set(:CYCLES_DELTA, fn.call("krun_core_cycles_delta", [Fiddle::TYPE_INT], u64))
+    const_set(:APERF_DELTA, fn.call("krun_aperf_delta", [Fiddle::TYPE_INT], u64))
+    const_set(:MPERF_DELTA, fn.call("krun_mperf_delta", [Fiddle::TYPE_INT], u64))
+    const_set(:TIMELINE_RESERVE, fn.call("krun_timeline_reserve", [Fiddle::TYPE_LONG], Fiddle::TYPE_VOID))
+    const_set(:TIMELINE_JSON, fn.call("krun_timeline_json", [], Fiddle::TYPE_VOIDP))
+  end
+
+  def self.init; INIT.call; end
+  def self.done; DONE.call; end
+  def self.measure(idx); MEASURE.call(idx); end
+  def self.num_cores; NUM_CORES.call; end
+  def self.wallclock_delta_ns; WALLCLOCK_DELTA_NS.call; end
+  def self.cycles_delta(core); CYCLES_DELTA.call(core); end
+  def self.aperf_delta(core); APERF_DELTA.call(core); end
+  def self.mperf_delta(core); MPERF_DELTA.call(core); end
+  def self.timeline_reserve(n); TIMELINE_RESERVE.call(n); end
+  def self.timeline_json; TIMELINE_JSON.call.to_s; end
+
+  def self.unavailable_reason
+    raw = REASON.call
+    raw.null? ? "" : raw.to_s
   end
 end
 
-begin
-  Krun.load(ENV["COLDRUN_LIBKRUNTIME"] || "libkruntime.so")
-rescue Fiddle::DLError => e
-  fail("cannot load libkruntime: #{e.message}", EXIT_USAGE)
+ext = ENV["COLDRUN_KRUN_RUBY_EXT"]
+krun = begin
+  if ext
+    require ext
+    KrunExt
+  else
+    require "fiddle"
+    KrunFiddle.load(ENV["COLDRUN_LIBKRUNTIME"] || "libkruntime.so")
+    STDERR.write "iterations_runner.rb: COLDRUN_KRUN_RUBY_EXT is not set: libkruntime through Fiddle " \
+                 "(slow; `coldrun build-runners ruby` builds the extension)\n" if debug
+    KrunFiddle
+  end
+rescue LoadError, StandardError => e
+  fail("cannot load libkruntime (#{ext || 'Fiddle'}): #{e.message}", EXIT_USAGE)
 end
 
 begin
@@ -89,12 +122,12 @@ unless Object.private_method_defined?(:run_iter) || Object.method_defined?(:run_
   fail("benchmark #{benchmark} does not define run_iter", EXIT_USAGE)
 end
 
-Krun::INIT.call
-num_cores = Krun::NUM_CORES.call
+krun.init
+num_cores = krun.num_cores
 reason = nil
 if num_cores == 0
-  raw = Krun::REASON.call
-  reason = raw.null? ? "unknown" : raw.to_s
+  reason = krun.unavailable_reason
+  reason = "unknown" if reason.empty?
 end
 
 # Preallocated storage, filled in place by the loop.
@@ -103,7 +136,7 @@ cycles = Array.new(num_cores) { Array.new(iters, 0) }
 aperf = Array.new(num_cores) { Array.new(iters, 0) }
 mperf = Array.new(num_cores) { Array.new(iters, 0) }
 
-measure = Krun::MEASURE
+krun.timeline_reserve(iters)
 i = 0
 begin
   while i < iters
@@ -111,15 +144,15 @@ begin
       STDERR.write "[iterations_runner.rb] iteration #{i + 1}/#{iters}\n"
       STDERR.flush
     end
-    measure.call(0)
+    krun.measure(0)
     run_iter(param)
-    measure.call(1)
-    wallclock_ns[i] = Krun::WALLCLOCK_DELTA_NS.call
+    krun.measure(1)
+    wallclock_ns[i] = krun.wallclock_delta_ns
     core = 0
     while core < num_cores
-      cycles[core][i] = Krun::CYCLES_DELTA.call(core)
-      aperf[core][i] = Krun::APERF_DELTA.call(core)
-      mperf[core][i] = Krun::MPERF_DELTA.call(core)
+      cycles[core][i] = krun.cycles_delta(core)
+      aperf[core][i] = krun.aperf_delta(core)
+      mperf[core][i] = krun.mperf_delta(core)
       core += 1
     end
     i += 1
@@ -128,7 +161,9 @@ rescue SystemExit => e
   fail("the benchmark called exit(#{e.status})", EXIT_BENCHMARK_FAILED)
 end
 
-Krun::DONE.call
+krun.done
+# Iteration start/end (and barrier waits); Ruby's JSON keeps the integers exact.
+timeline = JSON.parse("{#{krun.timeline_json}}")
 
 doc = JSON.generate({
   "protocol_version" => 1,
@@ -137,7 +172,7 @@ doc = JSON.generate({
   "aperf_counts" => aperf,
   "mperf_counts" => mperf,
   "counters" => { "available" => num_cores > 0, "reason" => reason },
-})
+}.merge(timeline))
 begin
   results.write(doc)
   results.close

@@ -77,29 +77,7 @@ static void reset(int ncores)
     krun_set_source(&fake_source);
 }
 
-/* ---- tiny assertion helpers ------------------------------------------- */
-
-static int passed, failed;
-
-#define CHECK(cond)                                                                  \
-    do {                                                                             \
-        if (cond)                                                                    \
-            passed++;                                                                \
-        else {                                                                       \
-            failed++;                                                                \
-            fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);         \
-        }                                                                            \
-    } while (0)
-
-#define CHECK_STR(a, b)                                                              \
-    do {                                                                             \
-        if (strcmp((a), (b)) == 0)                                                   \
-            passed++;                                                                \
-        else {                                                                       \
-            failed++;                                                                \
-            fprintf(stderr, "FAIL %s:%d: \"%s\" != \"%s\"\n", __FILE__, __LINE__, (a), (b)); \
-        }                                                                            \
-    } while (0)
+#include "check.h"
 
 /* ---- checks ------------------------------------------------------------ */
 
@@ -227,6 +205,25 @@ static void test_reinit_after_done(void)
     krun_done();
 }
 
+/* Start and end are the wall clock samples themselves; no barrier, no barrier_wait_ns. */
+static void test_timeline_records_samples(void)
+{
+    reset(0);
+    F.reason = "x";
+    F.clock[0] = 100;
+    F.clock[1] = 250;
+    krun_init();
+    CHECK_STR(krun_timeline_json(), "");
+    krun_timeline_reserve(2);
+    for (int i = 0; i < 2; i++) {
+        krun_measure(0);
+        krun_measure(1);
+    }
+    CHECK_STR(krun_timeline_json(), "\"iteration_start_ns\": [100, 100], \"iteration_end_ns\": [250, 250]");
+    CHECK(F.clock_reads == 4); /* no extra clock reads without a barrier */
+    krun_done();
+}
+
 static void test_real_clock_advances(void)
 {
     krun_set_source(NULL);
@@ -308,6 +305,15 @@ static int run_death(const char *mode)
         krun_init();
         krun_measure(0);
         krun_get_wallclock(1);
+    } else if (strcmp(mode, "timeline_overflow") == 0) {
+        reset(0);
+        F.reason = "x";
+        krun_init();
+        krun_timeline_reserve(1);
+        for (int i = 0; i < 2; i++) {
+            krun_measure(0);
+            krun_measure(1);
+        }
     } else if (strcmp(mode, "measure_before_init") == 0) {
         krun_measure(0);
     } else if (strcmp(mode, "init_twice") == 0) {
@@ -337,6 +343,7 @@ int main(int argc, char **argv)
     test_reinit_after_done();
     test_real_clock_advances();
     test_cpu_list_parsing();
+    test_timeline_records_samples();
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 LIBKRUNTIME = Path(__file__).resolve().parents[2] / "libkruntime"
+LIBKRUNTIME_SOURCES = [str(LIBKRUNTIME / name) for name in ("libkruntime.c", "sources.c", "duet.c")]
 
 
 @pytest.fixture(scope="module")
@@ -20,10 +21,27 @@ def test_binary(tmp_path_factory) -> Path:
     subprocess.run(
         [cc, "-O2", "-Wall", "-Wextra", "-Werror", "-std=gnu11", f"-I{LIBKRUNTIME}", "-o", str(out),
          str(LIBKRUNTIME / "tests" / "test_libkruntime.c"),
-         str(LIBKRUNTIME / "libkruntime.c"), str(LIBKRUNTIME / "sources.c")],
+         *LIBKRUNTIME_SOURCES],
         check=True, capture_output=True, text=True,
     )
     return out
+
+
+def test_duet_barrier_c_checks_pass(tmp_path):
+    """Forked runners meeting, timing out, a killed partner, a partner giving up, bad names."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler (cc/gcc) on PATH to build libkruntime's C tests")
+    out = tmp_path / "test_duet"
+    subprocess.run(
+        [cc, "-O2", "-Wall", "-Wextra", "-Werror", "-std=gnu11", f"-I{LIBKRUNTIME}", "-o", str(out),
+         str(LIBKRUNTIME / "tests" / "test_duet.c"), *LIBKRUNTIME_SOURCES],
+        check=True, capture_output=True, text=True,
+    )
+    proc = subprocess.run([str(out)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    passed, failed = (int(w) for w in proc.stdout.split()[0:3:2])
+    assert failed == 0 and passed >= 40, proc.stdout
 
 
 def test_all_c_checks_pass(test_binary):
@@ -46,6 +64,7 @@ def test_all_c_checks_pass(test_binary):
         ("get_before_measure", "krun_measure(1) has not been called"),
         ("measure_before_init", "called before krun_init"),
         ("init_twice", "krun_init called twice"),
+        ("timeline_overflow", "more iterations than the 1 reserved"),
     ],
 )
 def test_fatal_errors_exit_1_with_one_line(test_binary, mode, message):

@@ -26,12 +26,15 @@ def test_build_all_then_up_to_date_and_runners_find_the_parts(empty_build_dir, c
     assert main(["build-runners"]) == 0
     first = capsys.readouterr().out
     assert f"startup: built: {empty_build_dir / 'startup' / 'startup_wrapper'}" in first
-    for name in ("c", "python", "pypy", "lua", "ruby", "php"):
+    for name in ("c", "python", "pypy", "lua", "php"):
         assert f"{name}: nothing to compile" in first
+    assert f"ruby: built: {empty_build_dir / 'ruby' / 'kruntime_ext.so'}" in first
     assert main(["build-runners"]) == 0
     again = capsys.readouterr().out
     assert "startup: up to date: " in again and "built" not in again.replace("up to date", "")
     assert languages.STARTUP_WRAPPER.find() == empty_build_dir / "startup" / "startup_wrapper"
+    _, env = languages.language_runner_command("ruby", "", [], "b.rb", 1, 1, False)
+    assert env[languages.ENV_RUBY_EXT] == str(empty_build_dir / "ruby" / "kruntime_ext.so")
     argv, _ = languages.startup_command("lua", "luajit", [], "b.lua", 1, 1, False)
     assert argv[0] == str(empty_build_dir / "startup" / "startup_wrapper")
     assert oct(os.stat(empty_build_dir / "startup").st_mode & 0o055) == oct(0o055)  # others may enter

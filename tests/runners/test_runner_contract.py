@@ -131,3 +131,39 @@ def test_what_the_run_implies_is_checked_when_given():
         parse_document(_doc(wallclock_times=[0.5]), startup=True)
     with pytest.raises(ProtocolError, match="instrumentation was asked for"):
         parse_document(_doc(), instrument=True)
+
+
+# wallclock_times [0.5, 0.25] s: iteration 0 from 1e9 to 1.5e9 ns, iteration 1 from 2e9 to 2.25e9 ns.
+TIMELINE = {"iteration_start_ns": [10**9, 2 * 10**9], "iteration_end_ns": [15 * 10**8, 225 * 10**7]}
+
+
+def test_timeline_keys_are_optional_and_checked_when_present():
+    doc = parse_document(_doc(**TIMELINE, barrier_wait_ns=[0, 7]), duet=True)
+    assert doc["iteration_end_ns"] == [15 * 10**8, 225 * 10**7]
+    assert "iteration_start_ns" not in parse_document(_doc(), duet=False)
+
+
+@pytest.mark.parametrize(
+    "over, message",
+    [
+        ({"iteration_start_ns": TIMELINE["iteration_start_ns"]}, "without both iteration_start_ns and"),
+        ({**TIMELINE, "iteration_end_ns": [15 * 10**8]}, r"one entry per iteration \(2\)"),
+        ({**TIMELINE, "iteration_start_ns": [10**9, 2.0e9]}, r"iteration_start_ns\[1\] is 2000000000.0"),
+        ({**TIMELINE, "iteration_start_ns": [10**9, 14 * 10**8], "iteration_end_ns": [15 * 10**8, 165 * 10**7]},
+         r"iteration_start_ns\[1\] 1400000000 is before iteration_end_ns\[0\]"),
+        ({"iteration_start_ns": [2 * 10**9, 3 * 10**9], "iteration_end_ns": [10**9, 325 * 10**7]},
+         r"iteration_end_ns\[0\] 1000000000 is before"),
+        ({**TIMELINE, "iteration_end_ns": [16 * 10**8, 225 * 10**7]}, r"is 600000000 ns but wallclock_times\[0\]"),
+        ({**TIMELINE, "barrier_wait_ns": [0, -1]}, r"barrier_wait_ns\[1\] is -1, not an integer .* >= 0"),
+    ],
+)
+def test_bad_timelines_are_rejected(over, message):
+    with pytest.raises(ProtocolError, match=message):
+        parse_document(_doc(**over))
+
+
+def test_pair_execution_needs_the_timeline_with_barrier_waits():
+    with pytest.raises(ProtocolError, match="must have iteration_start_ns"):
+        parse_document(_doc(), duet=True)
+    with pytest.raises(ProtocolError, match="must have barrier_wait_ns"):
+        parse_document(_doc(**TIMELINE), duet=True)

@@ -52,6 +52,16 @@ def test_unset_fields_are_left_out_not_null(tmp_path):
     assert "argv" not in on_disk and "instrumentation" not in on_disk and on_disk["reason"] == "planted"
 
 
+def test_pair_execution_timeline_is_optional_and_kept(tmp_path):
+    """Records from before pair executions stay valid; a pair's timeline round-trips."""
+    (tmp_path / "executions").mkdir()
+    timeline = {"iteration_start_ns": [10], "iteration_end_ns": [20], "barrier_wait_ns": [3]}
+    path = write_record(tmp_path, make_record(**timeline))
+    assert read_record(path).barrier_wait_ns == [3]
+    assert {k: json.loads(path.read_text())[k] for k in timeline} == timeline
+    assert "iteration_start_ns" not in json.loads(write_record(tmp_path, make_record(attempt=2)).read_text())
+
+
 BAD = [
     (b"[1,2,3]", "the whole record: Input should be an object"),
     (b"{half", "the whole record: Invalid JSON"),
@@ -65,6 +75,8 @@ BAD = [
      "state 'completed' does not match outcome 'E'"),
     (json.dumps(record_fields(vm="other")).encode(), "key 'a:fake:v' is not bench:vm:variant"),
     (json.dumps(record_fields()).encode().replace(b"0.1", b"NaN"), "wallclock_times.0:"),
+    (json.dumps(record_fields(barrier_wait_ns=[-1])).encode(), "barrier_wait_ns.0:"),
+    (json.dumps(record_fields(iteration_start_ns=[1.5])).encode(), "iteration_start_ns.0:"),
 ]
 
 
