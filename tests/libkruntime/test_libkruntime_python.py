@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 import subprocess
 import sys
@@ -108,3 +109,39 @@ def test_shared_library_exports_the_krun_api():
 def test_paths_are_absolute_files():
     assert libkruntime.shared_library_path().is_absolute()
     assert libkruntime.extension_path().name.startswith("_kruntime")
+
+
+def test_duet_barrier_create_remove_from_python():
+    """The supervisor's side: a fresh barrier with the asked mode, idempotent create/remove, one-line errors."""
+    name = f"/coldrun-test-py-duet-{os.getpid()}"
+    shm = f"/dev/shm{name}"
+    try:
+        libkruntime.krun_duet_create(name, 0o640)
+        assert os.stat(shm).st_mode & 0o777 == 0o640
+        libkruntime.krun_duet_create(name)                 # replaces it
+        assert os.stat(shm).st_mode & 0o777 == 0o600
+    finally:
+        libkruntime.krun_duet_remove(name)
+    assert not os.path.exists(shm)
+    libkruntime.krun_duet_remove(name)                     # already gone: fine
+    with pytest.raises(OSError, match="duet barrier name coldrun must be one '/'"):
+        libkruntime.krun_duet_create("coldrun")
+
+
+def test_timeline_through_the_extension():
+    libkruntime.krun_init()
+    try:
+        assert libkruntime.krun_duet_in_use() is False
+        assert libkruntime.krun_timeline_json() == ""
+        libkruntime.krun_timeline_reserve(2)
+        for _ in range(2):
+            libkruntime.krun_measure(0)
+            libkruntime.krun_measure(1)
+        timeline = json.loads("{%s}" % libkruntime.krun_timeline_json())
+        assert set(timeline) == {"iteration_start_ns", "iteration_end_ns"}
+        assert timeline["iteration_end_ns"][1] == libkruntime.krun_get_wallclock_ns(1)
+        assert timeline["iteration_start_ns"][1] >= timeline["iteration_end_ns"][0]
+        with pytest.raises(ValueError, match="cannot reserve -1 iterations"):
+            libkruntime.krun_timeline_reserve(-1)
+    finally:
+        libkruntime.krun_done()

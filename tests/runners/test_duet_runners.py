@@ -121,3 +121,20 @@ def test_missing_barrier_is_a_setup_error(tmp_path):
     outcome = _run("c", _benchmark("c", tmp_path), 1, {"COLDRUN_DUET_BARRIER": "/coldrun-test-no-such-barrier"})
     assert outcome.returncode == 2
     assert "duet barrier /coldrun-test-no-such-barrier: shm_open: No such file or directory" in outcome.stderr
+
+
+@pytest.mark.parametrize("duet", ["ruby"], indirect=True)
+def test_ruby_uses_its_extension_and_falls_back_to_fiddle_only_without_it(duet):
+    lang, bench, _ = duet
+    argv, env = runner_command(lang, "", [], bench, ITERATIONS, 1, True)
+    assert env["COLDRUN_KRUN_RUBY_EXT"].endswith("kruntime_ext.so")
+    with_ext = run_runner(argv, env, timeout=120)
+    assert with_ext.returncode == 0 and "Fiddle" not in with_ext.stderr
+    parse_document(with_ext.document, iterations=ITERATIONS)
+    env.pop("COLDRUN_KRUN_RUBY_EXT")
+    fiddle = run_runner(argv, env, timeout=120)
+    assert fiddle.returncode == 0 and "libkruntime through Fiddle" in fiddle.stderr
+    parse_document(fiddle.document, iterations=ITERATIONS)
+    broken = run_runner(argv, {**env, "COLDRUN_KRUN_RUBY_EXT": "/nonexistent/kruntime_ext.so"}, timeout=120)
+    assert broken.returncode == 2
+    assert "cannot load libkruntime (/nonexistent/kruntime_ext.so)" in broken.stderr
