@@ -14,7 +14,9 @@ processes:
 (the C runner on an empty benchmark, through the same barrier).  Ruby is
 shown with its compiled extension and, as before this change, through Fiddle.
 
-    .venv/bin/python bench/bench_barrier.py [--runs 3] [--iterations 20000]
+    [COLDRUN_DUET_SPIN_US=50] .venv/bin/python bench/bench_barrier.py [--runs 3] [--iterations 20000]
+
+COLDRUN_DUET_SPIN_US is passed to both sides of each pair (spin before sleeping).
 """
 
 from __future__ import annotations
@@ -67,6 +69,9 @@ def launch(runner: str, bench: str, iterations: int, env: dict[str, str], drop: 
     return run_runner(argv, run_env, timeout=600)
 
 
+SPIN_US = os.environ.get("COLDRUN_DUET_SPIN_US", "0")
+
+
 def one_run(runner: str, bench: str, c_bench: str, iterations: int, drop: str | None,
             duet: bool) -> tuple[float, float]:
     """(median timed ns, median loop period ns) of one process."""
@@ -75,7 +80,7 @@ def one_run(runner: str, bench: str, c_bench: str, iterations: int, drop: str | 
     else:
         _kruntime.krun_duet_create(BARRIER)
         try:
-            env = {"COLDRUN_DUET_BARRIER": BARRIER}
+            env = {"COLDRUN_DUET_BARRIER": BARRIER, "COLDRUN_DUET_SPIN_US": SPIN_US}
             with ThreadPoolExecutor(2) as pool:
                 partner = pool.submit(launch, "c", c_bench, iterations, env, None)
                 outcome = launch(runner, bench, iterations, env, drop)
@@ -105,7 +110,8 @@ def main() -> int:
         work = Path(tmp)
         floor = c_floor_ns(work, args.iterations, args.runs)
         c_bench = empty_c_benchmark(work)
-        print(f"C clock floor: {floor:.0f} ns (bare clock_gettime pair); figures: ns (x floor)")
+        print(f"C clock floor: {floor:.0f} ns (bare clock_gettime pair); figures: ns (x floor); "
+              f"duet spin: {SPIN_US} us")
         head = ("runner", "solo timed", "duet timed", "solo loop", "duet loop")
         print(f"{head[0]:<14}" + "".join(f"{h:>18}" for h in head[1:]))
         for label, runner, drop in ROWS:

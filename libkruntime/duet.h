@@ -6,6 +6,7 @@
 
 /* Each returns 0, or -1 with one line in err. */
 int krun_duet_attach(const char *name, char *err, size_t n);
-int krun_duet_wait(int64_t timeout_ns, char *err, size_t n);
+/* spin_ns > 0: spin that long before sleeping (runners on CPUs of their own). */
+int krun_duet_wait(int64_t timeout_ns, int64_t spin_ns, char *err, size_t n);
 
 #endif

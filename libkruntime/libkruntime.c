@@ -31,7 +31,7 @@ static int measured[2];
 static int64_t *timeline[3]; /* start, end, barrier wait */
 static long timeline_cap, timeline_len;
 static char *timeline_text;
-static int64_t duet_timeout_ns, last_wait_ns;
+static int64_t duet_timeout_ns, duet_spin_ns, last_wait_ns;
 
 static void die_vstatus(int status, const char *fmt, va_list ap) __attribute__((noreturn));
 static void die_vstatus(int status, const char *fmt, va_list ap)
@@ -89,6 +89,14 @@ static void attach_duet(void)
             die_status(KRUN_EXIT_SETUP, "COLDRUN_DUET_TIMEOUT=%s is not a number of seconds in (0, 1e6)", timeout);
     }
     duet_timeout_ns = (int64_t)(seconds * 1e9);
+    const char *spin = getenv("COLDRUN_DUET_SPIN_US");
+    duet_spin_ns = 0;
+    if (spin != NULL) {
+        long us = strtol(spin, &end, 10);
+        if (end == spin || *end != '\0' || us < 0 || us > 1000000)
+            die_status(KRUN_EXIT_SETUP, "COLDRUN_DUET_SPIN_US=%s is not a number of microseconds in 0..1000000", spin);
+        duet_spin_ns = (int64_t)us * 1000;
+    }
     if (krun_duet_attach(name, err, sizeof(err)))
         die_status(KRUN_EXIT_SETUP, "%s", err);
 }
@@ -217,7 +225,7 @@ void krun_measure(int mdata_idx)
         if (krun_duet_in_use()) {
             char err[320];
             int64_t arrived = krun_real_clock_ns();
-            if (krun_duet_wait(duet_timeout_ns, err, sizeof(err)))
+            if (krun_duet_wait(duet_timeout_ns, duet_spin_ns, err, sizeof(err)))
                 die_status(KRUN_EXIT_DUET, "%s", err);
             last_wait_ns = krun_real_clock_ns() - arrived;
         }

@@ -78,7 +78,7 @@ const char *krun_timeline_json(void);
  * it (COLDRUN_DUET_BARRIER=/name) attaches in krun_init and waits for its
  * partner in every krun_measure(0), before any read, so the wait is outside
  * the timed region.  COLDRUN_DUET_TIMEOUT (seconds, default 60) bounds each
- * wait.  Attach failures exit(2), a failed wait (timeout, partner gone or
+ * wait; COLDRUN_DUET_SPIN_US (default 0) spins that long before sleeping.  Attach failures exit(2), a failed wait (timeout, partner gone or
  * failed) exit(4), each with one "libkruntime:" line.
  *
  * create replaces any barrier of that name (idempotent); remove succeeds when

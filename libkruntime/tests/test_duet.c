@@ -26,6 +26,7 @@
 #define MAX_ITERATIONS 16
 
 static char barrier[64];
+static const char *spin_us; /* COLDRUN_DUET_SPIN_US for the runners started next (NULL: unset) */
 
 static int64_t now_ns(void)
 {
@@ -68,6 +69,8 @@ static struct runner start_runner(const char *timeout, int iterations, const lon
         setenv("COLDRUN_DUET_BARRIER", barrier, 1);
         if (timeout)
             setenv("COLDRUN_DUET_TIMEOUT", timeout, 1);
+        if (spin_us)
+            setenv("COLDRUN_DUET_SPIN_US", spin_us, 1);
         krun_init();
         krun_timeline_reserve(iterations);
         for (int i = 0; i < iterations; i++) {
@@ -216,6 +219,20 @@ static void test_third_runner_and_missing_barrier(void)
     CHECK(strstr(err, "shm_open: No such file or directory (the supervisor creates it") != NULL);
 }
 
+static void test_bad_spin_is_a_setup_error(void)
+{
+    char err[512];
+    int64_t starts[MAX_ITERATIONS];
+    const char *saved = spin_us;
+    fresh_barrier();
+    spin_us = "-5";
+    struct runner r = start_runner("5", 1, NULL, -1);
+    CHECK(finish(r, err, sizeof(err), starts, NULL) == KRUN_EXIT_SETUP);
+    CHECK(strstr(err, "COLDRUN_DUET_SPIN_US=-5 is not a number of microseconds") != NULL);
+    spin_us = saved;
+    remove_barrier();
+}
+
 static void test_create_remove_idempotent_and_names(void)
 {
     char err[256];
@@ -236,6 +253,13 @@ int main(void)
     test_killed_partner_releases_survivor();
     test_partner_giving_up_is_reported();
     test_third_runner_and_missing_barrier();
+    /* Again with spinning before sleeping: the spin ends in the same waits. */
+    spin_us = "2000";
+    test_pair_meets_every_iteration();
+    test_timeout_without_partner();
+    test_killed_partner_releases_survivor();
+    test_partner_giving_up_is_reported();
+    test_bad_spin_is_a_setup_error();
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }
