@@ -269,7 +269,6 @@ int krun_duet_wait(int64_t timeout_ns, int64_t spin_ns, char *err, size_t n)
             return 0;
         lock_state();
     }
-
     while (shm->generation == generation && !shm->abandoned) {
         int64_t now = now_ns();
         if (partner_gone(partner)) {
