@@ -341,9 +341,21 @@ def build_node_addon() -> Path:
     return _build_shared_object(NODE_ADDON, [libkruntime_include_dir(), node_include])
 
 
+def _ruby_header_dirs() -> list[Path]:
+    """ruby.h's directories, asked of the ruby on PATH (the one the runner uses by default)."""
+    if shutil.which("ruby") is None:
+        raise MissingTool("building the Ruby extension needs ruby (apt-get install ruby ruby-dev)")
+    script = 'require "rbconfig"; puts RbConfig::CONFIG["rubyhdrdir"], RbConfig::CONFIG["rubyarchhdrdir"]'
+    out = subprocess.run(["ruby", "-e", script], capture_output=True, text=True, check=False)
+    dirs = [Path(line) for line in out.stdout.split()]
+    if out.returncode != 0 or not dirs or not (dirs[0] / "ruby.h").is_file():
+        raise MissingTool("building the Ruby extension needs ruby.h (apt-get install ruby-dev)")
+    return dirs
+
+
 def build_ruby_ext() -> Path:
-    # No ruby.h needed (see kruntime_ext.c); libruby's symbols resolve when ruby loads it.
-    return _build_shared_object(RUBY_EXT, [libkruntime_include_dir()])
+    # libruby's symbols resolve when ruby loads the extension, so it is not linked here.
+    return _build_shared_object(RUBY_EXT, [libkruntime_include_dir(), *_ruby_header_dirs()])
 
 
 def build_startup_wrapper() -> Path:

@@ -5,36 +5,22 @@
  * lands inside every measured iteration; a C method called from Ruby costs
  * tens of ns.  Built by `coldrun build-runners ruby` with plain cc.
  *
- * No ruby.h: the extension declares the few symbols of CRuby's public C API it
- * uses, so building needs neither Debian's ruby-dev nor mkmf.  They are ABI
- * stable across CRuby 2.x-3.x: VALUE is a pointer-sized word, a Fixnum is
- * (n << 1) | 1, and the functions below are exported by libruby.  Every method
- * returns a Fixnum, a String or an Integer object -- never Qnil or Qtrue,
- * whose encodings have changed between Ruby versions.
+ * Built against the running Ruby's own headers (ruby.h from Debian's
+ * ruby-dev; the include directories come from RbConfig), so the value
+ * encodings are the interpreter's, not assumed.
  */
+#include <ruby.h>
+
 #include "libkruntime.h"
 
-#include <stdint.h>
-
-typedef uintptr_t VALUE;
-
-extern VALUE rb_eArgError;
-VALUE rb_define_module(const char *name);
-void rb_define_module_function(VALUE module, const char *name, VALUE (*func)(), int argc);
-void rb_raise(VALUE exc, const char *fmt, ...) __attribute__((noreturn));
-VALUE rb_str_new_cstr(const char *s);
-VALUE rb_ll2inum(long long n);
-VALUE rb_ull2inum(unsigned long long n);
-
-#define FIX(n) ((VALUE)(((intptr_t)(n) << 1) | 1))
-#define ZERO FIX(0)
+#define ZERO INT2FIX(0)
 
 /* Fixnum arguments only: indexes, cores and iteration counts are small. */
 static long fixnum(VALUE v)
 {
-    if (!(v & 1))
+    if (!FIXNUM_P(v))
         rb_raise(rb_eArgError, "KrunExt: expected an Integer that fits a Fixnum");
-    return (long)((intptr_t)v >> 1);
+    return FIX2LONG(v);
 }
 
 static VALUE ext_init(VALUE self)
@@ -61,7 +47,7 @@ static VALUE ext_measure(VALUE self, VALUE idx)
 static VALUE ext_num_cores(VALUE self)
 {
     (void)self;
-    return FIX(krun_get_num_cores());
+    return INT2FIX(krun_get_num_cores());
 }
 
 /* "" when counters are available (the runner asks only when they are not). */
@@ -112,15 +98,15 @@ static VALUE ext_timeline_json(VALUE self)
 void Init_kruntime_ext(void)
 {
     VALUE m = rb_define_module("KrunExt");
-    rb_define_module_function(m, "init", (VALUE(*)())ext_init, 0);
-    rb_define_module_function(m, "done", (VALUE(*)())ext_done, 0);
-    rb_define_module_function(m, "measure", (VALUE(*)())ext_measure, 1);
-    rb_define_module_function(m, "num_cores", (VALUE(*)())ext_num_cores, 0);
-    rb_define_module_function(m, "unavailable_reason", (VALUE(*)())ext_unavailable_reason, 0);
-    rb_define_module_function(m, "wallclock_delta_ns", (VALUE(*)())ext_wallclock_delta_ns, 0);
-    rb_define_module_function(m, "cycles_delta", (VALUE(*)())ext_cycles_delta, 1);
-    rb_define_module_function(m, "aperf_delta", (VALUE(*)())ext_aperf_delta, 1);
-    rb_define_module_function(m, "mperf_delta", (VALUE(*)())ext_mperf_delta, 1);
-    rb_define_module_function(m, "timeline_reserve", (VALUE(*)())ext_timeline_reserve, 1);
-    rb_define_module_function(m, "timeline_json", (VALUE(*)())ext_timeline_json, 0);
+    rb_define_module_function(m, "init", (VALUE(*)(ANYARGS))ext_init, 0);
+    rb_define_module_function(m, "done", (VALUE(*)(ANYARGS))ext_done, 0);
+    rb_define_module_function(m, "measure", (VALUE(*)(ANYARGS))ext_measure, 1);
+    rb_define_module_function(m, "num_cores", (VALUE(*)(ANYARGS))ext_num_cores, 0);
+    rb_define_module_function(m, "unavailable_reason", (VALUE(*)(ANYARGS))ext_unavailable_reason, 0);
+    rb_define_module_function(m, "wallclock_delta_ns", (VALUE(*)(ANYARGS))ext_wallclock_delta_ns, 0);
+    rb_define_module_function(m, "cycles_delta", (VALUE(*)(ANYARGS))ext_cycles_delta, 1);
+    rb_define_module_function(m, "aperf_delta", (VALUE(*)(ANYARGS))ext_aperf_delta, 1);
+    rb_define_module_function(m, "mperf_delta", (VALUE(*)(ANYARGS))ext_mperf_delta, 1);
+    rb_define_module_function(m, "timeline_reserve", (VALUE(*)(ANYARGS))ext_timeline_reserve, 1);
+    rb_define_module_function(m, "timeline_json", (VALUE(*)(ANYARGS))ext_timeline_json, 0);
 }
