@@ -34,6 +34,9 @@ from analysis.errors import AnalysisError
 
 ArgumentType = Callable[[str], object]
 
+# stats.DEFAULT_CONFIDENCE / DEFAULT_RESAMPLES, restated: importing stats here would load numpy.
+DEFAULT_CONFIDENCE = "0.99"
+DEFAULT_RESAMPLES = 10000
 SEQUENTIAL_METHOD = ("percentile bootstrap of mean(x) - mean(y) over the executions' mean times "
                      "as two independent samples; relative width = width / mean of y")
 
@@ -52,16 +55,17 @@ def add_duet_command(subparsers, *, level: ArgumentType, count: ArgumentType) ->
     duet.add_argument("--pairs", required=True, metavar="FILE.json",
                       help='{"x": [[...], ...], "y": [[...], ...]}: one list per execution, paired by position')
     duet.add_argument("--json", action="store_true", help="print one JSON object (the machine interface)")
-    duet.add_argument("--confidence", type=level, default="0.99", help="CI level (default 0.99, as the paper)")
-    duet.add_argument("--resamples", type=count, default=10000, help="bootstrap resamples (default 10000)")
+    duet.add_argument("--confidence", type=level, default=DEFAULT_CONFIDENCE,
+                      help="CI level (default 0.99, as the paper)")
+    duet.add_argument("--resamples", type=count, default=DEFAULT_RESAMPLES, help="bootstrap resamples (default 10000)")
     duet.add_argument("--seed", type=int, help="seed for the bootstrap and the shuffle (default: drawn, reported)")
     duet.add_argument("--no-steady-state", action="store_true",
                       help="keep every iteration (default: cut each execution to its sides' EDM stable segments)")
     duet.set_defaults(func=run_duet)
 
 
-def report(path: str, *, confidence: float = 0.99, resamples: int = 10000, seed: int | None = None,
-           steady_state: bool = True) -> dict:
+def report(path: str, *, confidence: float = float(DEFAULT_CONFIDENCE), resamples: int = DEFAULT_RESAMPLES,
+           seed: int | None = None, steady_state: bool = True) -> dict:
     """The ``--json`` object for the pairs file at ``path``."""
     from analysis.duet import steady, stats
     from analysis.duet.pairs import load_pairs

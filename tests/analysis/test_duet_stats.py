@@ -163,3 +163,22 @@ def test_bad_options(kwargs, message):
 def test_one_execution_is_not_enough_for_a_ci():
     with pytest.raises(AnalysisError, match="at least 2 executions"):
         stats.analyse(runs(TOY_X[:1], TOY_Y[:1]), seed=1)
+
+
+def test_older_scipy_without_rng_gets_random_state(monkeypatch):
+    """pyproject allows scipy 1.10, whose bootstrap takes random_state, not rng: same resamples."""
+    real = sps.bootstrap
+    calls = []
+
+    def old_bootstrap(*args, **kwargs):
+        calls.append(sorted(k for k in kwargs if k in ("rng", "random_state")))
+        if "rng" in kwargs:
+            raise TypeError("bootstrap() got an unexpected keyword argument 'rng'")
+        return real(*args, **kwargs)
+
+    gms = np.array(TOY_GMS)
+    new = stats.percentile_ci((gms,), sps.gmean, confidence=0.8, resamples=500, rng=np.random.default_rng(2))
+    monkeypatch.setattr(stats.stats, "bootstrap", old_bootstrap)
+    old = stats.percentile_ci((gms,), sps.gmean, confidence=0.8, resamples=500, rng=np.random.default_rng(2))
+    assert calls == [["rng"], ["random_state"]]
+    assert old == new
