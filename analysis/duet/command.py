@@ -58,7 +58,7 @@ def add_duet_command(subparsers, *, level: ArgumentType, count: ArgumentType) ->
     duet.add_argument("--confidence", type=level, default=DEFAULT_CONFIDENCE,
                       help="CI level (default 0.99, as the paper)")
     duet.add_argument("--resamples", type=count, default=DEFAULT_RESAMPLES, help="bootstrap resamples (default 10000)")
-    duet.add_argument("--seed", type=int, help="seed for the bootstrap and the shuffle (default: drawn, reported)")
+    duet.add_argument("--seed", type=count, help="seed for the bootstrap and the shuffle (default: drawn, reported)")
     duet.add_argument("--no-steady-state", action="store_true",
                       help="keep every iteration (default: cut each execution to its sides' EDM stable segments)")
     duet.set_defaults(func=run_duet)

@@ -144,6 +144,8 @@ def analyse(runs: PairedRuns, *, confidence: float = DEFAULT_CONFIDENCE, resampl
         raise AnalysisError(f"confidence must be between 0 and 1 (exclusive), not {confidence}")
     if resamples < 1:
         raise AnalysisError(f"resamples must be at least 1, not {resamples}")
+    if seed is not None and seed < 0:
+        raise AnalysisError(f"the seed must not be negative, not {seed}")
     seed = new_seed() if seed is None else seed
     # The duet and shuffle bootstraps share one stream: the same resample
     # indices, so their widths differ by the data, not by bootstrap noise.

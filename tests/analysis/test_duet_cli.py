@@ -104,7 +104,8 @@ def test_zero_resamples(tmp_path, capsys):
     assert capsys.readouterr().err == "coldrun-analyze: error: --resamples must be at least 1\n"
 
 
-@pytest.mark.parametrize("option", [["--confidence", "1"], ["--resamples", "-1"], ["--seed", "x"]])
+@pytest.mark.parametrize("option", [["--confidence", "1"], ["--resamples", "-1"], ["--seed", "x"],
+                                    ["--seed", "-1"]])
 def test_bad_options_are_usage_errors(tmp_path, capsys, option):
     with pytest.raises(SystemExit) as exc:
         main(["duet", "--pairs", write(tmp_path, TOY), *option])

@@ -154,10 +154,10 @@ def test_seeded_results_repeat_and_an_unseeded_run_reports_its_seed():
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    (dict(confidence=1.0), "confidence"), (dict(resamples=0), "resamples")])
+    (dict(confidence=1.0), "confidence"), (dict(resamples=0), "resamples"), (dict(seed=-2), "seed")])
 def test_bad_options(kwargs, message):
     with pytest.raises(AnalysisError, match=message):
-        stats.analyse(runs(TOY_X, TOY_Y), seed=1, **kwargs)
+        stats.analyse(runs(TOY_X, TOY_Y), **{"seed": 1, **kwargs})
 
 
 def test_one_execution_is_not_enough_for_a_ci():
