@@ -29,6 +29,7 @@ from typing import Sequence
 
 from analysis import bootstrap, classify
 from analysis.diff import diff_summaries
+from analysis.duet.command import add_duet_command
 from analysis.errors import AnalysisError
 from analysis.inputs import load_input, machine_name
 from analysis.pipeline import annotate, default_jobs, load_results
@@ -178,6 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
     summ.set_defaults(func=run_summary)
 
     add_report_commands(sub)
+    add_duet_command(sub, level=_confidence, count=_positive_int)
     return parser
 
 

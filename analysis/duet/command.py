@@ -1,0 +1,140 @@
+"""``coldrun-analyze duet``: the duet report on paired iteration times (the stable machine interface).
+
+    coldrun-analyze duet --pairs FILE.json [--json] [--confidence C] [--resamples N]
+                         [--seed S] [--no-steady-state]
+
+FILE holds ``{"x": [[...], ...], "y": [[...], ...]}`` (``analysis.duet.pairs``).
+By default each execution is first cut to its steady state
+(``analysis.duet.steady``; sides under 30 iterations are kept whole and say
+so). ``--json`` prints one object:
+
+- ``gms`` (per execution), ``ggms``, ``ci`` [low, high], ``relative_ci_width`` (width / ggms);
+- ``sequential_difference`` (mean x - mean y over the executions' mean times),
+  ``sequential_ci``, ``sequential_relative_ci_width`` (width / mean of y),
+  ``sequential_method``;
+- ``reduction`` (sequential / duet relative width; null when the duet CI has zero width);
+- ``shuffle_pairing``, ``shuffle_gms``, ``shuffle_ci``, ``shuffle_relative_ci_width``;
+- ``seed`` (the one used, drawn and reported when not given), ``confidence``,
+  ``resamples``, ``steady_state``, ``executions``, ``iterations`` (kept per
+  execution), ``excluded`` (per execution: kept [begin, end), excluded before
+  and after, each side's segment and why a side was kept whole), ``notes``.
+
+numpy and scipy are imported only when the command runs, so registering it
+keeps ``coldrun-analyze --help`` fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Callable
+
+from analysis.errors import AnalysisError
+
+ArgumentType = Callable[[str], object]
+
+# stats.DEFAULT_CONFIDENCE / DEFAULT_RESAMPLES, restated: importing stats here would load numpy.
+DEFAULT_CONFIDENCE = "0.99"
+DEFAULT_RESAMPLES = 10000
+SEQUENTIAL_METHOD = ("percentile bootstrap of mean(x) - mean(y) over the executions' mean times "
+                     "as two independent samples; relative width = width / mean of y")
+
+
+def add_duet_command(subparsers, *, level: ArgumentType, count: ArgumentType) -> None:
+    """Register ``duet`` on the ``coldrun-analyze`` subparsers object.
+
+    ``level`` and ``count`` are the front door's argument types for a
+    confidence level (text) and a non-negative whole number, so every
+    subcommand checks them alike.
+    """
+    duet = subparsers.add_parser(
+        "duet", help="duet benchmarking: ratio CI of paired runs vs the sequential baseline",
+        description="Duet benchmarking (Bulej et al., ICPE 2020): geometric mean of paired ratios x/y, "
+                    "percentile-bootstrap CI over executions, the sequential baseline and a shuffle control.")
+    duet.add_argument("--pairs", required=True, metavar="FILE.json",
+                      help='{"x": [[...], ...], "y": [[...], ...]}: one list per execution, paired by position')
+    duet.add_argument("--json", action="store_true", help="print one JSON object (the machine interface)")
+    duet.add_argument("--confidence", type=level, default=DEFAULT_CONFIDENCE,
+                      help="CI level (default 0.99, as the paper)")
+    duet.add_argument("--resamples", type=count, default=DEFAULT_RESAMPLES, help="bootstrap resamples (default 10000)")
+    duet.add_argument("--seed", type=count, help="seed for the bootstrap and the shuffle (default: drawn, reported)")
+    duet.add_argument("--no-steady-state", action="store_true",
+                      help="keep every iteration (default: cut each execution to its sides' EDM stable segments)")
+    duet.set_defaults(func=run_duet)
+
+
+def report(path: str, *, confidence: float = float(DEFAULT_CONFIDENCE), resamples: int = DEFAULT_RESAMPLES,
+           seed: int | None = None, steady_state: bool = True) -> dict:
+    """The ``--json`` object for the pairs file at ``path``."""
+    from analysis.duet import steady, stats
+    from analysis.duet.pairs import load_pairs
+
+    runs = load_pairs(path)
+    if steady_state:
+        runs, trims = steady.steady_state(runs)
+    else:
+        trims = steady.whole(runs)
+    try:
+        result = stats.analyse(runs, confidence=confidence, resamples=resamples, seed=seed)
+    except AnalysisError as exc:  # too few executions: say which file
+        raise AnalysisError(f"{path}: {exc}") from None
+    return {
+        "pairs": str(path),
+        "executions": runs.executions,
+        "iterations": [len(xr) for xr in runs.x],
+        "gms": result.gms,
+        "ggms": result.ggms,
+        "ci": [result.ci.low, result.ci.high],
+        "relative_ci_width": result.ci.relative_width,
+        "sequential_difference": result.sequential_difference,
+        "sequential_ci": [result.sequential_ci.low, result.sequential_ci.high],
+        "sequential_relative_ci_width": result.sequential_ci.relative_width,
+        "sequential_method": SEQUENTIAL_METHOD,
+        "reduction": result.reduction,
+        "shuffle_pairing": result.shuffle_pairing,
+        "shuffle_gms": result.shuffle_gms,
+        "shuffle_ci": [result.shuffle_ci.low, result.shuffle_ci.high],
+        "shuffle_relative_ci_width": result.shuffle_ci.relative_width,
+        "seed": result.seed,
+        "confidence": result.confidence,
+        "resamples": result.resamples,
+        "steady_state": steady_state,
+        "excluded": [t.as_json() for t in trims],
+        "notes": result.notes,
+    }
+
+
+def render_text(doc: dict) -> str:
+    level = f"{doc['confidence'] * 100:g}%"
+    lines = [
+        f"duet: {doc['pairs']}: {doc['executions']} executions, kept iterations {doc['iterations']}",
+        f"  ggms (x/y)         {doc['ggms']:.6g}   {level} CI [{doc['ci'][0]:.6g}, {doc['ci'][1]:.6g}]"
+        f"   relative width {doc['relative_ci_width']:.3%}",
+        f"  sequential x - y   {doc['sequential_difference']:.6g}   {level} CI [{doc['sequential_ci'][0]:.6g}, "
+        f"{doc['sequential_ci'][1]:.6g}]   relative width {doc['sequential_relative_ci_width']:.3%} (of y's mean)",
+        "  reduction          " + ("none (the duet CI has zero width)" if doc["reduction"] is None
+                                   else f"{doc['reduction']:.3g}x (sequential / duet relative width)"),
+        f"  shuffle control    {level} CI [{doc['shuffle_ci'][0]:.6g}, {doc['shuffle_ci'][1]:.6g}]"
+        f"   relative width {doc['shuffle_relative_ci_width']:.3%}   (y executions {doc['shuffle_pairing']})",
+    ]
+    if doc["steady_state"]:
+        for e in doc["excluded"]:
+            sides = "; ".join(f"{side}: {e[side + '_note'] or 'segment %s' % e[side + '_segment']}"
+                              for side in ("x", "y"))
+            lines.append(f"  execution {e['execution']}: kept [{e['kept'][0]}, {e['kept'][1]}), excluded "
+                         f"{e['excluded_before']} before, {e['excluded_after']} after ({sides})")
+    else:
+        lines.append("  steady-state removal off: every iteration kept")
+    lines += [f"  note: {note}" for note in doc["notes"]]
+    lines.append(f"  seed {doc['seed']}, {doc['resamples']} resamples")
+    return "\n".join(lines) + "\n"
+
+
+def run_duet(args: argparse.Namespace) -> int:
+    if args.resamples < 1:
+        raise AnalysisError("--resamples must be at least 1")
+    doc = report(args.pairs, confidence=float(args.confidence), resamples=args.resamples, seed=args.seed,
+                 steady_state=not args.no_steady_state)
+    sys.stdout.write(json.dumps(doc, indent=2) + "\n" if args.json else render_text(doc))
+    return 0
