@@ -2,6 +2,7 @@
 
 - libkruntime._kruntime: the Python extension over libkruntime (timing).
 - analysis._pelt: R-exact PELT changepoints (long-double running sums).
+- analysis._edm: Pilot-exact EDM changepoints (stable-phase detection).
 - libkruntime/libkruntime.so: plain shared library for other languages' FFIs.
 - iteration_runners/c/iterations_runner: the C iteration runner (libkruntime linked in).
 - iteration_runners/probe/bench.so: the C runner's probe benchmark (supervisor/launch/runner_probe.py).
@@ -75,6 +76,14 @@ setup(
             # R's arithmetic rounds every product on its own; GCC would fuse
             # a*b+c into one FMA wherever the target has one (aarch64, or
             # x86-64 built for a newer CPU) and change R's last bits.
+            extra_compile_args=["-O2", "-Wall", "-ffp-contract=off"],
+        ),
+        Extension(
+            "analysis._edm",
+            sources=["analysis/_edm_src/module.c", "analysis/_edm_src/edm_common.c",
+                     "analysis/_edm_src/edm_reference.c", "analysis/_edm_src/edm_fast.c"],
+            depends=["analysis/_edm_src/edm.h"],
+            # Pilot's g++ build rounds every product on its own; see edm_common.c.
             extra_compile_args=["-O2", "-Wall", "-ffp-contract=off"],
         ),
     ],
