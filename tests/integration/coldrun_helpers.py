@@ -23,11 +23,12 @@ def coldrun(*args: str, env: dict | None = None, timeout: float = 120, cwd: str 
                           env=full_env, timeout=timeout, cwd=cwd or str(REPO))
 
 
-def make_experiment(tmp: Path, behaviours: dict[str, str], *, executions: int = 1, iterations: int = 5,
+def make_experiment(tmp: Path, behaviours: dict[str, str], *, executions: int | None = 1, iterations: int = 5,
                     extra: str = "", params: dict[str, int] | None = None) -> Path:
     """An experiment whose benchmarks are run by the fake external runner.
 
-    ``behaviours`` maps benchmark name -> behaviour word (see runners/fake_runner.py).
+    ``behaviours`` maps benchmark name -> behaviour word (see runners/fake_runner.py);
+    ``executions=None`` leaves the count out, for a [stop] table in ``extra``.
     """
     for i, (bench, behaviour) in enumerate(behaviours.items()):
         d = tmp / "benchmarks" / bench / "fake"
@@ -37,7 +38,7 @@ def make_experiment(tmp: Path, behaviours: dict[str, str], *, executions: int = 
     bench_lines = "\n".join(f"{b} = {params[b]}" for b in behaviours)
     text = textwrap.dedent(f"""\
         name = "t"
-        executions = {executions}
+        {"" if executions is None else f"executions = {executions}"}
         {extra}
 
         [waits]
