@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -63,3 +64,26 @@ def make_experiment(tmp: Path, behaviours: dict[str, str], *, executions: int | 
     path = tmp / "exp.toml"
     path.write_text(runs_as_invoker(text))
     return path
+
+
+def native_export(state: Path, tmp_path: Path) -> dict:
+    """The state dir's native export, read back."""
+    out = tmp_path / "native.json"
+    r = coldrun("export", str(state), "--format", "native", "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    return json.loads(out.read_text())
+
+
+def records_match_schedule(bundle: dict) -> None:
+    """One completed record per job, the job's own: key, pexec, iterations, param, and as many times."""
+    jobs = {j["index"]: j for j in bundle["jobs"]}
+    assert all(j["state"] == "completed" for j in jobs.values()), bundle["jobs"]
+    assert len(bundle["executions"]) == len(jobs)
+    for rec in bundle["executions"]:
+        job = jobs[rec["job_index"]]
+        assert (rec["key"], rec["pexec"], rec["iterations"], rec["param"]) == \
+            (job["key"], job["pexec"], job["iterations"], job["param"])
+        assert len(rec["wallclock_times"]) == job["iterations"]
+    for key in {j["key"] for j in jobs.values()}:
+        assert sorted(j["pexec"] for j in jobs.values() if j["key"] == key) == \
+            list(range(sum(1 for j in jobs.values() if j["key"] == key)))

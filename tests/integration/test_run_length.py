@@ -16,30 +16,8 @@ import shutil
 
 import pytest
 
-from coldrun_helpers import REPO, coldrun, make_experiment
+from coldrun_helpers import REPO, coldrun, make_experiment, native_export, records_match_schedule
 from root_runs import runs_as_invoker
-
-
-def _native(state, tmp_path) -> dict:
-    out = tmp_path / "native.json"
-    r = coldrun("export", str(state), "--format", "native", "-o", str(out))
-    assert r.returncode == 0, r.stderr
-    return json.loads(out.read_text())
-
-
-def records_match_schedule(bundle: dict) -> None:
-    """One completed record per job, the job's own: key, pexec, iterations, param, and as many times."""
-    jobs = {j["index"]: j for j in bundle["jobs"]}
-    assert all(j["state"] == "completed" for j in jobs.values()), bundle["jobs"]
-    assert len(bundle["executions"]) == len(jobs)
-    for rec in bundle["executions"]:
-        job = jobs[rec["job_index"]]
-        assert (rec["key"], rec["pexec"], rec["iterations"], rec["param"]) == \
-            (job["key"], job["pexec"], job["iterations"], job["param"])
-        assert len(rec["wallclock_times"]) == job["iterations"]
-    for key in {j["key"] for j in jobs.values()}:
-        assert sorted(j["pexec"] for j in jobs.values() if j["key"] == key) == \
-            list(range(sum(1 for j in jobs.values() if j["key"] == key)))
 
 
 def test_keys_converge_or_stop_at_max_with_the_real_analysis(tmp_path):
@@ -54,7 +32,7 @@ def test_keys_converge_or_stop_at_max_with_the_real_analysis(tmp_path):
     assert steady["converged"] and steady["executions"] == 3 and steady["ci_width"] <= steady["target_width"]
     assert wild["done"] and not wild["converged"] and wild["executions"] == 6
     assert wild["ci_width"] > wild["target_width"]
-    bundle = _native(state, tmp_path)
+    bundle = native_export(state, tmp_path)
     records_match_schedule(bundle)
     counts = {k: sum(1 for j in bundle["jobs"] if j["key"] == k) for k in decisions}
     assert counts == {"steady:fake:fake": 3, "wild:fake:fake": 6}
@@ -76,7 +54,7 @@ def test_wps_mode_chooses_params_and_fits_the_rate(tmp_path):
     state = tmp_path / "state"
     r = coldrun("start", str(exp), "--simulate-reboots", "--state-dir", str(state), timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
-    bundle = _native(state, tmp_path)
+    bundle = native_export(state, tmp_path)
     records_match_schedule(bundle)
     params = [j["param"] for j in bundle["jobs"]]
     assert params[0] == 1000 and len(set(params)) == len(params) and all(1000 <= p <= 100000 for p in params)
@@ -107,7 +85,7 @@ def test_the_adaptive_demo_on_its_c_benchmarks(tmp_path):
     assert r.returncode == 0, r.stderr[-3000:]
     decisions = json.loads((state / "run_length.json").read_text())
     assert sorted(decisions) == ["fib:c:default-c", "sieve:c:default-c", "spectralnorm:c:default-c"]
-    bundle = _native(state, tmp_path)
+    bundle = native_export(state, tmp_path)
     records_match_schedule(bundle)
     status = coldrun("status", str(state)).stdout
     for key, d in decisions.items():
