@@ -1,6 +1,6 @@
 """The state dir's layout: every file and directory name in it, in one place.
 
-    schedule          the fixed-size schedule (state.schedule)
+    schedule          the schedule: fixed-width fields, grown only by durable appends (state.schedule)
     experiment.toml   the copy of the experiment that was started
     meta.json         where it came from, when, the argv, the debug setting
     audit.json        the platform audit taken at start, plus the experiment's hash
