@@ -57,6 +57,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
         count = f"{exp.executions}" if exp.stop is None else f"{exp.stop.min_executions}..{exp.stop.max_executions}"
         iterations = (f"{vm.iterations}" if not (exp.stop and exp.stop.adapt_iterations)
                       else f"{vm.iterations}..{exp.stop.max_iterations}")
+        if exp.stop and exp.stop.wps:
+            iterations += f", param {exp.stop.wps.min_param}..{exp.stop.wps.max_param} (WPS)"
         print(f"  {key:40s} {'skipped' if key not in run_keys else f'{count} x {iterations} iterations'}")
     print(f"schedule ({len(jobs)} jobs, {prep.n_run} to run):")
     shown = jobs if args.all or len(jobs) <= 24 else jobs[:20]

@@ -51,6 +51,11 @@ def save_decisions(state_dir: Path, decisions: dict[str, dict[str, Any]]) -> Non
     write_atomic(state_dir / layout.RUN_LENGTH, json.dumps(decisions, sort_keys=True, indent=1).encode())
 
 
+def unconverged(decisions: dict[str, dict[str, Any]]) -> list[str]:
+    """Keys that stopped at max_executions without reaching their target."""
+    return sorted(key for key, d in decisions.items() if d.get("done") and not d.get("converged"))
+
+
 def _amount(value: float | None, measure: str) -> str:
     """A mean or a width as people read it: a duration for seconds, else the number."""
     if value is None:

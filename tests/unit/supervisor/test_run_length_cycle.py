@@ -86,6 +86,7 @@ def test_keys_stop_when_converged_or_at_max(tmp_path):
     log = (state / "log").read_text()
     assert "key stopped at max_executions without reaching its target" in log
     assert "key reached its target" in log
+    assert "1 key(s) stopped at max_executions without reaching the run-length target (wild:fake:v)" in log
 
 
 def test_jobs_are_appended_one_at_a_time_between_executions(tmp_path):
