@@ -37,6 +37,7 @@ stay cheap to import).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple, Sequence
@@ -123,9 +124,7 @@ def as_sample(x: Sequence[float] | np.ndarray, mean_method: str = "arithmetic", 
 
 def _seq_sum(a: np.ndarray) -> float:
     """Left-to-right sum, as C++'s ``sum += x`` loop (not numpy's pairwise sum)."""
-    import numpy as np
-
-    return float(np.cumsum(a)[-1]) if a.size else 0.0
+    return float(a.cumsum()[-1]) if a.size else 0.0
 
 
 def sample_mean(x: Sequence[float] | np.ndarray, mean_method: str = "arithmetic") -> float:
@@ -144,13 +143,13 @@ def _mean(arr: np.ndarray, mean_method: str) -> float:
 
 def _block_means(arr: np.ndarray, q: int, mean_method: str) -> np.ndarray:
     """u_j for the h = n // q complete blocks, each summed left to right."""
-    import numpy as np
-
     h = arr.size // q
+    if q == 1:  # a block of one: its arithmetic mean is the value (x / 1 == x)
+        return 1 / (1.0 / arr) if mean_method == "harmonic" else arr
     blocks = arr[: h * q].reshape(h, q)
     if mean_method == "harmonic":
-        return q / np.cumsum(1.0 / blocks, axis=1)[:, -1]
-    return np.cumsum(blocks, axis=1)[:, -1] / q
+        return q / (1.0 / blocks).cumsum(axis=1)[:, -1]
+    return blocks.cumsum(axis=1)[:, -1] / q
 
 
 def _deviations(arr: np.ndarray, q: int, mean_method: str, mean: float | None) -> np.ndarray:
@@ -226,6 +225,7 @@ def _block_method(mean_method: str) -> str:
     return "arithmetic" if mean_method == "binary" else mean_method
 
 
+@functools.lru_cache(maxsize=4096)  # scipy's per-call overhead dominates the optimal-q searches
 def t_quantile(confidence: float, dof: float) -> float:
     """T with P(|t| <= T) = confidence: Boost's ``quantile(complement(t(dof), (1-cl)/2))``."""
     from scipy.stats import t

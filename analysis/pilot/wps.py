@@ -117,6 +117,8 @@ def wps_fit(
     w, t = w_raw[keep], t_raw[keep]
     if w.size < MIN_ROUNDS:
         raise NotEnoughData(f"{w.size} round(s) last longer than {threshold_ns} ns; WPS needs at least {MIN_ROUNDS}")
+    if w.min() == w.max():
+        raise NotEnoughData(f"every round has the same work amount ({w[0]:g}); WPS needs rounds of different work amounts")
     limit = ac_limit if variant == "textbook" else float(np.float32(ac_limit))  # Pilot's `float` parameter
     q = ss.optimal_subsession_size(w / t, "harmonic", limit)
     if q < 0:

@@ -82,18 +82,16 @@ def test_session_goldens(filename):
 
 
 @pytest.mark.parametrize("filename", SESSION_FILES)
-def test_session_warm_up_removal_none_and_fixed(filename):
-    """kept_range gives each non-EDM round's recorded warm-up length."""
+def test_session_warm_up_removal(filename):
+    """kept_range gives every round's recorded warm-up length (EDM, none, fixed; short rounds rejected)."""
     compared = 0
     for r in rows(filename):
-        if r["warm_up_method"] == "EDM":
-            continue
         settings, mock = _settings(r), session_mock().Mock()
         for rd in r["rounds"]:
             urs, _reading, duration = mock.round(rd["work_amount"])
             assert R.kept_range(urs, duration, settings) == (rd["warm_up_len"], rd["num_urs"])
             compared += 1
-    assert compared == 3
+    assert compared == 11
 
 
 def test_short_rounds_double_until_one_is_long():
