@@ -141,7 +141,8 @@ def _decide_wps(ctx: Boot, jobs: list[JobLine], previous: dict[str, Any]) -> dic
     v = fit["v_per_s"] if fit else None
     width = fit["v_ci_width"] if fit else None
     target = stop.ci_percent * v if v is not None and v > 0 else None
-    met = target is not None and width is not None and 0 < width <= target
+    # Pilot wants 0 < width: exact data (width 0) would never stop it; here it is narrow enough.
+    met = target is not None and width is not None and width <= target
     converged = met and len(jobs) >= stop.min_executions
     if fit:
         shown = "unknown" if width is None else f"{width:.6g}"
