@@ -24,6 +24,14 @@ def coldrun(*args: str, env: dict | None = None, timeout: float = 120, cwd: str 
                           env=full_env, timeout=timeout, cwd=cwd or str(REPO))
 
 
+def pause_env(pause: str | None = None) -> dict:
+    """This environment, with COLDRUN_TEST_PAUSE_AT=``pause`` (a crash point, boot/crash_points.py) or without it."""
+    env = {k: v for k, v in os.environ.items() if k != "COLDRUN_TEST_PAUSE_AT"}
+    if pause:
+        env["COLDRUN_TEST_PAUSE_AT"] = pause
+    return env
+
+
 def make_experiment(tmp: Path, behaviours: dict[str, str], *, executions: int | None = 1, iterations: int = 5,
                     extra: str = "", params: dict[str, int] | None = None) -> Path:
     """An experiment whose benchmarks are run by the fake external runner.

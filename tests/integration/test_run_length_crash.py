@@ -21,19 +21,13 @@ import subprocess
 import sys
 import time
 
-from coldrun_helpers import REPO, coldrun, make_experiment, native_export, records_match_schedule
+from coldrun_helpers import (REPO, coldrun, make_experiment, native_export, pause_env as _env,
+                             records_match_schedule)
 
 # In order: the first append is cut at each step (the kill in `start` lands right after an execution, the
 # next three at the next boots' settling), then a decision is cut before its append, then an append again.
 POINTS = ["append-intent", "append-half-written", "append-written", "append-committed", "after-decision",
           "append-intent", "append-committed"]
-
-
-def _env(pause: str | None) -> dict:
-    env = {k: v for k, v in os.environ.items() if k != "COLDRUN_TEST_PAUSE_AT"}
-    if pause:
-        env["COLDRUN_TEST_PAUSE_AT"] = pause
-    return env
 
 
 def test_kills_in_decide_and_append_lose_and_duplicate_nothing(tmp_path):
