@@ -93,8 +93,10 @@ class ExecutionRecord(ExecutionSlot):
     pexec: NonNegativeInt
     attempt: PositiveInt
     boot: NonNegativeInt = Field(description="the boot (schedule boot count) that ran it")
-    iterations: PositiveInt = Field(description="in-process iterations configured for the VM")
-    param: int = Field(description="the benchmark's run_iter parameter")
+    iterations: PositiveInt = Field(description="in-process iterations asked of this execution: the VM's, or what "
+                                                "[stop] chose")
+    param: int = Field(description="the run_iter parameter of this execution: the benchmark's, or what "
+                                    "[stop.wps] chose")
     mode: Literal["iterations", "startup"]
     instrument: bool
     debug: bool

@@ -18,6 +18,7 @@ from supervisor.experiment.quantities import format_duration
 from supervisor.platform_cli import add_platform_commands
 from supervisor.state.export import write_export
 from supervisor.state.outcome import exit_code
+from supervisor.state.run_length import target_text
 from supervisor.state.statedir import StateDir
 from supervisor.state.status import per_job_overhead, status_report
 
@@ -46,12 +47,19 @@ def _cmd_check(args: argparse.Namespace) -> int:
         print(f"problem: {line} (coldrun start refuses this)")
     seed_text = "" if exp.order == "round-robin" else (
         f", seed {exp.seed}" if exp.seed is not None else ", seed chosen at start and recorded (shown with seed 0)")
-    print(f"order: {exp.order}{seed_text}; {exp.executions} process executions per key")
+    if exp.stop is None:
+        print(f"order: {exp.order}{seed_text}; {exp.executions} process executions per key")
+    else:
+        print(f"order: {exp.order}{seed_text}; run length: {target_text(exp.stop)}")
     print(f"keys ({len({j.key for j in jobs})}, {len(run_keys)} run):")
     for key in dict.fromkeys(j.key for j in jobs):
         vm = exp.vms[key.split(":")[1]]
-        skipped = key not in run_keys
-        print(f"  {key:40s} {'skipped' if skipped else f'{exp.executions} x {vm.iterations} iterations'}")
+        count = f"{exp.executions}" if exp.stop is None else f"{exp.stop.min_executions}..{exp.stop.max_executions}"
+        iterations = (f"{vm.iterations}" if not (exp.stop and exp.stop.adapt_iterations)
+                      else f"{vm.iterations}..{exp.stop.max_iterations}")
+        if exp.stop and exp.stop.wps:
+            iterations += f", param {exp.stop.wps.min_param}..{exp.stop.wps.max_param} (WPS)"
+        print(f"  {key:40s} {'skipped' if key not in run_keys else f'{count} x {iterations} iterations'}")
     print(f"schedule ({len(jobs)} jobs, {prep.n_run} to run):")
     shown = jobs if args.all or len(jobs) <= 24 else jobs[:20]
     for i, j in enumerate(shown):

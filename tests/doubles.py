@@ -64,8 +64,11 @@ class FakeMachine(Machine):
     """
 
     def __init__(self, double: Platform, *, root: SystemRoot | None = None,
-                 commands: RecordingCommands | None = None, clock: FakeClock | None = None):
+                 commands: RecordingCommands | None = None, clock: FakeClock | None = None,
+                 run_length: Any = None):
         super().__init__(root=root, commands=commands or RecordingCommands(), clock=clock or FakeClock())
+        if run_length is not None:      # tests/run_length_doubles.py: [stop]'s analysis without numpy
+            self.run_length = run_length
         self.double = double
         self.modes: list[str] = []
 

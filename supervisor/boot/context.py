@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from supervisor.experiment.model import Experiment
 from supervisor.platforms.base import Platform
+from supervisor.run_length_analysis import RunLengthAnalysis
 from supervisor.state.schedule import Schedule
 from supervisor.state.statedir import StateDir
 
@@ -18,3 +19,4 @@ class Boot:
     exp: Experiment
     log: Any
     platform: Platform      # everything done to the machine goes through it
+    run_length: RunLengthAnalysis = field(default_factory=RunLengthAnalysis)   # [stop]'s numerics (Machine's)

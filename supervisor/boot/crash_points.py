@@ -21,6 +21,12 @@ POINTS = (
     "after-record",        # record written, flag not updated
     "after-flag",          # flag updated, not yet rebooted
     "before-finish",       # nothing outstanding, finish not done
+    # [stop] run length (boot/run_length.py, state/schedule.py Schedule.append):
+    "after-decision",      # a key's decision written to run_length.json, its next job not appended
+    "append-intent",       # append_end announced, no job line written
+    "append-half-written", # half of the new job lines written (a torn line)
+    "append-written",      # new job lines written and fsynced, not committed
+    "append-committed",    # count and digest committed
 )
 
 

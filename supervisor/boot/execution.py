@@ -56,7 +56,7 @@ def execute(ctx: Boot, platform: Platform, job: JobLine, attempt: int, before: d
     record = ExecutionRecord(
         record_version=RECORD_VERSION, supervisor_version=__version__, job_index=job.index, key=job.key,
         bench=bench, vm=vm_name, variant=variant, pexec=job.pexec, attempt=attempt, boot=schedule.boots,
-        iterations=vm.iterations, param=exp.benchmarks[bench], mode=vm.mode, instrument=vm.instrument,
+        iterations=job.iterations, param=job.param, mode=vm.mode, instrument=vm.instrument,
         debug=state.debug(), flags=flags, platform_before=before, platform_after=post.details,
         rerun_requested=rerun_requested, outcome=outcome, state=STATE_OF_OUTCOME[outcome], reason=reason,
         **run)
@@ -69,7 +69,8 @@ def launch_and_judge(ctx: Boot, platform: Platform, job: JobLine, record: dict[s
     bench, vm_name, variant = job.key.split(":")
     try:
         launch = runner_launch(exp, state.experiment_dir(), str(state.experiment_path), bench, vm_name,
-                               variant, home=str(state.home_path), debug=state.debug())
+                               variant, home=str(state.home_path), debug=state.debug(),
+                               iterations=job.iterations, param=job.param)
     except ColdrunError as e:
         return "E", f"cannot launch: {e}"
     prefix = platform.launch_prefix(job.key)
@@ -108,14 +109,14 @@ def launch_and_judge(ctx: Boot, platform: Platform, job: JobLine, record: dict[s
         return "E", f"runner exited with status {res.exit_code}"
     if res.results_oversize:
         return "E", "results document larger than the limit"
-    return judge_document(res.results, exp.vms[vm_name], record)
+    return judge_document(res.results, exp.vms[vm_name], job.iterations, record)
 
 
-def judge_document(raw: bytes, vm: VM, record: dict[str, Any]) -> tuple[str, str | None]:
-    """A runner that exited 0: its document, checked against what this VM's run implies, fills the
-    record's measurements (completed), or its refusal is the reason (errored)."""
+def judge_document(raw: bytes, vm: VM, iterations: int, record: dict[str, Any]) -> tuple[str, str | None]:
+    """A runner that exited 0: its document, checked against what this VM's run of ``iterations``
+    implies, fills the record's measurements (completed), or its refusal is the reason (errored)."""
     try:
-        doc = parse_document(raw, iterations=vm.iterations, startup=vm.mode == "startup",
+        doc = parse_document(raw, iterations=iterations, startup=vm.mode == "startup",
                              instrument=vm.instrument)
     except ProtocolError as e:
         return "E", str(e)

@@ -24,6 +24,7 @@ from supervisor.eventlog import make_logger
 from supervisor.experiment.model import experiment_sha256
 from supervisor.platforms.factory import HARDWARE, SIMULATED, Machine
 from supervisor.state.outcome import EXIT_STOPPED, exit_code, failures
+from supervisor.state.run_length import load_decisions, unconverged
 from supervisor.state.schedule import MailCounter, Schedule, render_new
 from supervisor.state import layout
 from supervisor.state.statedir import AlreadyRunning, StateDir
@@ -39,7 +40,8 @@ def start(experiment_file: str, state_dir: str, *, simulate: bool, machine: Mach
     machine = machine or Machine()
     machine.require_privileges(mode)
     as_user = machine.runs_as_benchmark_user(mode)
-    prep = prepare(experiment_file, random_seed=secrets.randbelow(10 ** 12), as_benchmark_user=as_user)
+    prep = prepare(experiment_file, random_seed=secrets.randbelow(10 ** 12), as_benchmark_user=as_user,
+                   run_length=machine.run_length)
     # The runner will run as a fresh unprivileged user: refuse now rather than after the first reboot.
     refuse_problems(prep, as_benchmark_user=as_user)
     state = StateDir(state_dir)
@@ -109,7 +111,9 @@ def _wind_down(ctx: Boot, subject: str, body: str, *, ended: bool = True) -> Non
 
 def finish(ctx: Boot) -> int:
     """Nothing outstanding: wind down; exit non-zero when executions failed (state/outcome.py)."""
-    line = summary_line(ctx.schedule)
+    missed = unconverged(load_decisions(ctx.state.path))
+    line = summary_line(ctx.schedule) + (f"; {len(missed)} key(s) stopped at max_executions without reaching "
+                                         f"the run-length target ({', '.join(missed)})" if missed else "")
     _wind_down(ctx, f"finished {ctx.exp.name}", f"coldrun finished: {line}. Results: coldrun "
                f"export {ctx.state.path} --format krun -o results.json.bz2")
     ctx.schedule.set_status("finished")

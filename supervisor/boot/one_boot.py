@@ -27,6 +27,7 @@ from supervisor.boot.crash_points import pause_point
 from supervisor.boot.execution import Executed, execute
 from supervisor.boot.lifecycle import finish, stop
 from supervisor.boot.reconcile import reconcile
+from supervisor.boot.run_length import settle_run_length
 from supervisor.boot.user_commands import HookFailed, run_hooks
 from supervisor.errors import ColdrunError, PlatformError
 from supervisor.eventlog import make_logger
@@ -85,7 +86,7 @@ def _boot_locked(state: StateDir, machine: Machine, stderr) -> int:
     boot_no = schedule.boots + 1
     schedule.set_boots(boot_no)
     log = log.bind(boot=boot_no)
-    ctx = Boot(state, schedule, exp, log, machine.platform(schedule.mode, exp, state.path, log))
+    ctx = Boot(state, schedule, exp, log, machine.platform(schedule.mode, exp, state.path, log), machine.run_length)
     log.info("boot", state_dir=str(state.path), mode=schedule.mode, debug=state.debug())
     pause_point("after-boot-count", boot_no)
 
@@ -100,6 +101,11 @@ def _boot_locked(state: StateDir, machine: Machine, stderr) -> int:
         return stop(ctx, f"reboot-loop guard: {boot_no} boots but only "
                     f"{schedule.total_attempts()} job attempts (more than rerun.max_unexplained_boots = "
                     f"{exp.rerun.max_unexplained_boots} boots claimed no job)")
+
+    # [stop]: settle what a cut left undecided after the last execution (run_one decides right after it).
+    run_length_failed = settle_run_length(ctx)
+    if run_length_failed:
+        return stop(ctx, f"run length: {run_length_failed}")
 
     job = schedule.next_outstanding()
     if job is None:
@@ -207,6 +213,11 @@ def run_one(ctx: Boot, job: JobLine) -> int | None:
         return stop(ctx, f"{job.key}: the runner cannot launch ({cannot_launch}); every execution of this key "
                          f"would fail the same way. Fix it, then coldrun resume --continue {state.path} (or set "
                          f"stop_on_launch_failure = false in the experiment file to record such failures and go on)")
+    # [stop]: between executions, this key's records decide whether it gets another (the next boot does the
+    # same first, to settle a cut here).
+    run_length_failed = settle_run_length(ctx)
+    if run_length_failed:
+        return stop(ctx, f"run length: {run_length_failed}")
     return None
 
 

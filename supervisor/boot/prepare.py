@@ -17,6 +17,7 @@ from supervisor.experiment.plan import JobSpec, expand
 from supervisor.launch.runner_access import unreachable_files
 from supervisor.launch.runner_command import validate_files
 from supervisor.launch.runner_probe import probe_runners
+from supervisor.run_length_analysis import RunLengthAnalysis
 
 
 @dataclass
@@ -37,14 +38,20 @@ class Prepared:
 
 
 def prepare(experiment_file: str, *, random_seed: int | None = None,
-            as_benchmark_user: bool = False) -> Prepared:
+            as_benchmark_user: bool = False, run_length: RunLengthAnalysis | None = None) -> Prepared:
     """Everything a start needs to know before it changes anything; ColdrunError for bad input.
 
     ``random_seed`` is used for order = "random" when the file names no seed
     (start draws one; check shows seed 0).  ``as_benchmark_user``: runners will
     run as the policy's fresh benchmark user (a real start), so probe them so.
+    ``run_length``: the analysis a [stop] experiment needs between executions
+    (Machine.run_length); refused here when it cannot be imported.
     """
     exp, text = load_experiment(experiment_file)
+    if exp.stop is not None:
+        missing = (run_length or RunLengthAnalysis()).unavailable()
+        if missing:
+            raise ColdrunError(f"{experiment_file}: stop: {missing}")
     exp_dir = Path(experiment_file).absolute().parent
     if exp.seed is not None:
         seed = exp.seed

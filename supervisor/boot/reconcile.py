@@ -1,5 +1,7 @@
 """Reconciliation at start-up: settle what the previous boot left behind (DESIGN.md "Crash safety").
 
+- an append to the schedule that a cut left unfinished is discarded (it was
+  never committed, so nothing acted on it; the next decision appends again);
 - half-written record temp files are removed (they never count);
 - a runner left running by a killed supervisor (simulated reboots) is killed,
   if its pid still has the start time runner.json recorded, and its cgroup emptied;
@@ -31,6 +33,10 @@ def reconcile(state: StateDir, schedule: Schedule, exp: Experiment, log: Any) ->
         changes.append(line)
         log.warning("reconcile: " + line)
 
+    if schedule.append_in_flight:
+        dropped = schedule.discard_unfinished_append()
+        note(f"discarded an unfinished append to the schedule ({dropped} bytes after the {len(schedule.jobs)} "
+             f"committed jobs)")
     for name in remove_temp_files(state.path):
         note(f"removed half-written record {name}")
     orphan = state.runner_in_flight()

@@ -17,6 +17,7 @@ import fnmatch
 import hashlib
 import re
 import tomllib
+import types
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
@@ -26,6 +27,8 @@ from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fi
 from supervisor.errors import ColdrunError
 from supervisor.experiment.platform_policy import PlatformPolicy
 from supervisor.experiment.quantities import format_size, parse_duration, parse_size
+from supervisor.experiment import run_length
+from supervisor.experiment.run_length import Stop
 
 NAME_PATTERN = r"^[A-Za-z0-9_.+-]+$"
 
@@ -207,10 +210,16 @@ class Rerun(_Strict):
 
 class Experiment(_Strict):
     name: Name
+    # Required unless [stop] decides the run length (checked by parse_experiment on the file's keys).
     executions: Annotated[Count, _at_most(MAX_JOBS, "each one is a reboot and the schedule holds at most "
-                                          f"{MAX_JOBS:,} jobs")] = Field(
-        description=f"process executions per bench:vm:variant key; at most {MAX_JOBS:,} jobs in all",
+                                          f"{MAX_JOBS:,} jobs")] | None = Field(
+        default=None,
+        description=f"process executions per bench:vm:variant key; at most {MAX_JOBS:,} jobs in all; required "
+                    f"unless [stop] sets a CI target instead",
         json_schema_extra={"maximum": MAX_JOBS})
+    stop: Stop | None = Field(
+        default=None, description="run each key until its mean's confidence interval is narrow enough (Pilot's "
+                                  "stopping rule), instead of a fixed number of executions")
     order: Literal["round-robin", "random"] = "round-robin"
     seed: int | None = Field(default=None, ge=0, le=2 ** 63 - 1, strict=True, description="seed for order = random; chosen and recorded when absent")
     benchmarks_dir: str = Field(default="benchmarks", description="relative to the experiment file's directory")
@@ -272,17 +281,58 @@ def _whole_experiment_problems(exp: Experiment) -> list[tuple[str, str]]:
             if v not in exp.variants:
                 problems.append((dotted(("vms", vm_name, "variants", i)),
                                  f"names {v!r}, which is not under [variants]; add [variants.{v}] or fix the name"))
-    if problems:
+    if exp.stop is not None:
+        problems += run_length.problems(exp.stop, exp.vms)
+    if problems or (exp.executions is None and exp.stop is None):   # the latter: parse_experiment says so
         return problems
     n_keys = sum(len(exp.benchmarks) * len(vm.variants) for vm in exp.vms.values())
-    if n_keys * exp.executions > MAX_JOBS:
-        return [("executions", f"{exp.executions:,} executions x {n_keys:,} bench:vm:variant keys = "
-                               f"{n_keys * exp.executions:,} jobs, more than the {MAX_JOBS:,} a schedule holds "
-                               f"(each job is a reboot); lower executions or the number of keys")]
+    most = most_executions(exp)
+    if n_keys * most > MAX_JOBS:
+        field = "executions" if exp.stop is None else "stop.max_executions"
+        return [(field, f"{most:,} executions x {n_keys:,} bench:vm:variant keys = "
+                        f"{n_keys * most:,} jobs, more than the {MAX_JOBS:,} a schedule holds "
+                        f"(each job is a reboot); lower {field} or the number of keys")]
     if exp.skip and all(should_skip(key, exp.skip) for key in keys_in_order(exp)):
         problems.append(("skip", "every bench:vm:variant key is skipped, so there is nothing to run; "
                                  "remove a pattern"))
     return problems
+
+
+def most_executions(exp: Experiment) -> int:
+    """Process executions a key may get: the fixed count, or [stop]'s maximum."""
+    return exp.stop.max_executions if exp.stop is not None else exp.executions
+
+
+def first_executions(exp: Experiment) -> int:
+    """Jobs each key starts with: the fixed count; [stop]'s minimum; one in WPS mode, whose next param
+    depends on the last execution's duration."""
+    if exp.stop is None:
+        return exp.executions
+    return 1 if exp.stop.wps is not None else exp.stop.min_executions
+
+
+def most_iterations(exp: Experiment, vm: VM) -> int:
+    """In-process iterations one execution of this VM may run."""
+    adapting = exp.stop is not None and exp.stop.adapt_iterations
+    return exp.stop.max_iterations if adapting else vm.iterations
+
+
+def first_param(exp: Experiment, bench: str) -> int:
+    """The run_iter param of a key's first executions: the benchmark's, or WPS's smallest work amount."""
+    wps = exp.stop.wps if exp.stop is not None else None
+    return wps.min_param if wps is not None else exp.benchmarks[bench]
+
+
+def _run_length_problems(data: dict) -> list[str]:
+    """executions or [stop], exactly one (on the file's keys, so it shows beside every other problem)."""
+    if not isinstance(data, dict):
+        return []
+    has_count, has_stop = "executions" in data, "stop" in data
+    if not has_count and not has_stop:
+        return ["executions: required field is missing; add it (or a [stop] table with a CI target)"]
+    if has_count and has_stop:
+        return ["executions: [stop] decides how many executions each key gets; remove executions (or [stop])"]
+    return []
 
 
 def experiment_sha256(text: bytes) -> str:
@@ -302,6 +352,8 @@ def _model_at(loc: tuple) -> type[BaseModel] | None:
         if field is None:
             return None
         ann = field.annotation
+        if isinstance(ann, types.UnionType):    # an optional table (stop: Stop | None): the table's keys
+            ann = next((a for a in ann.__args__ if isinstance(a, type) and issubclass(a, BaseModel)), ann)
         origin = getattr(ann, "__origin__", None)
         if origin is dict:
             model = ann.__args__[1]
@@ -490,7 +542,7 @@ def parse_experiment(text: bytes, path: str) -> Experiment:
     except ValueError as e:  # tomllib lets int() refuse numbers of more than 4300 digits
         reason = str(e).split(";")[0]     # not Python's advice to raise its digit limit
         raise ColdrunError(f"{path}: malformed TOML: {reason}")
-    problems = [f"{field}: {msg}" for field, msg in _string_problems(data)]
+    problems = [f"{field}: {msg}" for field, msg in _string_problems(data)] + _run_length_problems(data)
     try:
         exp = Experiment.model_validate(data)
     except ValidationError as e:

@@ -2,7 +2,12 @@
 
 Round-robin order is Krun's: for pexec: for vm: for bench: for variant.  The
 random order shuffles the same jobs with a recorded seed and renumbers each
-key's process executions in the order they will run.
+key's process executions in the order they will run.  With [stop], each key
+starts with its first executions (experiment.model.first_executions) and the
+boot appends more (boot/run_length.py).
+
+A job carries the in-process iterations and the run_iter param of its
+execution: the experiment's, unless the run-length rule chose others.
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ import random
 from dataclasses import dataclass
 
 # should_skip and keys_in_order live with the model, which refuses a skip list that skips everything.
-from supervisor.experiment.model import Experiment, keys_in_order, should_skip
+from supervisor.experiment.model import Experiment, first_executions, first_param, keys_in_order, should_skip
 
 __all__ = ["JobSpec", "expand", "keys_in_order", "should_skip"]
 
@@ -21,6 +26,8 @@ class JobSpec:
     key: str        # "bench:vm:variant"
     pexec: int      # index of this process execution among its key's
     skipped: bool
+    iterations: int   # in-process iterations of this execution
+    param: int        # run_iter's param for this execution
 
     @property
     def bench(self) -> str:
@@ -37,7 +44,7 @@ class JobSpec:
 
 def expand(exp: Experiment, seed: int | None) -> list[JobSpec]:
     keys = keys_in_order(exp)
-    order = [(key, n) for n in range(exp.executions) for key in keys]
+    order = [(key, n) for n in range(first_executions(exp)) for key in keys]
     if exp.order == "random":
         if seed is None:
             raise ValueError("random order needs a seed")
@@ -47,5 +54,7 @@ def expand(exp: Experiment, seed: int | None) -> list[JobSpec]:
     for key, _ in order:
         pexec = seen.get(key, 0)
         seen[key] = pexec + 1
-        jobs.append(JobSpec(key, pexec, should_skip(key, exp.skip)))
+        bench, vm, _ = key.split(":")
+        jobs.append(JobSpec(key, pexec, should_skip(key, exp.skip), exp.vms[vm].iterations,
+                            first_param(exp, bench)))
     return jobs

@@ -107,21 +107,25 @@ def merge_env(base: dict[str, str], extra: dict[str, str]) -> dict[str, str]:
 
 
 def runner_launch(exp: Experiment, exp_dir: Path, exp_path: str, bench: str, vm_name: str,
-                  variant: str, home: str, debug: bool = False) -> Launch:
-    """argv and the fixed, minimal environment for one process execution."""
+                  variant: str, home: str, debug: bool = False, *, iterations: int | None = None,
+                  param: int | None = None) -> Launch:
+    """argv and the fixed, minimal environment for one process execution.
+
+    ``iterations`` and ``param``: the job's (a [stop] experiment may choose them); default the experiment's."""
     vm = exp.vms[vm_name]
     check_runner_name(vm_name, vm, exp_path)
     bench_file = str(check_benchmark_file(exp, exp_dir, bench, vm_name, variant, exp_path))
     executable = resolve_executable(vm_name, vm, exp_path)
-    param = exp.benchmarks[bench]
+    param = exp.benchmarks[bench] if param is None else param
+    iterations = vm.iterations if iterations is None else iterations
     if vm.runner == EXTERNAL_RUNNER:
-        argv = [executable, *vm.args, bench_file, str(vm.iterations), str(param), "1" if debug else "0"]
+        argv = [executable, *vm.args, bench_file, str(iterations), str(param), "1" if debug else "0"]
         runner_env = {"COLDRUN_RESULTS_FD": "3"}
     else:
         import iteration_runners
         try:
             argv, runner_env = iteration_runners.runner_command(
-                vm.runner, executable, list(vm.args), bench_file, vm.iterations, param, debug,
+                vm.runner, executable, list(vm.args), bench_file, iterations, param, debug,
                 instrument=vm.instrument, startup=vm.mode == "startup")
         except (ValueError, FileNotFoundError) as e:   # bad arguments, or the runner is not built
             raise ColdrunError(f"{exp_path}: vms.{vm_name}.runner: {e}")

@@ -15,6 +15,7 @@ from supervisor.errors import ColdrunError
 from supervisor.experiment.model import Experiment
 from supervisor.platforms import detect_platform_name, make_platform
 from supervisor.platforms.base import Platform
+from supervisor.run_length_analysis import RunLengthAnalysis
 from supervisor.system import Clock, Commands, RealClock, RealCommands, SystemRoot
 
 SIMULATED, HARDWARE = "simulated", "hardware"     # the schedule's mode field
@@ -27,6 +28,8 @@ class Machine:
     root: SystemRoot = field(default_factory=lambda: SystemRoot("/"))
     commands: Commands = field(default_factory=RealCommands)
     clock: Clock = field(default_factory=RealClock)
+    # Pilot's run-length numerics for [stop] experiments, between executions (imported on first use).
+    run_length: RunLengthAnalysis = field(default_factory=RunLengthAnalysis)
 
     def require_privileges(self, mode: str) -> None:
         """Refuse a start this process may not make: controlling the machine needs root."""

@@ -2,7 +2,7 @@
 
 - native: {"format": "coldrun-native", "format_version": 1, "experiment", "audit", "seed", "order",
   "status", "boots", "error_flag", "jobs", "executions", "rerun_attempts"}; bz2-compressed when the
-  output name ends in .bz2.
+  output name ends in .bz2.  A job holds its index, key, pexec, state, attempts, iterations and param.
 - krun: Krun's results file shape (bz2 JSON) readable by warmup_stats.
 
 Every scheduled execution keeps its slot, so a failed one never shifts the
@@ -108,8 +108,8 @@ def native_bundle(state: StateDir) -> dict[str, Any]:
     schedule = state.schedule()
     text, sha = _experiment(state, schedule)
     name = parse_experiment(text.encode(), str(state.experiment_path)).name
-    jobs = [{"index": j.index, "key": j.key, "pexec": j.pexec, "state": j.state_name, "attempts": j.attempts}
-            for j in schedule.jobs]
+    jobs = [{"index": j.index, "key": j.key, "pexec": j.pexec, "state": j.state_name, "attempts": j.attempts,
+             "iterations": j.iterations, "param": j.param} for j in schedule.jobs]
     slots = [(job, rec) for job, rec in job_records(state, schedule) if job.state != SKIPPED]
     finals = {(j.index, j.attempts) for j in schedule.jobs}
     reruns = [read_record(p).as_json() for (idx, att), p in sorted(list_records(state.path).items())

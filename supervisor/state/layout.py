@@ -1,6 +1,6 @@
 """The state dir's layout: every file and directory name in it, in one place.
 
-    schedule          the fixed-size schedule (state.schedule)
+    schedule          the schedule: fixed-width fields, grown only by durable appends (state.schedule)
     experiment.toml   the copy of the experiment that was started
     meta.json         where it came from, when, the argv, the debug setting
     audit.json        the platform audit taken at start, plus the experiment's hash
@@ -13,6 +13,7 @@
     benchmark_user    the name of the benchmark user coldrun created (it never touches one it did not)
     empty-skel/       the empty skeleton for fresh benchmark users (hardware mode)
     executions/       one record per process execution attempt: job<index>-attempt<n>.json
+    run_length.json   [stop] experiments: each key's latest run-length decision (state.run_length)
 
 A file being written durably is a dot-prefixed ``.tmp`` beside its final name
 (supervisor.durable); it never counts.
@@ -35,6 +36,7 @@ HOME = "home"
 EMPTY_SKEL = "empty-skel"
 BENCHMARK_USER = "benchmark_user"
 EXECUTIONS = "executions"
+RUN_LENGTH = "run_length.json"
 
 # Written before the schedule exists: a start that failed before it left only these.
 BEFORE_SCHEDULE = frozenset({LOCK, LOG, EXPERIMENT, META, AUDIT, UNDO, HOME, EXECUTIONS})

@@ -19,7 +19,8 @@ import time
 from pathlib import Path
 
 from supervisor.errors import ColdrunError
-from supervisor.experiment.model import Experiment, experiment_sha256, load_experiment, parse_experiment
+from supervisor.experiment.model import (Experiment, experiment_sha256, load_experiment, most_executions,
+                                         most_iterations, parse_experiment)
 from supervisor.experiment.plan import expand
 from supervisor.durable import fsync_dir, is_temp_name, write_atomic
 from supervisor.state import layout
@@ -33,7 +34,7 @@ MIN_FREE_BYTES = 16 * 1024 * 1024   # log, schedule, undo log and a margin, what
 # What a state dir may hold, and of which type.  Anything coldrun reads must be a
 # plain file or directory coldrun made: never a symlink, never the other type.
 FILES = (layout.SCHEDULE, layout.EXPERIMENT, layout.META, layout.AUDIT, layout.UNDO, layout.LOCK, layout.LOG,
-         layout.RUNNER, layout.STOP_REASON, layout.BENCHMARK_USER)
+         layout.RUNNER, layout.STOP_REASON, layout.BENCHMARK_USER, layout.RUN_LENGTH)
 DIRS = (layout.EXECUTIONS, layout.HOME, layout.EMPTY_SKEL)
 
 
@@ -133,10 +134,11 @@ def space_needed(exp: Experiment, jobs_to_run: int) -> int:
     lines (16 KiB is generous for a runner that behaves) plus, per in-process
     iteration, a wall-clock time and three counts per core (core cycles,
     APERF, MPERF: about 16 bytes each as JSON).  Re-runs are not counted: the
-    floor of MIN_FREE_BYTES covers them, the log and the undo log.
+    floor of MIN_FREE_BYTES covers them, the log and the undo log.  With
+    [stop], every key is counted at its most executions and iterations.
     """
     cores = os.cpu_count() or 1
-    per_record = max(16 * 1024 + vm.iterations * (24 + 3 * 16 * cores) for vm in exp.vms.values())
+    per_record = max(16 * 1024 + most_iterations(exp, vm) * (24 + 3 * 16 * cores) for vm in exp.vms.values())
     return MIN_FREE_BYTES + jobs_to_run * per_record
 
 
@@ -227,7 +229,8 @@ class StateDir:
         if not os.access(self.path, os.W_OK):
             raise ColdrunError(f"{self.path}: state dir is not writable; choose a writable --state-dir")
         exp, _ = load_experiment(experiment_file)
-        check_free_space(self.path, space_needed(exp, sum(1 for j in expand(exp, 0) if not j.skipped)))
+        keys_run = len({j.key for j in expand(exp, 0) if not j.skipped})
+        check_free_space(self.path, space_needed(exp, keys_run * most_executions(exp)))
         try:
             for d, mode in ((executions_dir(self.path), DIR_MODE), (self.home_path, HOME_MODE)):
                 if not d.is_dir():

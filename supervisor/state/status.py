@@ -9,6 +9,7 @@ from collections import defaultdict
 
 from supervisor.experiment.model import Experiment
 from supervisor.state.records import list_records
+from supervisor.state.run_length import expected_jobs, jobs_by_key, key_line, load_decisions, target_text
 from supervisor.state.schedule import OUTSTANDING, RUNNING, Schedule
 from supervisor.state.statedir import StateDir
 from supervisor.state.verify import load_record, verify_records
@@ -20,15 +21,20 @@ def per_job_overhead(exp: Experiment) -> float:
     return exp.waits.boot_settle + exp.waits.sync
 
 
-def estimate_remaining(schedule: Schedule, durations: dict[str, list[float]], overhead: float) -> float | None:
-    """Per-key mean duration x outstanding jobs (Krun's ETA); None until every outstanding key has a sample."""
+def estimate_remaining(schedule: Schedule, per_iteration: dict[str, list[float]], overhead: float,
+                       expected: dict[str, tuple[int, int]] | None = None) -> float | None:
+    """Krun's ETA per iteration: each outstanding job's iterations x its key's mean seconds per iteration (so
+    executions of other lengths count right), plus the executions [stop]'s decisions still expect beyond the
+    schedule (``expected``: key -> (count, iterations)); None until every such key has a sample."""
+    work = [(job.key, job.iterations) for job in schedule.jobs if job.state in (OUTSTANDING, RUNNING)]
+    for key, (count, iterations) in (expected or {}).items():
+        work += [(key, iterations)] * count
     total = 0.0
-    for job in schedule.jobs:
-        if job.state in (OUTSTANDING, RUNNING):
-            samples = durations.get(job.key)
-            if not samples:
-                return None
-            total += sum(samples) / len(samples) + overhead
+    for key, iterations in work:
+        samples = per_iteration.get(key)
+        if not samples:
+            return None
+        total += sum(samples) / len(samples) * iterations + overhead
     return total
 
 
@@ -51,23 +57,31 @@ def status_report(state_dir: str) -> tuple[str, list[str]]:
              f"  completed {c['completed']}, errored {c['errored']}, timed out {c['timed_out']}, "
              f"crashed {c['crashed']}, outstanding {c['outstanding']}, running {c['running']}, "
              f"skipped {c['skipped']}"]
-    durations: dict[str, list[float]] = defaultdict(list)
+    per_iteration: dict[str, list[float]] = defaultdict(list)
     last_error = None
     for (idx, attempt), path in sorted(list_records(state.path).items(), key=lambda kv: os.lstat(kv[1]).st_mtime):
         rec, problem = load_record(path)
         if rec is None:
             continue   # listed in `altered`
         if rec.duration_seconds is not None:
-            durations[rec.key].append(rec.duration_seconds)
+            per_iteration[rec.key].append(rec.duration_seconds / rec.iterations)
         if rec.outcome in ("E", "T"):
             last_error = f"{rec.key} #{rec.pexec} attempt {attempt}: {rec.reason}"
+    decisions = load_decisions(state.path) if exp.stop is not None else {}
+    if exp.stop is not None:
+        lines.append(f"run length: {target_text(exp.stop)}")
+        lines.extend(key_line(key, jobs, decisions.get(key), exp.stop) for key, jobs in jobs_by_key(schedule).items())
     if schedule.status == "running":
-        eta = estimate_remaining(schedule, durations, per_job_overhead(exp))
+        expected = expected_jobs(schedule, decisions)
+        more = sum(n for n, _ in expected.values())
+        known = f" for the {c['outstanding'] + c['running']} jobs now known" + (
+            f" and the {more} more executions the run-length targets expect" if more else "")
+        eta = estimate_remaining(schedule, per_iteration, per_job_overhead(exp), expected)
         if eta is None:
             lines.append("ETA: unknown until every outstanding key has run once")
         else:
             finish = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(time.time() + eta))
-            lines.append(f"ETA: {format_duration(eta)} left (about {finish}), reboots not included")
+            lines.append(f"ETA: {format_duration(eta)} left{known} (about {finish}), reboots not included")
     holder = state.lock_holder()
     if holder and psutil.pid_exists(holder) and schedule.status == "running":
         lines.append(f"supervisor: pid {holder} (lock file; may be stale after a reboot)")

@@ -38,6 +38,7 @@ from hypothesis import strategies as st
 from supervisor.cli import main
 from supervisor.errors import ColdrunError
 from supervisor.experiment.model import Experiment, dotted, parse_experiment
+from supervisor.experiment.run_length import Stop, Wps
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
 from coldrun_helpers import REPO as REPO_ROOT, coldrun, make_experiment  # noqa: E402  (integration helpers, not a package)
@@ -49,7 +50,7 @@ FUZZ = settings(max_examples=EXAMPLES, deadline=None, database=None,
 CASES = {"tried": 0, "refused": 0, "accepted": 0}
 
 # Whole-experiment problems name the field that breaks the whole rather than the one changed.
-WHOLE_EXPERIMENT_FIELDS = ("executions", "skip", "vms.")
+WHOLE_EXPERIMENT_FIELDS = ("executions", "skip", "vms.", "stop")
 
 
 # -- writing TOML (tomllib only reads) -----------------------------------------------------------------
@@ -103,7 +104,7 @@ EDGE_STRINGS = ["", "0", "0B", "1KiB", "64MiB", "63MiB", "1MiB", "1023KiB", "2Gi
                 "bench.py", "../../etc/passwd", "a\x00b", "a\nb", "ünïcode", "[", "{shell = 1}"]
 characters = st.characters(exclude_categories=("Cs",))   # TOML text is UTF-8: no lone surrogates
 keys = st.one_of(st.text(characters, min_size=1, max_size=12),
-                 st.sampled_from([f for m in (Experiment,) for f in m.model_fields] + ["shell", "to", "quota"]))
+                 st.sampled_from([f for m in (Experiment, Stop, Wps) for f in m.model_fields] + ["shell", "to", "quota"]))
 scalars = st.one_of(
     st.booleans(), st.integers(), st.sampled_from(EDGE_INTS),
     st.floats(allow_nan=True, allow_infinity=True), st.sampled_from([0.0, -0.0, 1e9, 1e300, 5.0, 0.5]),
@@ -187,6 +188,16 @@ def bases(tmp_path_factory) -> dict[str, tuple[Path, dict]]:
     (demo_dir / "demo").symlink_to(REPO_ROOT / "configs" / "demo")
     demo_text = (REPO_ROOT / "configs" / "demo.toml").read_bytes()
     out["demo"] = (demo_dir / "exp.toml", tomllib.loads(demo_text.decode()))
+    adaptive_dir = tmp_path_factory.mktemp("adaptive")          # a [stop] table, and [stop.wps] added below
+    (adaptive_dir / "demo").symlink_to(REPO_ROOT / "configs" / "demo")
+    adaptive = tomllib.loads((REPO_ROOT / "configs" / "adaptive.toml").read_text())
+    out["adaptive"] = (adaptive_dir / "exp.toml", adaptive)
+    wps_dir = tmp_path_factory.mktemp("wps")
+    (wps_dir / "demo").symlink_to(REPO_ROOT / "configs" / "demo")
+    wps = tomllib.loads((REPO_ROOT / "configs" / "adaptive.toml").read_text())
+    del wps["stop"]["adapt_iterations"], wps["stop"]["max_iterations"]
+    wps["stop"]["wps"] = {"min_param": 10, "max_param": 30, "session": "20s"}
+    out["wps"] = (wps_dir / "exp.toml", wps)
     fake_dir = tmp_path_factory.mktemp("fake")
     fake = make_experiment(fake_dir, {"a": "ok", "b": "ok"}, executions=2)
     out["fake"] = (fake_dir / "exp.toml", tomllib.loads(fake.read_text()))

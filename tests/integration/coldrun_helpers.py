@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -23,11 +24,20 @@ def coldrun(*args: str, env: dict | None = None, timeout: float = 120, cwd: str 
                           env=full_env, timeout=timeout, cwd=cwd or str(REPO))
 
 
-def make_experiment(tmp: Path, behaviours: dict[str, str], *, executions: int = 1, iterations: int = 5,
+def pause_env(pause: str | None = None) -> dict:
+    """This environment, with COLDRUN_TEST_PAUSE_AT=``pause`` (a crash point, boot/crash_points.py) or without it."""
+    env = {k: v for k, v in os.environ.items() if k != "COLDRUN_TEST_PAUSE_AT"}
+    if pause:
+        env["COLDRUN_TEST_PAUSE_AT"] = pause
+    return env
+
+
+def make_experiment(tmp: Path, behaviours: dict[str, str], *, executions: int | None = 1, iterations: int = 5,
                     extra: str = "", params: dict[str, int] | None = None) -> Path:
     """An experiment whose benchmarks are run by the fake external runner.
 
-    ``behaviours`` maps benchmark name -> behaviour word (see runners/fake_runner.py).
+    ``behaviours`` maps benchmark name -> behaviour word (see runners/fake_runner.py);
+    ``executions=None`` leaves the count out, for a [stop] table in ``extra``.
     """
     for i, (bench, behaviour) in enumerate(behaviours.items()):
         d = tmp / "benchmarks" / bench / "fake"
@@ -37,7 +47,7 @@ def make_experiment(tmp: Path, behaviours: dict[str, str], *, executions: int = 
     bench_lines = "\n".join(f"{b} = {params[b]}" for b in behaviours)
     text = textwrap.dedent(f"""\
         name = "t"
-        executions = {executions}
+        {"" if executions is None else f"executions = {executions}"}
         {extra}
 
         [waits]
@@ -62,3 +72,26 @@ def make_experiment(tmp: Path, behaviours: dict[str, str], *, executions: int = 
     path = tmp / "exp.toml"
     path.write_text(runs_as_invoker(text))
     return path
+
+
+def native_export(state: Path, tmp_path: Path) -> dict:
+    """The state dir's native export, read back."""
+    out = tmp_path / "native.json"
+    r = coldrun("export", str(state), "--format", "native", "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    return json.loads(out.read_text())
+
+
+def records_match_schedule(bundle: dict) -> None:
+    """One completed record per job, the job's own: key, pexec, iterations, param, and as many times."""
+    jobs = {j["index"]: j for j in bundle["jobs"]}
+    assert all(j["state"] == "completed" for j in jobs.values()), bundle["jobs"]
+    assert len(bundle["executions"]) == len(jobs)
+    for rec in bundle["executions"]:
+        job = jobs[rec["job_index"]]
+        assert (rec["key"], rec["pexec"], rec["iterations"], rec["param"]) == \
+            (job["key"], job["pexec"], job["iterations"], job["param"])
+        assert len(rec["wallclock_times"]) == job["iterations"]
+    for key in {j["key"] for j in jobs.values()}:
+        assert sorted(j["pexec"] for j in jobs.values() if j["key"] == key) == \
+            list(range(sum(1 for j in jobs.values() if j["key"] == key)))

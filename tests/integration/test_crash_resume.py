@@ -21,7 +21,7 @@ import subprocess
 import sys
 import time
 
-from coldrun_helpers import REPO, coldrun, make_experiment
+from coldrun_helpers import REPO, coldrun, make_experiment, pause_env as _env
 
 DETERMINISTIC = ["after-claim", "in-reconcile", "during-run", "in-reconcile", "after-run", "in-reconcile",
                  "after-record", "in-reconcile", "after-flag", "after-boot-count"]
@@ -33,14 +33,6 @@ def _boots(state) -> int:
         if line.startswith("boots="):
             return int(line.split("=")[1])
     raise AssertionError("no boots field")
-
-
-def _env(pause: str | None = None) -> dict:
-    env = dict(os.environ)
-    env.pop("COLDRUN_TEST_PAUSE_AT", None)
-    if pause:
-        env["COLDRUN_TEST_PAUSE_AT"] = pause
-    return env
 
 
 def test_kills_never_lose_or_duplicate(tmp_path):

@@ -7,9 +7,11 @@ each boot until the schedule is done, then coldrun removes the unit and
 restores the settings, and the (test-only) watcher powers the guest off.
 Afterwards the guest's disk is read with debugfs.
 
-The second test cuts the power (qemu ``system_reset``) at least five times in
-different phases of the boot cycle and checks that nothing is lost or
-counted twice.
+The second test runs the experiment with a [stop] table (each key runs until
+its CI target, here at most 3 executions) and cuts the power (qemu
+``system_reset``) at least five times in different phases of the boot cycle,
+the first right after a key's decision, around the append of its next job;
+it checks that nothing is lost or counted twice.
 """
 
 from __future__ import annotations
@@ -47,8 +49,9 @@ class Run:
     cuts: list[tuple[str, str]] = field(default_factory=list)
 
 
-def start_guest(guest_image, prepared_guest, make_guest, tmp_path: Path, executions: int) -> Run:
-    payload = build_payload(tmp_path, mode="experiment", executions=executions)
+def start_guest(guest_image, prepared_guest, make_guest, tmp_path: Path, executions: int,
+                stop: str | None = None) -> Run:
+    payload = build_payload(tmp_path, mode="experiment", executions=executions, stop=stop)
     disk = tmp_path / "root.ext4"
     copy_disk(prepared_guest.disk, disk)
     guest = make_guest(guest_image, disk, payload)
@@ -68,12 +71,13 @@ def collect(run: Run) -> Run:
     return run
 
 
-def assert_one_record_per_job(run: Run, executions: int) -> None:
+def assert_one_record_per_job(run: Run, executions: dict[str, int]) -> None:
+    """``executions``: how many jobs each key has."""
     jobs, execs = run.bundle["jobs"], run.bundle["executions"]
-    assert len(jobs) == executions * len(KEYS)
+    assert len(jobs) == sum(executions.values())
     assert [j["state"] for j in jobs] == ["completed"] * len(jobs), jobs
     seen = sorted((e["key"], e["pexec"]) for e in execs)
-    assert seen == sorted((k, p) for k in KEYS for p in range(executions)), seen
+    assert seen == sorted((k, p) for k in KEYS for p in range(executions[k])), seen
     for e in execs:
         assert e["state"] == "completed"
         assert len(e["wallclock_times"]) == ITERATIONS
@@ -144,7 +148,7 @@ def test_experiment_survives_real_reboots(guest_image, prepared_guest, make_gues
     assert run.guest.wait_exit(timeout=120) == 0
     collect(run)
 
-    assert_one_record_per_job(run, executions)
+    assert_one_record_per_job(run, {k: executions for k in KEYS})
     assert all(j["attempts"] == 1 for j in run.bundle["jobs"])
     assert_wound_down(run)
     assert_status_worked_during_a_real_boot(run)
@@ -169,20 +173,24 @@ PHASES = [
     ("job finished, before reboot", r"finished job", (0.0, 0.4)),
     ("before coldrun resume", r"VMTEST-BOOT", (0.0, 1.0)),
 ]
+# [stop]: a key's decision is logged after it is written and before its next job is appended (3 fsyncs).
+APPEND_PHASE = ("a decision, around the append of the next job", r"run length: key needs more executions",
+                (0.0, 0.3))
+# 0.1 %: the keys run to max_executions (3), so each gets a job appended after its second execution.
+STOP = "[stop]\nci_percent = 0.001\nmin_executions = 2\nmax_executions = 3\n"
 
 
 def test_power_cuts_lose_and_duplicate_nothing(guest_image, prepared_guest, make_guest, tmp_path):
-    executions = 2
     cuts_wanted = 5
     rng = random.Random()
     seed = rng.randrange(2**32)
     rng.seed(seed)
     print(f"power-cut seed {seed}")
-    run = start_guest(guest_image, prepared_guest, make_guest, tmp_path, executions)
+    run = start_guest(guest_image, prepared_guest, make_guest, tmp_path, 0, stop=STOP)
     offset = wait_started(run)
-    order = PHASES[:]
-    rng.shuffle(order)
-    for name, trigger, (lo, hi) in order[:cuts_wanted]:
+    # The append happens twice in the whole run (after each key's second execution): cut there first.
+    order = [APPEND_PHASE] + rng.sample(PHASES, cuts_wanted - 1)
+    for name, trigger, (lo, hi) in order:
         m = run.guest.wait_for(trigger, timeout=300, after=offset)
         time.sleep(rng.uniform(lo, hi))
         seen = run.guest.serial()
@@ -200,7 +208,15 @@ def test_power_cuts_lose_and_duplicate_nothing(guest_image, prepared_guest, make
         print(f"cut during {name}: last line {last[:150]!r}")
 
     assert len(run.cuts) >= cuts_wanted
+    decisions = json.loads((run.state / "run_length.json").read_text())
+    executions = {k: sum(1 for j in run.bundle["jobs"] if j["key"] == k) for k in KEYS}
+    for key in KEYS:
+        d = decisions[key]
+        assert d["done"] and d["executions"] == executions[key] and 2 <= executions[key] <= 3, (key, d)
+        assert d["converged"] or executions[key] == 3, (key, d)
     assert_one_record_per_job(run, executions)
+    discarded = [r for r in log_records(run) if "discarded an unfinished append" in str(r.get("event"))]
+    print(f"jobs per key {executions}; unfinished appends discarded: {len(discarded)}")
     assert sum(j["attempts"] for j in run.bundle["jobs"]) >= len(run.bundle["jobs"])
     assert_wound_down(run)
     boots = log_boots(run)

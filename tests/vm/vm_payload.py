@@ -3,7 +3,9 @@
 coldrun is installed in the guest the way a user installs it: a wheel built
 from the working tree (``pip wheel``) plus its dependencies' wheels,
 installed offline with pip into a venv.  The dependencies' wheels are
-downloaded once and cached (keyed by the dependency list).
+downloaded once and cached (keyed by the dependency list).  They include
+numpy and scipy (the analysis extra, without matplotlib, which only plots):
+a [stop] experiment analyses its records between executions.
 """
 
 from __future__ import annotations
@@ -28,7 +30,9 @@ _IGNORE = shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info",
 
 
 def dependency_wheels() -> Path:
-    deps = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    deps = project["dependencies"] + [d for d in project["optional-dependencies"]["analysis"]
+                                      if not d.startswith("matplotlib")]
     key = hashlib.sha256("\n".join(sorted(deps)).encode()).hexdigest()[:12]
     out = CACHE_DIR / f"deps-{key}"
     if (out / "complete").exists():
@@ -57,11 +61,16 @@ def coldrun_wheel(dest: Path, work: Path) -> Path:
     return wheels[0]
 
 
-def experiment_dir(dest: Path, executions: int) -> None:
+def experiment_dir(dest: Path, executions: int, stop: str | None = None) -> None:
+    """guest/exp.toml with ``executions``, or with the [stop] table ``stop`` in place of the count."""
     text = (GUEST_FILES / "exp.toml").read_text()
     assert "\nexecutions = 2\n" in text
     (dest).mkdir(parents=True)
-    (dest / "exp.toml").write_text(text.replace("\nexecutions = 2\n", f"\nexecutions = {executions}\n"))
+    if stop is None:
+        text = text.replace("\nexecutions = 2\n", f"\nexecutions = {executions}\n")
+    else:
+        text = text.replace("\nexecutions = 2\n", "\n") + "\n" + stop
+    (dest / "exp.toml").write_text(text)
     # The demo's fib benchmark in both languages; the C one is compiled in the guest.
     demo = REPO / "configs/demo/benchmarks/fib"
     for lang, name in (("python", "bench.py"), ("c", "bench.c")):
@@ -70,11 +79,12 @@ def experiment_dir(dest: Path, executions: int) -> None:
         shutil.copy(demo / lang / name, d / name)
 
 
-def build_payload(work: Path, *, mode: str, executions: int = 2) -> Path:
+def build_payload(work: Path, *, mode: str, executions: int = 2, stop: str | None = None) -> Path:
     """Make ``work``/payload-<mode>.ext4 and return its path.
 
     "prepare": the wheels (coldrun from the working tree, its dependencies);
-    "experiment": the experiment and its benchmarks.  Both carry boot.sh.
+    "experiment": the experiment (``stop``: a [stop] table instead of the
+    count) and its benchmarks.  Both carry boot.sh.
     """
     pdir = work / f"payload-{mode}"
     pdir.mkdir(parents=True)
@@ -85,7 +95,7 @@ def build_payload(work: Path, *, mode: str, executions: int = 2) -> Path:
             shutil.copy(whl, wheels)
         coldrun_wheel(wheels, work)
     elif mode == "experiment":
-        experiment_dir(pdir / "exp", executions)
+        experiment_dir(pdir / "exp", executions, stop)
         (pdir / "state_dir").write_text(STATE_DIR + "\n")
     else:
         raise ValueError(mode)

@@ -13,6 +13,12 @@ The benchmark file holds one word naming a behaviour:
   huge      60 MB on stdout and stderr, then a valid document
   noresults exits 0 without writing a document
   setup     exits with the protocol's usage/setup status 2 before any iteration, naming what is missing
+  flat      like ok, but every iteration of an execution takes the same time, param / 1000 s plus a
+            per-execution offset of (pid % 7) picoseconds: a steady state at once, executions agree
+  noisy     like flat, times a per-execution factor between 1 and 2 hashed from the pid: executions
+            disagree widely
+  wps       each iteration takes 0.002 + param / 1e6 s (1e6 param units per second, 2 ms set-up),
+            plus (pid % 7) nanoseconds
 """
 
 import json
@@ -43,7 +49,13 @@ def main():
         behaviour = f.read().strip()
     pid = os.getpid()
     times = [param + pid / 1e9 + i / 1e12 for i in range(iterations)]
-    if behaviour in ("ok", "slow"):
+    shaped = {"flat": lambda: param / 1000 + (pid % 7) * 1e-12,
+              "noisy": lambda: param / 1000 * (1 + (pid * 2654435761 % 1000003) / 1000003),
+              "wps": lambda: 0.002 + param / 1e6 + (pid % 7) * 1e-9}
+    if behaviour in shaped:
+        print(f"pid={pid} param={param}")
+        write_doc(document([shaped[behaviour]()] * iterations))
+    elif behaviour in ("ok", "slow"):
         for _ in range(iterations):
             if behaviour == "slow":
                 time.sleep(0.02)

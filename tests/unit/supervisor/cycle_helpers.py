@@ -19,8 +19,9 @@ from root_runs import runs_as_invoker  # tests/root_runs.py: as root, benchmarks
 FAKE_RUNNER = Path(__file__).resolve().parents[2] / "integration" / "runners" / "fake_runner.py"
 
 
-def experiment(tmp: Path, behaviours: dict[str, str], *, executions: int = 1, extra: str = "",
-               rerun: str = "") -> Path:
+def experiment(tmp: Path, behaviours: dict[str, str], *, executions: int | None = 1, extra: str = "",
+               rerun: str = "", iterations: int = 3) -> Path:
+    """``executions=None`` leaves the count out (a [stop] table in ``extra`` decides it)."""
     for bench, behaviour in behaviours.items():
         d = tmp / "benchmarks" / bench
         d.mkdir(parents=True, exist_ok=True)
@@ -28,7 +29,7 @@ def experiment(tmp: Path, behaviours: dict[str, str], *, executions: int = 1, ex
     benches = "\n".join(f"{b} = {i + 1}" for i, b in enumerate(behaviours))
     text = textwrap.dedent(f"""\
         name = "unit"
-        executions = {executions}
+        {'' if executions is None else f'executions = {executions}'}
         execution_timeout = "5s"
         {extra}
         [waits]
@@ -44,7 +45,7 @@ def experiment(tmp: Path, behaviours: dict[str, str], *, executions: int = 1, ex
         runner = "external"
         executable = "{sys.executable}"
         args = ["{FAKE_RUNNER}"]
-        iterations = 3
+        iterations = {iterations}
         variants = ["v"]
         """).replace("{benches}", benches)
     p = tmp / "exp.toml"
@@ -75,19 +76,20 @@ class _Quiet:
         return lambda *a, **k: None
 
 
-def start_quiet(exp: Path, state: Path, platform: Platform | None = None) -> int:
+def start_quiet(exp: Path, state: Path, platform: Platform | None = None, run_length=None) -> int:
     return start(str(exp), str(state), simulate=True, stderr=io.StringIO(),
-                 machine=FakeMachine(platform or ScriptedPlatform()))
+                 machine=FakeMachine(platform or ScriptedPlatform(), run_length=run_length))
 
 
-def boot_quiet(state: Path, platform: Platform | None = None) -> int:
-    return boot(state, stderr=io.StringIO(), machine=FakeMachine(platform or ScriptedPlatform()))
+def boot_quiet(state: Path, platform: Platform | None = None, run_length=None) -> int:
+    return boot(state, stderr=io.StringIO(), machine=FakeMachine(platform or ScriptedPlatform(),
+                                                                 run_length=run_length))
 
 
-def run_to_end(state: Path, platform=None, limit: int = 100) -> int:
+def run_to_end(state: Path, platform=None, limit: int = 100, run_length=None) -> int:
     from supervisor.state.schedule import Schedule
     for _ in range(limit):
-        rc = boot_quiet(state, platform)
+        rc = boot_quiet(state, platform, run_length)
         sched = Schedule.load(state / "schedule")
         if rc != 0 or sched.status != "running":
             return rc

@@ -80,7 +80,7 @@ def _replace(doc: Any, path: tuple, new: Any) -> Any:
 def judged(raw: bytes, vm: SimpleNamespace) -> tuple[str, str | None, dict[str, Any]]:
     fields: dict[str, Any] = {}
     try:
-        outcome, reason = judge_document(raw, vm, fields)
+        outcome, reason = judge_document(raw, vm, vm.iterations, fields)
     except Exception as e:   # the property: nothing escapes the judging
         raise AssertionError(f"judging raised {type(e).__name__}: {e}") from e
     if outcome == "E":

@@ -5,7 +5,7 @@ from supervisor.experiment.plan import JobSpec
 from supervisor.state.schedule import (COMPLETED, OUTSTANDING, RUNNING, SKIPPED, MailCounter, Schedule, ScheduleCorrupt,
                                  render_new)
 
-JOBS = [JobSpec("a:vm:v", 0, False), JobSpec("b:vm:v", 0, True), JobSpec("a:vm:v", 1, False)]
+JOBS = [JobSpec("a:vm:v", 0, False, 5, 7), JobSpec("b:vm:v", 0, True, 5, -7), JobSpec("a:vm:v", 1, False, 5, 7)]
 
 
 def make(tmp_path, baselines=None):
@@ -55,12 +55,15 @@ def test_create_refuses_to_overwrite(tmp_path):
 
 
 @pytest.mark.parametrize("mutate", [
-    lambda d: d.replace(b"\nO 000 000000 a:vm:v", b"\nZ 000 000000 a:vm:v", 1),   # bad state byte
+    lambda d: d.replace(b"\nO 000 000000", b"\nZ 000 000000", 1),               # bad state byte
     lambda d: d[:-5],                                                             # truncated
-    lambda d: d + b"O 000 000002 a:vm:v\n",                                       # grown
+    lambda d: d + b"O 000 000002 000005 +0000000007 a:vm:v\n",                    # grown, no append announced
     lambda d: d.replace(b"b:vm:v", b"c:vm:v"),                                    # key edited
+    lambda d: d.replace(b"000005 -0000000007", b"000005 -0000000008"),            # param edited
+    lambda d: d.replace(b"000005 -0000000007", b"000006 -0000000007"),            # iterations edited
     lambda d: d.replace(b"boots=00000000", b"boots=0000000x"),                    # bad header value
-    lambda d: d.replace(b"format_version=0001", b"format_version=0009"),          # unknown version
+    lambda d: d.replace(b"format_version=0002", b"format_version=0009"),          # unknown version
+    lambda d: d.replace(b"append_end=000000000000", b"append_end=000000000001"),  # append before the jobs' end
     lambda d: b"",                                                                # empty
 ])
 def test_corruption_is_an_error_not_a_repair(tmp_path, mutate):

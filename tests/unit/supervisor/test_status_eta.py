@@ -4,8 +4,8 @@ from supervisor.state.status import estimate_remaining
 
 
 def test_eta_is_per_key_mean_times_outstanding(tmp_path):
-    jobs = [JobSpec("a:v:x", 0, False), JobSpec("b:v:x", 0, False), JobSpec("a:v:x", 1, False),
-            JobSpec("b:v:x", 1, False), JobSpec("c:v:x", 0, True)]
+    jobs = [JobSpec("a:v:x", 0, False, 1, 0), JobSpec("b:v:x", 0, False, 1, 0), JobSpec("a:v:x", 1, False, 1, 0),
+            JobSpec("b:v:x", 1, False, 1, 0), JobSpec("c:v:x", 0, True, 1, 0)]
     path = tmp_path / "schedule"
     Schedule.create(path, render_new(jobs, experiment_sha256="0" * 64, mode="simulated", order="round-robin",
                                      seed=0, baselines={}))

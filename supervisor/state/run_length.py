@@ -1,0 +1,122 @@
+"""run_length.json: each [stop] key's latest run-length decision, written before the boot acts on it.
+
+One JSON object, key -> decision, replaced whole (temp + fsync + rename).  A
+decision is plain data from boot/run_length.py:
+
+    executions        the key's finished executions it was made from
+    usable            of those, how many gave an estimate
+    measure           what mean and the widths are of ("seconds per iteration", "v (param units per second)")
+    mean, ci_width, target_width   the key's estimate, its full CI width and the width wanted (None: unknown yet)
+    more_executions   executions the analysis expects to still need (0 when done)
+    done, converged   finished; and whether because the target was met (not max_executions)
+    reason            one line for status and the log
+    next              {"iterations", "param"} of the key's next job, None when done
+    estimates         per job index: the execution's own estimate (kept, so no execution is analysed twice)
+    wps_slices        WPS mode: the slice count Pilot's work-amount schedule hands back
+
+Status reads it (no analysis needed); the boot rewrites a key's entry when the
+key has finished executions the entry was not made from.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from supervisor.durable import write_atomic
+from supervisor.errors import ColdrunError
+from supervisor.state import layout
+from supervisor.state.schedule import OUTSTANDING, RUNNING, SKIPPED, JobLine, Schedule
+
+
+def load_decisions(state_dir: Path) -> dict[str, dict[str, Any]]:
+    """Every key's decision; empty before the first one."""
+    path = state_dir / layout.RUN_LENGTH
+    try:
+        data = json.loads(path.read_bytes())
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as e:
+        raise ColdrunError(f"{path}: unreadable ({getattr(e, 'strerror', None) or e}); it is written atomically, "
+                           f"so the state dir was altered: restore it from a backup", 4)
+    if not isinstance(data, dict) or not all(isinstance(v, dict) and isinstance(v.get("executions"), int)
+                                             for v in data.values()):
+        raise ColdrunError(f"{path}: not the decisions coldrun wrote (key -> object with executions); the state "
+                           f"dir was altered: restore it from a backup", 4)
+    return data
+
+
+def save_decisions(state_dir: Path, decisions: dict[str, dict[str, Any]]) -> None:
+    write_atomic(state_dir / layout.RUN_LENGTH, json.dumps(decisions, sort_keys=True, indent=1).encode())
+
+
+def unconverged(decisions: dict[str, dict[str, Any]]) -> list[str]:
+    """Keys that stopped at max_executions without reaching their target."""
+    return sorted(key for key, d in decisions.items() if d.get("done") and not d.get("converged"))
+
+
+def _amount(value: float | None, measure: str) -> str:
+    """A mean or a width as people read it: a duration for seconds, else the number."""
+    if value is None:
+        return "unknown"
+    if measure.startswith("seconds"):
+        for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+            if abs(value) >= scale:
+                return f"{value / scale:.4g}{unit}"
+        return f"{value / 1e-9:.4g}ns"
+    return f"{value:.4g}"
+
+
+def target_text(stop: Any) -> str:
+    """[stop]'s target in one phrase."""
+    wanted = [f"{stop.ci_percent * 100:g} % of the {'rate' if stop.wps else 'mean'}"] if stop.ci_percent else []
+    wanted += [f"{stop.ci_width * 1e3:g}ms"] if stop.ci_width else []
+    what = "v (WPS)" if stop.wps else f"the mean ({stop.estimate} estimate)"
+    return (f"CI width of {what} <= {' or '.join(wanted)} ({stop.confidence * 100:g} % confidence), "
+            f"{stop.min_executions} to {stop.max_executions} executions per key")
+
+
+def jobs_by_key(schedule: Schedule) -> dict[str, list[JobLine]]:
+    """The jobs of every key that is not skipped, in schedule order."""
+    keys: dict[str, list[JobLine]] = {}
+    for job in schedule.jobs:
+        if job.state != SKIPPED:
+            keys.setdefault(job.key, []).append(job)
+    return keys
+
+
+def expected_jobs(schedule: Schedule, decisions: dict[str, dict[str, Any]]) -> dict[str, tuple[int, int]]:
+    """key -> (executions beyond its outstanding jobs that its decision still expects, at which iterations)."""
+    out = {}
+    for key, jobs in jobs_by_key(schedule).items():
+        d = decisions.get(key)
+        if d is None or d.get("done") or not d.get("next"):
+            continue
+        waiting = sum(1 for j in jobs if j.state in (OUTSTANDING, RUNNING))
+        more = int(d.get("more_executions") or 0) - waiting
+        if more > 0:
+            out[key] = (more, int(d["next"]["iterations"]))
+    return out
+
+
+def key_line(key: str, jobs: list[JobLine], decision: dict[str, Any] | None, stop: Any) -> str:
+    """One key's progress towards its target, for `coldrun status`."""
+    finished = sum(1 for j in jobs if j.state not in (OUTSTANDING, RUNNING, SKIPPED))
+    if decision is None:
+        first = 1 if stop.wps else stop.min_executions
+        return f"  {key}: waiting for its first {first} executions ({finished} done)"
+    m = decision.get("measure", "")
+    mean, width, target = decision.get("mean"), decision.get("ci_width"), decision.get("target_width")
+    numbers = (f"{'v' if not m.startswith('seconds') else 'mean'} {_amount(mean, m)}"
+               f"{'/iteration' if m.startswith('seconds') else ' param/s'}, CI width {_amount(width, m)}"
+               + (f" ({width / mean * 100:.2g} % of it)" if width is not None and mean else "")
+               + f", target {_amount(target, m)}")
+    if decision.get("converged"):
+        state = f"converged after {decision['executions']} executions"
+    elif decision.get("done"):
+        state = f"NOT CONVERGED: stopped at max_executions ({decision['executions']} executions)"
+    else:
+        older = "" if decision["executions"] == finished else f" (decided on {decision['executions']})"
+        state = f"running: {finished} executions{older}, about {decision.get('more_executions', '?')} more expected"
+    return f"  {key}: {state}: {numbers}; {decision.get('reason', '')}"
