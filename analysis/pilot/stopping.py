@@ -49,7 +49,7 @@ One key (:func:`decide_key`):
 - Coverage: stopping as soon as the CI looks narrow enough favours runs
   whose spread happens to look small. Simulated
   (tests/analysis/pilot/test_pilot_stopping.py), the final 95 % CIs cover
-  about 0.95 at min_executions 8 but only 0.87-0.92 at the default 3
+  about 0.95 at the default min_executions 8 but only 0.87-0.92 at 3
   (Pilot guards its own sessions with a 200-sample minimum).
 - more_executions = required - usable, at least 1, never past
   max_executions (unusable executions count toward max_executions).
@@ -89,7 +89,7 @@ class StopTarget:
     ci_percent: float | None = None  # wanted FULL CI width as a fraction of the mean (0.02 = 2 %)
     ci_width: float | None = None  # wanted FULL CI width, absolute (seconds); if both: the smaller width wins (Pilot)
     confidence: float = 0.95
-    min_executions: int = 3
+    min_executions: int = 8  # see Coverage above: 3 undercovers
     max_executions: int = 30
     estimate: str = "pilot"  # "pilot": Pilot's stable segment; "warmup_stats": warmup_stats' steady state
     ac_limit: float = 0.1

@@ -18,7 +18,7 @@ from analysis.pilot import rounds, subsession as ss, welch, wps
 from analysis.pilot.stopping import StopTarget, decide_key, execution_estimate
 from analysis.pilot.subsession import NotEnoughData, PilotInputError
 
-TARGET = StopTarget(ci_percent=0.02)
+TARGET = StopTarget(ci_percent=0.02, min_executions=3)
 
 
 def refused(call, *args, match: str, kind: type[Exception] = PilotInputError, **kwargs) -> str:

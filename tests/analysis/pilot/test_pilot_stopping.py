@@ -10,7 +10,7 @@ import pytest
 from analysis.pilot import subsession as ss
 from analysis.pilot.stopping import ExecutionEstimate, KeyDecision, StopTarget, decide_key, execution_estimate
 
-TARGET = StopTarget(ci_percent=0.02)
+TARGET = StopTarget(ci_percent=0.02, min_executions=3)  # the rule at a small minimum
 
 
 def noisy(levels: list[tuple[float, int]], seed: int = 1, cv: float = 0.01) -> np.ndarray:
@@ -92,7 +92,7 @@ def test_min_executions_before_done():
 
 def test_required_executions_follow_pilots_formula():
     means = [1.0, 1.05, 0.95, 1.02]
-    d = decide_key([estimate(m) for m in means], [100] * 4, StopTarget(ci_percent=0.02, max_executions=1000))
+    d = decide_key([estimate(m) for m in means], [100] * 4, StopTarget(ci_percent=0.02, min_executions=3, max_executions=1000))
     width = 0.02 * ss.sample_mean(means)
     t_over_e = ss.t_quantile(0.95, 3) / (width / 2)
     required = max(math.ceil(ss.subsession_var(means, 1) * t_over_e**2), TARGET.min_executions)
