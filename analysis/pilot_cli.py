@@ -78,14 +78,17 @@ TARGET_OPTIONS = ("ci_percent", "ci_width", "min_samples")
 
 
 def _number(text: str, *, low: float, high: float = math.inf, low_open: bool = False,
-            high_open: bool = False, what: str) -> float:
+            high_open: bool = False, what: str, scale: float = 1.0) -> float:
     try:
-        value = float(text)
+        value = float(text.strip().removesuffix("%") if scale != 1.0 else text) * scale
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number ({what}), got {text!r}") from None
     if not (value > low if low_open else value >= low) or not (value < high if high_open else value <= high):
-        left, right = "(" if low_open else "[", ")" if high_open else "]"
-        raise argparse.ArgumentTypeError(f"must be within {left}{low:g}, {high:g}{right} ({what}), got {text!r}")
+        if high == math.inf:
+            bound = f"{'>' if low_open else '>='} {low:g}"
+        else:
+            bound = f"within {'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
+        raise argparse.ArgumentTypeError(f"must be {bound} ({what}), got {text!r}")
     return value
 
 
@@ -104,7 +107,7 @@ def _probability(text: str) -> float:
 def _ci_percent(text: str) -> float:
     """A fraction of the mean (0.1) or a percentage with a sign (10%)."""
     if text.strip().endswith("%"):
-        return _number(text.strip()[:-1], low=0, low_open=True, what="a percentage of the mean") / 100
+        return _number(text, low=0, low_open=True, what="a percentage of the mean", scale=0.01)
     value = _number(text, low=0, low_open=True, what='a fraction of the mean such as 0.1, or "10%"')
     if value > 1:
         raise argparse.ArgumentTypeError(f'{text!r} would be more than the mean itself; give a fraction such '
@@ -113,7 +116,7 @@ def _ci_percent(text: str) -> float:
 
 
 def _ci_width(text: str) -> float:
-    return _number(text, low=0, low_open=True, what="a full CI width in the readings' unit, > 0")
+    return _number(text, low=0, low_open=True, what="a full CI width, in the readings' unit")
 
 
 def _nonnegative(text: str) -> float:
@@ -162,6 +165,13 @@ def _add_file_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--uname", help="uname -a of the machine, for warmup_stats CSV input")
 
 
+def _one_line_errors(parser: argparse.ArgumentParser) -> None:
+    """A bad option is one line naming it (argparse would print the whole usage first)."""
+    def error(message: str):
+        parser.exit(2, f"{parser.prog}: error: {message} (see {parser.prog} --help)\n")
+    parser.error = error  # type: ignore[method-assign]
+
+
 def add_pilot_commands(subparsers) -> None:
     """Register ``pilot`` and ``compare`` on an argparse subparsers object."""
     pilot = subparsers.add_parser(
@@ -186,6 +196,7 @@ def add_pilot_commands(subparsers) -> None:
     _add_file_options(pilot)
     _add_format_options(pilot)
     pilot.set_defaults(func=run_pilot)
+    _one_line_errors(pilot)
 
     compare = subparsers.add_parser(
         "compare", help="Welch's test per key on execution means (Pilot), or on summary statistics",
@@ -200,6 +211,7 @@ def add_pilot_commands(subparsers) -> None:
     _add_file_options(compare)
     _add_format_options(compare)
     compare.set_defaults(func=run_compare)
+    _one_line_errors(compare)
 
 
 def _given(args: argparse.Namespace, names) -> list[str]:
