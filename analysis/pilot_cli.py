@@ -242,8 +242,19 @@ def resolved_target(args: argparse.Namespace) -> Target:
                   ci_percent, args.ci_width)
 
 
+def _finite(value):
+    """``value`` with every non-finite float as None: strict JSON has no NaN or Infinity."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
 def _json(doc) -> str:
-    return json.dumps(doc, indent=2, allow_nan=False) + "\n"
+    return json.dumps(_finite(doc), indent=2, allow_nan=False) + "\n"
 
 
 def _lines(doc: dict) -> str:
@@ -325,7 +336,7 @@ def _wps_doc(args: argparse.Namespace) -> dict:
     except AnalysisError as exc:
         raise AnalysisError(f"{args.wps}: {exc}") from None
     return {"alpha_s": fit.alpha_s, "v_per_s": fit.v_per_s,
-            "v_ci_width": fit.v_ci_width if math.isfinite(fit.v_ci_width) else None,
+            "v_ci_width": fit.v_ci_width,  # inf (no upper bound) prints as null
             "ssr": fit.ssr, "ssr_percent": fit.ssr_percent, "subsession_size": fit.subsession_size, "q": fit.q,
             "rounds_used": fit.rounds_used, "variant": variant, "ac_limit": ac, "confidence": args.confidence}
 

@@ -231,3 +231,23 @@ def test_text_formats_name_the_same_fields(capsys):
     assert cli.main(["compare", "--welch", "98.105", "0.488601", "65", "98.394", "0.552049", "65"]) == 0
     text = capsys.readouterr().out
     assert "p 0.02402285622" in text and "diff_ci [-0.539371" in text
+
+
+def test_wps_unbounded_ci_of_v_is_null(tmp_path, capsys):
+    # Noisy rounds: the slope's CI reaches 0, so v's CI has no upper bound (textbook: inf).
+    rows_csv = "".join(f"{w},{t * 1_000_000}\n" for w, t in zip(range(1, 9), (100, 300, 150, 400, 120, 500, 200, 450)))
+    path = tmp_path / "noisy.csv"
+    path.write_text("work_amount,duration_ns\n" + rows_csv)
+    doc = machine(["pilot", "--wps", str(path), "--ac-limit", "1"], capsys)
+    assert doc["v_ci_width"] is None and doc["v_per_s"] > 0
+    assert cli.main(["pilot", "--wps", str(path), "--ac-limit", "1"]) == 0
+    assert "v_ci_width inf\n" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("row", [r for r in rows(FORK) if r["kind"] == "binomial"], ids=lambda r: r["series"])
+def test_binary_readings_binomial_ci(row, capsys):
+    doc = machine(["pilot", "--readings", str(INPUTS / f"{row['series']}.txt"), "--mean", "binary",
+                   "--no-warmup-removal", "--ci-width", "0.1"], capsys)
+    assert doc["n"] == row["n"] and close(doc["mean"], row["mean"]) and doc["q"] == 1
+    assert close(doc["ci_width"], row["ci_width_95"])
+    assert doc["required_subsessions"] == row["opt_for_abs_width_0.1"]["opt_sample_size"]
