@@ -45,6 +45,7 @@ Readings must be finite and >= 0 (times or rates; harmonic: > 0, binary:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
@@ -109,7 +110,7 @@ def _check(settings: ReadingsSettings) -> None:
         raise PilotInputError(f"minimum samples must be a whole number >= 0, not {settings.min_samples!r}")
     if not (isinstance(settings.edm_min_size, int) and settings.edm_min_size >= 1):
         raise PilotInputError(f"EDM minimum segment size must be a whole number >= 1, not {settings.edm_min_size!r}")
-    if not (0 <= settings.edm_percent < float("inf")):
+    if not (math.isfinite(settings.edm_percent) and settings.edm_percent >= 0):
         raise PilotInputError(f"EDM percent penalty must be a number >= 0, not {settings.edm_percent!r}")
     ss.required_ci_width(1.0, settings.ci_percent, settings.ci_width)  # a target is given, each > 0
 

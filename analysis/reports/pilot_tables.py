@@ -118,7 +118,7 @@ def render_html(report: dict) -> str:
     return html.page(TITLE, section(report, heading="Stable segments and confidence intervals"))
 
 
-def _compare_cells(k: dict, target_p: float) -> list[str]:
+def _compare_cells(k: dict) -> list[str]:
     change = DASH if k["relative_change"] is None else f"{k['relative_change'] * 100:+.2f}%"
     ci = DASH if not k["diff_ci"] else f"[{k['diff_ci'][0]:.4g}, {k['diff_ci'][1]:.4g}]"
     return [k["key"], str(k["a"]["executions"]), _num(k["a"]["mean"]), str(k["b"]["executions"]),
@@ -142,8 +142,7 @@ def compare_intro(comparison: dict) -> list[str]:
 def render_compare_text(comparison: dict) -> str:
     out = [COMPARE_TITLE, ""] + compare_intro(comparison) + [""]
     if comparison["keys"]:
-        out += aligned([list(COMPARE_HEADERS)] + [_compare_cells(k, comparison["target_p"])
-                                                  for k in comparison["keys"]])
+        out += aligned([list(COMPARE_HEADERS)] + [_compare_cells(k) for k in comparison["keys"]])
     else:
         out.append("No benchmark key is in both.")
     return "\n".join(out) + "\n"
@@ -152,8 +151,7 @@ def render_compare_text(comparison: dict) -> str:
 def render_compare_html(comparison: dict) -> str:
     body = "".join(f"<p>{escape(line)}</p>\n" for line in compare_intro(comparison))
     if comparison["keys"]:
-        body += _html_table(COMPARE_HEADERS, [_compare_cells(k, comparison["target_p"])
-                                              for k in comparison["keys"]], {1, 2, 3, 4, 5, 6, 7, 9})
+        body += _html_table(COMPARE_HEADERS, [_compare_cells(k) for k in comparison["keys"]], {1, 2, 3, 4, 5, 6, 7, 9})
     else:
         body += "<p>No benchmark key is in both.</p>\n"
     return html.page(COMPARE_TITLE, body)
