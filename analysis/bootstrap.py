@@ -35,11 +35,12 @@ import hashlib
 import math
 from dataclasses import dataclass
 from decimal import ROUND_DOWN, ROUND_UP, Decimal
-from typing import Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING, Sequence
 
 from analysis import _pelt
+
+if TYPE_CHECKING:
+    import numpy as np
 
 RESAMPLES_HIGH = 100000
 RESAMPLES_LOW = 10000
@@ -66,6 +67,8 @@ def resamples_per_execution(total: int, n_executions: int) -> int:
 
 def generator_state(seed: int | None, key: str) -> tuple[int, int, int, int]:
     """Four non-zero-in-total 64-bit words for xoshiro256**, from (seed, key)."""
+    import numpy as np  # here, not at module level: the CLI's parser reads this module's constants
+
     key_words = [int.from_bytes(hashlib.sha256(key.encode()).digest()[i : i + 4], "little") for i in range(0, 16, 4)]
     entropy = None if seed is None else [int(seed) & 0xFFFFFFFFFFFFFFFF, *key_words]
     ss = np.random.SeedSequence(entropy)
@@ -86,6 +89,8 @@ def confidence_indices(length: int, confidence: str = CONFIDENCE_LEVEL) -> tuple
 
 def summarise_means(means: np.ndarray, confidence: str = CONFIDENCE_LEVEL) -> tuple[float, float]:
     """Median and symmetric CI half-width of resample means (warmup_stats' rules)."""
+    import numpy as np
+
     length = int(means.shape[0])
     if length % 2 == 0:
         mid = [length // 2 - 1, length // 2]
@@ -108,6 +113,8 @@ def bootstrap_steady_perf(
     confidence: str = CONFIDENCE_LEVEL,
 ) -> BootstrapResult:
     """Bootstrap steady performance: ``executions[e][s]`` = values of steady segment s of execution e."""
+    import numpy as np
+
     if not executions:
         raise ValueError("nothing to bootstrap: no executions with a steady state")
     if resamples < 1:

@@ -5,6 +5,8 @@
     coldrun-analyze table RESULTS... [--format text|html|latex] [-o FILE]
     coldrun-analyze plot RESULTS -o DIR [--key K] [--execution N]
     coldrun-analyze diff BEFORE AFTER [--format ...] [--json FILE]
+    coldrun-analyze pilot RESULTS... | --readings FILE | --wps FILE.csv   (analysis/pilot_cli.py)
+    coldrun-analyze compare A B | --welch M1 V1 N1 M2 V2 N2
 
 Options keep warmup_stats' defaults: --window int(0.1 x iterations),
 --steady int(0.25 x iterations), --delta 0.001 (seconds, or "N%"),
@@ -19,25 +21,23 @@ that leave the rest analysable are warnings on stderr.
 from __future__ import annotations
 
 import argparse
-import bz2
 import json
-import os
 import sys
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
+# Only what the parser needs is imported here: --help must not load numpy,
+# scipy or matplotlib; each command imports its machinery when it runs.
 from analysis import bootstrap, classify
-from analysis.diff import diff_summaries
 from analysis.duet.command import add_duet_command
 from analysis.errors import AnalysisError
-from analysis.inputs import load_input, machine_name
-from analysis.pipeline import annotate, default_jobs, load_results
-from analysis.plots import PlotRequest, plot_filename, plot_many
-from analysis.prepare import AnalysisOptions, merge_summaries, named, to_annotated, to_summary
-from analysis.reports import render_html, render_latex, render_text
-from analysis.reports.diff_tables import render_diff
-from analysis.summary import dumps, summarise
+from analysis.output import emit as _emit
+from analysis.output import write_output as _write_output
+from analysis.pilot_cli import add_pilot_commands
+
+if TYPE_CHECKING:
+    from analysis.prepare import AnalysisOptions
 
 PROG = "coldrun-analyze"
 TABLE_FORMATS = ("text", "html", "latex")
@@ -121,6 +121,8 @@ def add_report_commands(subparsers) -> None:
                        help="HTML: do not embed run-sequence plots")
     table.add_argument("--plots-from", action="append", metavar="RESULTS",
                        help="HTML: embed the plots of these results (e.g. next to a summary JSON)")
+    table.add_argument("--no-pilot", action="store_true",
+                       help="HTML: leave out the Pilot section (stable segments and CIs per key)")
     table.add_argument("--without-preamble", action="store_true",
                        help="LaTeX: only the tables, for \\input into a document")
     _analysis_arguments(table)
@@ -179,11 +181,14 @@ def build_parser() -> argparse.ArgumentParser:
     summ.set_defaults(func=run_summary)
 
     add_report_commands(sub)
+    add_pilot_commands(sub)
     add_duet_command(sub, level=_confidence, count=_positive_int)
     return parser
 
 
 def _jobs(args: argparse.Namespace) -> int:
+    from analysis.pipeline import default_jobs
+
     return args.jobs if args.jobs else default_jobs()
 
 
@@ -192,22 +197,9 @@ def _progress(args: argparse.Namespace) -> bool:
     return not args.no_progress and sys.stderr.isatty()
 
 
-def _write_output(path: Path, text: str) -> None:
-    """Write atomically (temp file + rename) so a failure never leaves half a file."""
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        if path.name.endswith(".bz2"):
-            with bz2.open(tmp, "wt", encoding="utf-8") as fh:
-                fh.write(text)
-        else:
-            tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise AnalysisError(f"{path}: cannot write ({exc.strerror or exc})")
-
-
 def run_annotate(args: argparse.Namespace) -> int:
+    from analysis.pipeline import annotate, load_results
+
     by_machine = load_results([args.results], vm=args.vm, language=args.language, uname=args.uname)
     (results,) = by_machine.values()
     annotated = annotate(results, window=args.window, steady=args.steady, delta=args.delta,
@@ -217,6 +209,9 @@ def run_annotate(args: argparse.Namespace) -> int:
 
 
 def run_summary(args: argparse.Namespace) -> int:
+    from analysis.pipeline import annotate, load_results
+    from analysis.summary import dumps, summarise
+
     by_machine = load_results(args.results, vm=args.vm, language=args.language, uname=args.uname)
     jobs = _jobs(args)
     annotated = {
@@ -236,6 +231,8 @@ def run_summary(args: argparse.Namespace) -> int:
 
 def all_plots(annotated: dict, machine: str, jobs: int = 1) -> dict[str, bytes]:
     """PNG of every non-empty process execution, labelled 'key execution N'."""
+    from analysis.plots import PlotRequest, plot_many
+
     requests = [PlotRequest(key, pexec, machine, dpi=EMBEDDED_PLOT_DPI)
                 for key in sorted(annotated.get("wallclock_times", {}))
                 for pexec, times in enumerate(annotated["wallclock_times"][key]) if times]
@@ -243,16 +240,9 @@ def all_plots(annotated: dict, machine: str, jobs: int = 1) -> dict[str, bytes]:
     return {f"{r.key} execution {r.pexec}": png for r, png in zip(requests, images)}
 
 
-def _emit(text: str, output: str | None) -> None:
-    if output is None or output == "-":
-        sys.stdout.write(text)
-        return
-    out = Path(output)
-    _write_output(out, text)
-    print(f"Wrote {out}", file=sys.stderr)
-
-
 def _options(args: argparse.Namespace) -> AnalysisOptions:
+    from analysis.prepare import AnalysisOptions
+
     resamples = {"high": None, "low": bootstrap.RESAMPLES_LOW}[getattr(args, "quality", "high")]
     extra = {name: getattr(args, name, None) for name in ("window", "steady", "delta", "vm", "language", "uname")}
     return AnalysisOptions(resamples=resamples, seed=getattr(args, "seed", None),
@@ -260,6 +250,10 @@ def _options(args: argparse.Namespace) -> AnalysisOptions:
 
 
 def run_table(args: argparse.Namespace) -> int:
+    from analysis.inputs import load_input, machine_name
+    from analysis.prepare import merge_summaries, named, to_annotated, to_summary
+    from analysis.reports import render_html, render_latex, render_text
+
     options = _options(args)
     items = [load_input(p) for p in args.results]
     summaries = [(item.path, to_summary(item, options)) for item in items]
@@ -269,22 +263,40 @@ def run_table(args: argparse.Namespace) -> int:
     elif args.format == "latex":
         text = render_latex(summary, with_preamble=not args.without_preamble)
     else:
+        sources = [item for item in items if item.kind != "summary"]
+        sources += [load_input(p) for p in args.plots_from or []]
+        wanted = not (args.no_plots and args.no_pilot)
+        annotated = [(item.path, to_annotated(item, options)) for item in sources] if wanted else []
         plots: dict[str, bytes] = {}
         if not args.no_plots:
-            sources = [item for item in items if item.kind != "summary"]
-            sources += [load_input(p) for p in args.plots_from or []]
-            for item in sources:
-                annotated = to_annotated(item, options)
+            for path, results in annotated:
                 try:
-                    plots.update(all_plots(annotated, machine_name(annotated), options.jobs))
+                    plots.update(all_plots(results, machine_name(results), options.jobs))
                 except AnalysisError as exc:  # PlotError: which execution, not which file
-                    raise named(item.path, exc) from None
-        text = render_html(summary, plots or None)
+                    raise named(path, exc) from None
+        sections = [] if args.no_pilot or not annotated else [pilot_section(annotated, options.jobs)]
+        text = render_html(summary, plots or None, sections=sections)
     _emit(text, args.output)
     return 0
 
 
+def pilot_section(annotated: list[tuple[Path, dict]], jobs: int) -> str:
+    """The HTML report's Pilot section: Pilot's analysis of each results file at its library defaults."""
+    from analysis.pilot.presets import LIBRARY_DEFAULTS
+    from analysis.pilot.results import report_target, reports_dict
+    from analysis.pilot_cli import analyse_loaded
+    from analysis.reports import pilot_tables
+
+    target = report_target(ac_limit=LIBRARY_DEFAULTS.ac_limit, min_samples=LIBRARY_DEFAULTS.min_samples,
+                           ci_percent=LIBRARY_DEFAULTS.ci_percent, ci_width=None, confidence=0.95)
+    return pilot_tables.section(reports_dict(analyse_loaded(annotated, target, jobs), target))
+
+
 def run_plot(args: argparse.Namespace) -> int:
+    from analysis.inputs import load_input, machine_name
+    from analysis.plots import PlotRequest, plot_filename, plot_many
+    from analysis.prepare import named, to_annotated
+
     item = load_input(args.results)
     annotated = to_annotated(item, _options(args))
     machine = args.machine or machine_name(annotated)
@@ -320,6 +332,11 @@ def run_plot(args: argparse.Namespace) -> int:
 
 
 def run_diff(args: argparse.Namespace) -> int:
+    from analysis.diff import diff_summaries
+    from analysis.inputs import load_input
+    from analysis.prepare import to_summary
+    from analysis.reports.diff_tables import render_diff
+
     options = _options(args)
     before_item, after_item = load_input(args.before), load_input(args.after)
     before, after = to_summary(before_item, options), to_summary(after_item, options)

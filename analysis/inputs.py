@@ -24,6 +24,11 @@ CSV by the ``.csv`` name):
 Every slot keeps its place and gets a state (``analysis.execution_states``),
 stored as ``execution_states``.
 
+Pilot's machine interface reads two small text inputs here too:
+:func:`read_readings` (one number per line) and :func:`read_wps_rounds`
+(CSV ``work_amount,duration_ns``); any bad line is an error naming the file
+and the line.
+
 Machine name: ``audit['uname'].split(' ')[1]`` with any domain removed (as
 warmup_stats); a file without ``audit.uname`` is named after the file, with a
 warning.
@@ -79,18 +84,22 @@ class LoadedInput:
     document: Any  # the parsed JSON (None for CSV)
 
 
-def read_document(path: Path) -> Any:
-    """The JSON document in a plain or bzip2-compressed file."""
+def _read_bytes(path: Path, expected: str = "a results file") -> bytes:
     try:
-        raw = path.read_bytes()
+        return path.read_bytes()
     except FileNotFoundError:
         raise AnalysisError(f"{path}: no such file") from None
     except IsADirectoryError:
-        raise AnalysisError(f"{path}: is a directory, expected a results file") from None
+        raise AnalysisError(f"{path}: is a directory, expected {expected}") from None
     except PermissionError:
         raise AnalysisError(f"{path}: permission denied") from None
     except OSError as exc:
         raise AnalysisError(f"{path}: cannot read ({exc.strerror or exc})") from None
+
+
+def read_document(path: Path) -> Any:
+    """The JSON document in a plain or bzip2-compressed file."""
+    raw = _read_bytes(path)
     if raw[:3] == b"BZh":
         try:
             raw = bz2.decompress(raw)
@@ -537,3 +546,78 @@ def _clean_counters(results: dict, path: Path, warn: WarningSink) -> None:
             if not ok:
                 warn(f"{path}: {counter}.{key}: expected [process execution][core][iteration] numbers; ignored")
                 del table[key]
+
+
+def _text_lines(path: Path, expected: str) -> list[str]:
+    """The lines of a small text input (a readings file, a WPS CSV)."""
+    raw = _read_bytes(path, expected)
+    if not raw.strip():
+        raise AnalysisError(f"{path}: empty file; expected {expected}")
+    try:
+        return raw.decode("utf-8").splitlines()
+    except UnicodeDecodeError:
+        raise AnalysisError(f"{path}: not text; expected {expected}") from None
+
+
+def _reading(path: Path, lineno: int, text: str, what: str, *, positive: bool = False) -> float:
+    """One number of a text input: finite and >= 0 (> 0 when ``positive``), or one error line naming it."""
+    try:
+        value = float(text)
+    except ValueError:
+        shown = text if len(text) <= 40 else text[:40] + "..."
+        raise AnalysisError(f"{path}: line {lineno}: {what} {shown!r} is not a number") from None
+    if not math.isfinite(value):
+        raise AnalysisError(f"{path}: line {lineno}: {what} {text!r} is not a finite number")
+    if value < 0 or (positive and value == 0):
+        bound = "> 0" if positive else ">= 0"
+        raise AnalysisError(f"{path}: line {lineno}: {what} is {text}; it must be {bound}")
+    return value
+
+
+READINGS_EXPECTED = "one reading (a number) per line"
+
+
+def read_readings(path_text: str | os.PathLike) -> list[float]:
+    """Readings for Pilot's analysis: one number per line, blank lines ignored.
+
+    Readings are times or rates: finite and >= 0. Any other line is an
+    error naming the file and the line.
+    """
+    path = Path(path_text)
+    values = []
+    for lineno, line in enumerate(_text_lines(path, READINGS_EXPECTED), start=1):
+        if line.strip():
+            values.append(_reading(path, lineno, line.strip(), "reading"))
+    if not values:
+        raise AnalysisError(f"{path}: no readings; expected {READINGS_EXPECTED}")
+    return values
+
+
+WPS_COLUMNS = ("work_amount", "duration_ns")
+WPS_EXPECTED = "a CSV with a header row naming work_amount and duration_ns, then one row per round"
+
+
+def read_wps_rounds(path_text: str | os.PathLike) -> tuple[list[float], list[float]]:
+    """(work amounts, durations in ns) of the rounds in a WPS CSV; both must be > 0."""
+    path = Path(path_text)
+    try:
+        rows = list(csv.reader(_text_lines(path, WPS_EXPECTED)))
+    except csv.Error as exc:
+        raise AnalysisError(f"{path}: cannot read as CSV ({exc})") from None
+    header = [c.strip() for c in rows[0]]
+    missing = [c for c in WPS_COLUMNS if c not in header]
+    if missing:
+        raise AnalysisError(f"{path}: line 1: no column {', '.join(missing)}; expected {WPS_EXPECTED}")
+    cols = [header.index(c) for c in WPS_COLUMNS]
+    work: list[float] = []
+    durations: list[float] = []
+    for lineno, row in enumerate(rows[1:], start=2):
+        if not any(c.strip() for c in row):
+            continue
+        if len(row) <= max(cols):
+            raise AnalysisError(f"{path}: line {lineno}: {len(row)} column(s); expected {len(header)}")
+        work.append(_reading(path, lineno, row[cols[0]].strip(), "work amount", positive=True))
+        durations.append(_reading(path, lineno, row[cols[1]].strip(), "duration (ns)", positive=True))
+    if not work:
+        raise AnalysisError(f"{path}: no rounds; expected {WPS_EXPECTED}")
+    return work, durations

@@ -7,6 +7,12 @@ equivalent to it) in black and the rest grey; an inset shows the first
 iterations. A zoomed panel narrows the y-axis to the steady state. One panel
 per core follows when the results carry core cycle counts.
 
+Beside warmup_stats' changepoints, every time panel shades Pilot's stable
+segment (EDM changepoints, the dominant segment: ``analysis.pilot.edm``) as a
+light band, so a reader sees where the two methods agree; the legend names
+it, or says why Pilot has none (fewer than 30 iterations, or no segment
+longer than half the execution).
+
 Input is an annotated Krun results dict (the Krun keys plus warmup_stats'
 ``all_outliers``, ``changepoints``, ``changepoint_means``,
 ``changepoint_vars``, ``classifications``, ``classifier``). Figures are drawn
@@ -30,6 +36,8 @@ from analysis.errors import AnalysisError
 STEADY_COLOUR = "black"
 OTHER_COLOUR = "0.6"
 MARK_COLOUR = "red"
+PILOT_COLOUR = "tab:blue"
+PILOT_ALPHA = 0.13
 # The inset shows this many leading iterations (clamped to the run length):
 # warmup_stats' plots used 50-150.
 INSET_MIN, INSET_MAX = 50, 150
@@ -142,6 +150,40 @@ def _draw_run_sequence(ax, times, segments, steady, outliers, *, marks: bool = T
     ax.set_xlim(-0.5, n - 0.5)
 
 
+def pilot_segment(times: np.ndarray) -> tuple[tuple[int, int] | None, str]:
+    """Pilot's stable segment [begin, end) of one execution, and its legend label."""
+    from analysis.pilot import edm
+
+    if times.size < edm.MIN_SIZE:
+        return None, f"Pilot: fewer than {edm.MIN_SIZE} iterations, too few for EDM (all kept)"
+    segment = edm.dominant_segment(times)
+    if segment is None:
+        return None, "Pilot: no stable segment (none longer than half the run)"
+    return segment, f"Pilot stable segment [{segment[0]}, {segment[1]})"
+
+
+def _shade_pilot(ax, segment: tuple[int, int] | None) -> None:
+    if segment is not None:
+        ax.axvspan(segment[0] - 0.5, segment[1] - 0.5, facecolor=PILOT_COLOUR, alpha=PILOT_ALPHA, linewidth=0,
+                   zorder=0, gid="pilot-stable-segment")
+
+
+def _legend(ax, pilot_label: str, changepoints: bool) -> None:
+    """Legend of the marks: warmup_stats' changepoints and Pilot's band (a proxy artist each)."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    handles = []
+    if changepoints:
+        handles.append(Line2D([], [], color=MARK_COLOUR, linestyle="dashed", linewidth=0.9,
+                              label="warmup_stats changepoints"))
+    handles.append(Patch(facecolor=PILOT_COLOUR, alpha=PILOT_ALPHA if "[" in pilot_label else 0.0,
+                         edgecolor="none", label=pilot_label))
+    # Above the panel, so it never hides a warm-up in the top left corner.
+    ax.legend(handles=handles, loc="lower left", bbox_to_anchor=(0, 1.0), ncol=len(handles), fontsize=7,
+              frameon=False, borderaxespad=0.2)
+
+
 def _steady_ylim(times, segments, steady, outliers) -> tuple[float, float]:
     """y-range of the steady-state data (outliers excluded), padded by a
     tenth of its spread; constant data (a coarse timer) gets 1% of its value
@@ -195,6 +237,8 @@ def build_figure(annotated: dict, key: str, pexec: int, machine: str) -> Figure:
     grid = fig.add_gridspec(len(heights), 1, height_ratios=heights, hspace=0.35)
     main = fig.add_subplot(grid[0])
     _draw_run_sequence(main, times, segments, steady, outliers, marks=marks)
+    pilot, pilot_label = pilot_segment(times)
+    _shade_pilot(main, pilot)
     main.set_ylabel("Time (secs)")
     fig.suptitle(f"{bench}, {vm}, {machine}, Proc. exec. #{pexec + 1} ({classification})")
 
@@ -204,12 +248,15 @@ def build_figure(annotated: dict, key: str, pexec: int, machine: str) -> Figure:
     upper_half = segments[-1].mean > (y_lo + y_hi) / 2
     inset = main.inset_axes([0.62, 0.06 if upper_half else 0.52, 0.36, 0.42])
     _draw_run_sequence(inset, times, segments, steady, outliers, marks=marks, limit=inset_len)
+    _shade_pilot(inset, pilot)
     inset.text(0.98, 0.95, f"first {inset_len} iterations", transform=inset.transAxes,
                fontsize=7, ha="right", va="top")
     inset.tick_params(labelsize=6)
 
     zoom = fig.add_subplot(grid[1], sharex=main)
     _draw_run_sequence(zoom, times, segments, steady, outliers, marks=marks)
+    _shade_pilot(zoom, pilot)
+    _legend(main, pilot_label, changepoints=marks and len(segments) > 1)
     zoomed = _steady_ylim(times, segments, steady, outliers)
     top_lo, top_hi = main.get_ylim()  # never wider than the main panel
     zoom.set_ylim(max(zoomed[0], top_lo), min(zoomed[1], top_hi))

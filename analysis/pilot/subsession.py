@@ -284,10 +284,30 @@ def _sample_size(arr: np.ndarray, width: float, mean_method: str, confidence: fl
         q = _optimal_q(arr, mean_method, ac_limit)
         if q < 0:
             return SampleSize(False, None, None)
-    d = _deviations(arr, q, _block_method(mean_method), None)
+    return SampleSize(True, q, _subsessions_needed(_deviations(arr, q, _block_method(mean_method), None),
+                                                   width, confidence))
+
+
+def _subsessions_needed(d: np.ndarray, width: float, confidence: float) -> int:
+    """ceil(var_q (T / (width/2))^2) from the h subsession deviations ``d``."""
     t_over_e = t_quantile(confidence, d.size - 1) / (width / 2)
-    opt = _var_of(d) * (t_over_e * t_over_e)
-    return SampleSize(True, q, math.ceil(opt))
+    return math.ceil(_var_of(d) * (t_over_e * t_over_e))
+
+
+def subsessions_for_width(
+    x, q: int, width: float, mean_method: str = "arithmetic", confidence: float = DEFAULT_CONFIDENCE
+) -> int:
+    """Pilot's opt at a given subsession size q: ceil(var_q (T / (width/2))^2) subsessions.
+
+    :func:`optimal_sample_size` with q chosen by the caller (binary: q must be
+    1 and var_q is the n-1 sample variance of the 0/1 data).
+    """
+    _check_width(width)
+    check_confidence(confidence)
+    if mean_method == "binary" and q != 1:
+        raise PilotInputError(f"binary data use q = 1, not {q!r}")
+    arr = as_sample(x, mean_method)
+    return _subsessions_needed(_deviations(arr, q, _block_method(mean_method), None), width, confidence)
 
 
 def required_ci_width(mean: float, ci_percent: float | None = None, ci_width: float | None = None) -> float:

@@ -14,6 +14,7 @@ from ..diff import (BETTER, CLASSIFICATIONS, DIFFERENT, INTERSECTION, STEADY_ITE
                     STEADY_STATE_TIME, STEADY_STATE_TIME_VAR, VERDICT_NAMES, WORSE)
 from . import formats, html, latex
 from .rows import SummaryRow, class_phrase, summary_rows
+from .text import aligned
 
 FORMATS = ("text", "html", "latex")
 TITLE = "Diff against previous results"
@@ -81,12 +82,7 @@ def _text(diff: dict) -> str:
         else:
             cells.append("not compared")
         table.append(cells)
-    widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
-    lines = [TITLE, ""]
-    for n, r in enumerate(table):
-        lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
-        if n == 0:
-            lines.append("  ".join("-" * w for w in widths))
+    lines = [TITLE, ""] + aligned(table)
     notes = _skipped_note(diff)
     if notes:
         lines += [""] + notes

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 from html import escape
+from typing import Sequence
 
 from . import formats
 from .rows import FAILED_HEADERS, FailedRow, SummaryRow, by_machine, class_phrase, failed_summary, histogram
@@ -134,8 +135,9 @@ def plots_section(plots: dict[str, bytes]) -> str:
 
 
 def render_html(summary: dict, plots: dict[str, bytes] | None = None,
-                title: str = "Benchmark summary") -> str:
-    """Summary table per machine, then the plots (label -> PNG bytes), if any."""
+                title: str = "Benchmark summary", sections: Sequence[str] = ()) -> str:
+    """Summary table per machine, then further ``sections`` (HTML fragments, e.g. Pilot's),
+    then the plots (label -> PNG bytes), if any."""
     machines = by_machine(summary)
     body = []
     for machine, mine, no_data in machines:
@@ -146,6 +148,7 @@ def render_html(summary: dict, plots: dict[str, bytes] | None = None,
             body.append(failed_table(no_data))
     if not machines:
         body.append("<p>No benchmarks in this summary.</p>\n")
+    body.extend(sections)
     if plots:
         body.append(plots_section(plots))
     return page(title, "".join(body))

@@ -19,7 +19,8 @@ def _cells(row: SummaryRow) -> tuple[str, ...]:
     )
 
 
-def _layout(rows: list[tuple[str, ...]]) -> list[str]:
+def aligned(rows: list[tuple[str, ...]] | list[list[str]]) -> list[str]:
+    """Rows as left-aligned columns, the first row a header underlined with dashes."""
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = []
     for n, r in enumerate(rows):
@@ -42,11 +43,11 @@ def render_text(summary: dict) -> str:
         out.append(f"Machine: {machine}")
         out.append("")
         if mine:
-            out.extend(_layout([HEADERS] + [_cells(r) for r in mine]))
+            out.extend(aligned([HEADERS] + [_cells(r) for r in mine]))
         if no_data:
             if mine:
                 out.append("")
             out.append(failed_summary(no_data) + ".")
             out.append("")
-            out.extend(_layout([FAILED_HEADERS] + [(f.bench, f.vm, str(f.index), f.label) for f in no_data]))
+            out.extend(aligned([FAILED_HEADERS] + [(f.bench, f.vm, str(f.index), f.label) for f in no_data]))
     return "\n".join(out) + "\n"
