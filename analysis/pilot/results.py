@@ -38,6 +38,9 @@ from analysis.pilot.stopping import ExecutionEstimate, KeyDecision, StopTarget
 # decide_key caps the executions it asks for at max_executions; a report
 # says how many the target needs, so the cap is out of reach.
 UNCAPPED_EXECUTIONS = 10**9
+# A report judges the executions it is given (is the CI within the target?);
+# the stopping rule's larger minimum guards its early stop, not a report.
+REPORT_MIN_EXECUTIONS = 2
 
 
 @dataclass(frozen=True)
@@ -106,7 +109,7 @@ def report_target(*, ac_limit: float, min_samples: int, ci_percent: float | None
                   confidence: float) -> StopTarget:
     """The stopping rule's target for a report: Pilot's estimate, no cap on executions."""
     return StopTarget(ci_percent=ci_percent, ci_width=ci_width, confidence=confidence,
-                      max_executions=UNCAPPED_EXECUTIONS, estimate="pilot", ac_limit=ac_limit,
+                      min_executions=REPORT_MIN_EXECUTIONS, max_executions=UNCAPPED_EXECUTIONS, estimate="pilot", ac_limit=ac_limit,
                       min_samples=min_samples)
 
 

@@ -127,7 +127,7 @@ def test_nan_and_negative_executions_are_rows_and_warnings(tmp_path, capsys):
 def test_presets_reach_the_report(files, capsys):
     quick, _ = report(["pilot", str(files[0]), "--preset", "quick"], capsys)
     assert quick["settings"] | {} == {"ac_limit": 0.8, "ci_percent": 0.2, "ci_width": None, "confidence": 0.95,
-                                      "min_samples": 30, "min_executions": 3}
+                                      "min_samples": 30, "min_executions": 2}
     row = quick["results"][0]["keys"][0]["executions"][0]
     assert row["required_samples"] % row["q"] == 0 and row["required_samples"] >= 30
     own, _ = report(["pilot", str(files[0]), "--preset", "quick", "--min-samples", "500", "--ci-width", "1e-4"],
