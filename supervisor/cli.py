@@ -126,7 +126,8 @@ def _cmd_import_krun(args: argparse.Namespace) -> int:
         raise ColdrunError(f"{out}: already exists; give another -o or --force to replace it")
     tr = import_krun(config, out)
     write_atomic(out, tr.text.encode(), mode=0o644)
-    print(f"wrote {out}: {tr.vms} VM{'s' if tr.vms != 1 else ''}, {tr.keys} bench:vm:variant keys")
+    print(f"wrote {out}: {tr.vms} VM{'s' if tr.vms != 1 else ''}, {tr.keys} key{'s' if tr.keys != 1 else ''} "
+          f"(bench:vm:variant)")
     if tr.notes:
         print("not carried over (no coldrun equivalent; also listed at the top of the file):")
         for note in tr.notes:
@@ -201,7 +202,8 @@ def build_parser() -> argparse.ArgumentParser:
     bj.set_defaults(func=_cmd_build_java)
 
     ik = sub.add_parser(
-        "import-krun", help="translate a Krun .krun config into a coldrun experiment file",
+        "import-krun", help="translate a Krun .krun config into a coldrun experiment file (runs the config: "
+                            "it is Python)",
         description="Translate a Krun config into an equivalent coldrun experiment file, with comments naming "
                     "each Krun setting. The .krun file is Python: this RUNS IT, as Krun did, with your rights "
                     "(against stand-ins for Krun's modules, so Krun need not be installed), in the config's "

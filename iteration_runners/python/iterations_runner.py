@@ -189,7 +189,8 @@ def load_libkruntime():
 
 # What Python 3 says when it meets Python 2 code.
 PYTHON2_SYNTAX = ("Missing parentheses in call to 'print'", "Missing parentheses in call to 'exec'",
-                  "multiple exception types must be parenthesized", "leading zeros in decimal integer literals")
+                  "multiple exception types must be parenthesized", "exception group must be parenthesized",
+                  "leading zeros in decimal integer literals")  # "exception group": PyPy 3.9's wording
 PYTHON2_NAMES = ("xrange", "unicode", "basestring", "long", "raw_input", "unichr", "execfile", "reduce", "file",
                  "cmp", "buffer", "apply", "intern", "coerce", "reload")
 PYTHON2_ATTRIBUTES = ("iteritems", "iterkeys", "itervalues", "has_key")

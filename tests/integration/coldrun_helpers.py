@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import bz2
+import json
 import os
 import subprocess
 import sys
@@ -62,3 +64,15 @@ def make_experiment(tmp: Path, behaviours: dict[str, str], *, executions: int = 
     path = tmp / "exp.toml"
     path.write_text(runs_as_invoker(text))
     return path
+
+
+def run_and_export(tmp: Path, exp: Path) -> tuple[dict, str]:
+    """start --simulate-reboots (really re-executing per job), then the native bundle."""
+    state = tmp / "state"
+    r = coldrun("start", str(exp), "--simulate-reboots", "--state-dir", str(state), timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "experiment finished" in r.stderr
+    out = tmp / "native.json.bz2"
+    e = coldrun("export", str(state), "--format", "native", "-o", str(out))
+    assert e.returncode == 0, e.stderr
+    return json.loads(bz2.decompress(out.read_bytes())), r.stderr

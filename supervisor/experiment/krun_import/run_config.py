@@ -56,8 +56,8 @@ class _StandInFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             raise ImportError(f"coldrun stands in for krun, krun.vm_defs, krun.util and krun.env only; "
                               f"{fullname} is Krun's own machinery, which has no coldrun equivalent", name=fullname)
         if fullname.startswith("distutils."):
-            raise ImportError(f"coldrun stands in for distutils.spawn only (Python 3.12 has no distutils); "
-                              f"use shutil instead of {fullname}", name=fullname)
+            raise ImportError(f"coldrun stands in for distutils.spawn only (Python 3.12 has no distutils), "
+                              f"not {fullname}", name=fullname)
         return None
 
     def create_module(self, spec: Any) -> types.ModuleType:

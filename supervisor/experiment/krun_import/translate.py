@@ -126,7 +126,9 @@ class _Translator:
             self.problems.append(f"N_EXECUTIONS is {n!r}, not an integer")
         t.add("executions", n, "N_EXECUTIONS" if "N_EXECUTIONS" in self.ns else "Krun's default N_EXECUTIONS")
         t.add("order", "round-robin", "Krun's order: for each execution, every VM, benchmark and variant")
-        bench_dir = os.path.relpath(self.config.parent.resolve() / "benchmarks", self.output.parent.resolve())
+        bench_dir = self.config.parent.resolve() / "benchmarks"
+        rel = os.path.relpath(bench_dir, self.output.parent.resolve())
+        bench_dir = rel if not rel.startswith(f"..{os.sep}..") else str(bench_dir)   # no long climbs
         t.add("benchmarks_dir", bench_dir, "Krun: <experiment dir>/benchmarks")
         for setting, field in (("HEAP_LIMIT", "heap_limit"), ("STACK_LIMIT", "stack_limit")):
             v = self.ns[setting]
@@ -323,6 +325,7 @@ def _header(config: Path, notes: list[str]) -> list[str]:
     lines = [f"coldrun experiment translated from {config.name} by `coldrun import-krun`.",
              "Krun re-ran its config at every boot; this is what the config said when it was imported:",
              "import again after changing the .krun file. Each comment names the Krun setting it comes from.",
+             "Relative paths were relative to Krun's working directory (the config's); here they are absolute.",
              "Platform controls not set here are coldrun's defaults (the paper's): see `coldrun platform show`."]
     if notes:
         lines += ["", "Not carried over (no coldrun equivalent):"] + [f"  - {n}" for n in notes]

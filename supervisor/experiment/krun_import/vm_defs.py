@@ -67,11 +67,17 @@ def _overrides(vm_def: k.BaseVMDef, base: type) -> list[str]:
 
 
 def _path(p: Any, config_dir: Path) -> str:
-    """Krun ran from the experiment dir: a relative path with a directory part is relative to it."""
+    """Krun ran VMs in the experiment dir, coldrun runs them in a home of their own: a relative path with
+    a directory part (not an option, not an assignment) is made absolute against the config's dir."""
     p = str(p)
-    if os.sep in p and not os.path.isabs(p):
+    if os.sep in p and not os.path.isabs(p) and not p.startswith("-") and "=" not in p and " " not in p:
         return os.path.normpath(os.path.join(config_dir, p))
     return p
+
+
+def _paths_in(value: str, config_dir: Path) -> str:
+    """Each os.pathsep-separated part of an environment value, as ``_path``."""
+    return os.pathsep.join(_path(part, config_dir) for part in value.split(os.pathsep))
 
 
 def _environment(vm_def: k.BaseVMDef, config_dir: Path, where: str, tr: VmTranslation) -> dict[str, str]:
@@ -90,9 +96,7 @@ def _environment(vm_def: k.BaseVMDef, config_dir: Path, where: str, tr: VmTransl
         if isinstance(change, k.EnvChangeSet):
             tr.remarks.append(f"{change.var} was EnvChangeSet (fatal if already set); coldrun appends "
                               f"with ':' to a value it already has")
-        val = change.val
-        if change.var.endswith("PATH") and os.sep in val:
-            val = _path(val, config_dir)
+        val = _paths_in(change.val, config_dir)
         env[change.var] = f"{env[change.var]}{os.pathsep}{val}" if change.var in env else val
     return env
 
@@ -136,6 +140,7 @@ def translate_vm(name: str, vm_def: k.BaseVMDef, config_dir: Path, problems: lis
     if any(not isinstance(a, str) for a in args):
         problems.append(f"{where}: extra_vm_args {args!r} must be strings")
         return tr
+    args = [_path(a, config_dir) for a in args]
     if args:
         tr.fields["args"] = args
     env = _environment(vm_def, config_dir, where, tr)
@@ -147,7 +152,7 @@ def translate_vm(name: str, vm_def: k.BaseVMDef, config_dir: Path, problems: lis
         else:
             tr.notes.append(f"{where}: instrument=True: coldrun instruments pypy and java only, not {runner}")
     if base is k.V8VMDef and "node" not in os.path.basename(str(exe)):
-        tr.notes.append(f"{where}: V8VMDef ran d8 ({exe}); coldrun's javascript runner needs Node.js (it loads "
+        tr.notes.append(f"{where}: V8VMDef ran d8 ({tr.fields['executable']}); coldrun's javascript runner needs Node.js (it loads "
                         f"libkruntime as a Node addon): set executable to node")
     if base is k.GraalVMDef:
         tr.notes.append(f"{where}: GraalVMDef's check that the JVMCI compiler is really enabled has no coldrun "
