@@ -62,7 +62,7 @@ def _overrides(vm_def: k.BaseVMDef, base: type) -> list[str]:
     for cls in type(vm_def).__mro__:
         if cls is base:
             break
-        names += [n for n, v in vars(cls).items() if callable(v) and not n.startswith("__")]
+        names += [n for n, v in vars(cls).items() if callable(v) and (n == "__init__" or not n.startswith("__"))]
     return sorted(set(names))
 
 
@@ -83,7 +83,7 @@ def _paths_in(value: str, config_dir: Path) -> str:
 def _environment(vm_def: k.BaseVMDef, config_dir: Path, where: str, tr: VmTranslation) -> dict[str, str]:
     """Krun's env changes, in order, as coldrun's appended VM env."""
     env: dict[str, str] = {}
-    for change in vm_def.common_env_changes:
+    for change in getattr(vm_def, "common_env_changes", []):
         if not isinstance(change, k.EnvChange) or change.val is None:
             continue          # e.g. TruffleRubyVMDef without graal_home: Krun appended nothing useful
         if not isinstance(change.var, str) or not isinstance(change.val, str):
@@ -106,12 +106,12 @@ def translate_vm(name: str, vm_def: k.BaseVMDef, config_dir: Path, problems: lis
     base = _krun_class(vm_def)
     runner = next((r for cls, r in RUNNER_OF_CLASS.items() if isinstance(vm_def, cls)), None)
     if base is k.GenericScriptingVMDef:
-        runner = RUNNER_OF_SCRIPT.get(str(vm_def.iterations_runner))
+        runner = RUNNER_OF_SCRIPT.get(str(getattr(vm_def, "iterations_runner", "")))
     tr = VmTranslation(runner)
     if type(vm_def) is not base:
         tr.notes.append(f"{where}: {type(vm_def).__name__} is the config's own subclass of {base.__name__}; "
                         f"translated as {base.__name__}, without what it overrides "
-                        f"({', '.join(_overrides(vm_def, base)) or 'attributes only'})")
+                        f"({', '.join(_overrides(vm_def, base)) or 'class attributes only'})")
     if runner is None:
         tr.notes.append(f"{where}: {repr(vm_def)}: coldrun has no runner for {base.__name__}; this VM and "
                         f"its keys are left out")
@@ -120,9 +120,10 @@ def translate_vm(name: str, vm_def: k.BaseVMDef, config_dir: Path, problems: lis
         tr.notes.append(f"{where}: the config set vm_def.{attr}, which has no coldrun equivalent")
     if getattr(vm_def, "dry_run", False):
         tr.notes.append(f"{where}: vm_def.dry_run = True (Krun ran nothing); coldrun runs the benchmarks")
-    if vm_def.iterations_runner != getattr(vm_def, "krun_runner", vm_def.iterations_runner):
-        tr.notes.append(f"{where}: the config replaced Krun's iterations runner with "
-                        f"{vm_def.iterations_runner!r}; coldrun runs its own {runner} runner")
+    swapped = getattr(vm_def, "iterations_runner", None)
+    if swapped != getattr(vm_def, "krun_runner", swapped):
+        tr.notes.append(f"{where}: the config replaced Krun's iterations runner with {swapped!r}; coldrun runs "
+                        f"its own {runner} runner")
 
     if runner == "krun-external":
         exe = getattr(vm_def, "script_path", None)
@@ -136,9 +137,9 @@ def translate_vm(name: str, vm_def: k.BaseVMDef, config_dir: Path, problems: lis
                             f"nothing?); fix the path in the config")
             return tr
         tr.fields["executable"] = _path(exe, config_dir)
-    args = list(getattr(vm_def, "extra_vm_args", []) or [])
-    if any(not isinstance(a, str) for a in args):
-        problems.append(f"{where}: extra_vm_args {args!r} must be strings")
+    args = getattr(vm_def, "extra_vm_args", None) or []
+    if not isinstance(args, (list, tuple)) or any(not isinstance(a, str) for a in args):
+        problems.append(f"{where}: extra_vm_args {args!r} must be a list of strings")
         return tr
     args = [_path(a, config_dir) for a in args]
     if args:
@@ -146,7 +147,7 @@ def translate_vm(name: str, vm_def: k.BaseVMDef, config_dir: Path, problems: lis
     env = _environment(vm_def, config_dir, where, tr)
     if env:
         tr.fields["env"] = env
-    if vm_def.instrument:
+    if getattr(vm_def, "instrument", False):
         if runner in INSTRUMENTABLE:
             tr.fields["instrument"] = True
         else:

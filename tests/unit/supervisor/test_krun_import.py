@@ -300,3 +300,23 @@ def test_external_suite_variants_need_no_target_but_others_do(tmp_path):
                                      .replace("import PythonVMDef", "import ExternalSuiteVMDef"))
     doc = tomllib.loads(import_krun(tmp_path / "m.krun", tmp_path / "m.toml").text)
     assert doc["vms"]["CPython"]["runner"] == "krun-external" and doc["variants"] == {"default-python": {}}
+
+
+def test_a_subclass_that_skips_krun_s_constructor_still_translates(tmp_path):
+    (tmp_path / "m.krun").write_text(MINIMAL.replace("BENCHMARKS", textwrap.dedent("""\
+        class Bare(PythonVMDef):
+            def __init__(self, path):
+                self.vm_path = path
+                self.extra_vm_args = "-O"
+        VMS["Bare"] = {"vm_def": Bare("python3"), "variants": ["default-python"], "n_iterations": 2}
+        BENCHMARKS""")))
+    with pytest.raises(ColdrunError) as e:
+        import_krun(tmp_path / "m.krun", tmp_path / "m.toml")
+    assert str(e.value) == f"{tmp_path}/m.krun: VMS['Bare']: extra_vm_args '-O' must be a list of strings"
+    source = (tmp_path / "m.krun").read_text().replace('"-O"', '["-O"]')
+    (tmp_path / "m.krun").write_text(source)
+    tr = import_krun(tmp_path / "m.krun", tmp_path / "m.toml")
+    assert tomllib.loads(tr.text)["vms"]["Bare"] == {"runner": "python", "executable": "python3", "args": ["-O"],
+                                                     "iterations": 2, "variants": ["default-python"]}
+    assert tr.notes == ["VMS['Bare']: Bare is the config's own subclass of PythonVMDef; translated as "
+                        "PythonVMDef, without what it overrides (__init__)"]
