@@ -246,7 +246,7 @@ STARTUP_CLASSES = Artefact("startup", "classes", (STARTUP_DIR / "StartupRunner.j
 # Building the compiled parts
 
 
-def _run_build(argv: list[str], what: str) -> None:
+def run_build(argv: list[str], what: str) -> None:
     tool = shutil.which(argv[0])
     if tool is None:
         raise MissingTool(f"building {what} needs {argv[0]!r}, which is not on PATH")
@@ -279,7 +279,7 @@ def _compile_c(art: Artefact, argv_tail: list[str], *, shared: bool) -> Path:
         # Build beside the target then rename: a concurrent build never sees half a file.
         tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
         flags = ["-shared", "-fPIC"] if shared else []
-        _run_build([_cc(), "-O2", "-Wall", *flags, "-o", str(tmp), *argv_tail], art.what)
+        run_build([_cc(), "-O2", "-Wall", *flags, "-o", str(tmp), *argv_tail], art.what)
         tmp.chmod(0o755)
         os.replace(tmp, out)
     return out
@@ -315,16 +315,21 @@ def _javac(art: Artefact, sources: list[Path], classpath: Path | None = None) ->
         out.mkdir(parents=True, exist_ok=True)
         cp = ["-cp", str(classpath)] if classpath else []
         # --release 8 keeps the classes loadable by any JVM a user may name.
-        _run_build(["javac", "-nowarn", "--release", "8", *cp, "-d", str(out), *map(str, sources)], art.what)
+        run_build(["javac", "-nowarn", "--release", "8", *cp, "-d", str(out), *map(str, sources)], art.what)
         for f in [out, *out.rglob("*")]:
             f.chmod(f.stat().st_mode | (0o055 if f.is_dir() else 0o044))
         (out / ".built").touch()
     return out
 
 
+def build_java_classes() -> Path:
+    """The Java runner's class directory (BaseKrunEntry, IterationsRunner), built if needed."""
+    return _javac(JAVA_CLASSES, list(JAVA_CLASSES.sources))
+
+
 def build_java() -> tuple[Path, Path]:
     """(class directory, JNI library) for the Java runner."""
-    classes = _javac(JAVA_CLASSES, list(JAVA_CLASSES.sources))
+    classes = build_java_classes()
     include = _java_home_include()
     jni = _build_shared_object(JAVA_JNI, [libkruntime_include_dir(), include, include / "linux"])
     _javac(JAVA_PROBE, [PROBE_DIR / "KrunEntry.java"], classpath=classes)
@@ -453,8 +458,8 @@ def _java_class_and_dir(benchmark_path: str) -> tuple[str, str]:
         name = name[: -len(".class")]
     elif name.endswith(".java"):
         raise ValueError(
-            f"Java benchmark {benchmark_path} must be compiled: give the .class file "
-            "(javac it against iteration_runners/java/build/classes)"
+            f"Java benchmark {benchmark_path} must be compiled: run `coldrun build-java {path.parent}` "
+            "and give the class name (as Krun) or its .class file"
         )
     # Absolute: the benchmark user's working directory is not the supervisor's.
     return name, os.path.abspath(path.parent)

@@ -109,6 +109,41 @@ def _cmd_build_runners(args: argparse.Namespace) -> int:
     return report_build(args.runners)
 
 
+def _cmd_build_java(args: argparse.Namespace) -> int:
+    from iteration_runners.java_benchmarks import build_java_benchmarks, runner_classpath
+    from iteration_runners.languages import RunnerError
+    try:
+        if args.classpath:
+            print(runner_classpath())
+            return 0
+        if not args.directories:
+            raise ColdrunError("build-java: give the directories of Java benchmark sources (or --classpath)")
+        for build in build_java_benchmarks([Path(d) for d in args.directories]):
+            print(build.line())
+    except RunnerError as e:
+        raise ColdrunError(str(e))
+    return 0
+
+
+def _cmd_import_krun(args: argparse.Namespace) -> int:
+    from supervisor.durable import write_atomic
+    from supervisor.experiment.krun_import import import_krun
+    config = Path(args.config)
+    out = Path(args.output) if args.output else config.with_suffix(".toml")
+    if out.exists() and not args.force:
+        raise ColdrunError(f"{out}: already exists; give another -o or --force to replace it")
+    tr = import_krun(config, out)
+    write_atomic(out, tr.text.encode(), mode=0o644)
+    print(f"wrote {out}: {tr.vms} VM{'s' if tr.vms != 1 else ''}, {tr.keys} key{'s' if tr.keys != 1 else ''} "
+          f"(bench:vm:variant)")
+    if tr.notes:
+        print("not carried over (no coldrun equivalent; also listed at the top of the file):")
+        for note in tr.notes:
+            print(f"  - {note}")
+    print(f"next: coldrun check {out}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="coldrun", description="Run benchmark experiments with a reboot "
                                 "before every process execution, Krun-style.")
@@ -163,6 +198,29 @@ def build_parser() -> argparse.ArgumentParser:
                     help="c, python, pypy, lua, javascript, java, ruby, php or startup (default: all; a missing "
                          "tool then is reported, not an error)")
     br.set_defaults(func=_cmd_build_runners)
+
+    bj = sub.add_parser("build-java", help="compile Krun-style Java benchmarks (classes implementing "
+                        "BaseKrunEntry) against coldrun's Java runner, in place")
+    bj.add_argument("directories", nargs="*", metavar="DIR",
+                    help="directories of .java sources, e.g. benchmarks/nbody/java (compiled when a class is "
+                         "missing or older than its source)")
+    bj.add_argument("--classpath", action="store_true",
+                    help="print the runner's class directory instead, for a Makefile: "
+                         "javac -cp \"$(coldrun build-java --classpath):.\" *.java")
+    bj.set_defaults(func=_cmd_build_java)
+
+    ik = sub.add_parser(
+        "import-krun", help="translate a Krun .krun config into a coldrun experiment file (runs the config: "
+                            "it is Python)",
+        description="Translate a Krun config into an equivalent coldrun experiment file, with comments naming "
+                    "each Krun setting. The .krun file is Python: this RUNS IT, as Krun did, with your rights "
+                    "(against stand-ins for Krun's modules, so Krun need not be installed), in the config's "
+                    "directory. Only import configs you trust. Settings with no coldrun equivalent are "
+                    "listed in the output and at the top of the file.")
+    ik.add_argument("config", help="the Krun config (EXP.krun)")
+    ik.add_argument("-o", "--output", help="the experiment file to write (default: EXP.toml beside the config)")
+    ik.add_argument("--force", action="store_true", help="replace the output file if it exists")
+    ik.set_defaults(func=_cmd_import_krun)
 
     add_platform_commands(sub)     # coldrun platform show|check (read only)
     return p

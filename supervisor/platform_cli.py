@@ -9,10 +9,12 @@ them show as unavailable.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
+import textwrap
 from pathlib import Path
-from typing import Sequence, TextIO
+from typing import Any, Sequence, TextIO
 
 from supervisor.platforms.controls import ControlReport
 from supervisor.experiment.platform_policy import PlatformPolicy
@@ -39,20 +41,30 @@ def _platform(policy: PlatformPolicy, root_dir: str, os_name: str | None):
                          commands=commands, clock=RealClock(), log=_QuietLog())
 
 
-def machine_summary(platform) -> list[str]:
+def machine_facts(platform) -> dict[str, Any]:
+    """What `platform show` says about the machine, as data (its --json) and as lines."""
     virtual, why = platform.is_virtual()
-    lines = [f"machine: {'VIRTUAL' if virtual else 'bare metal'} ({why})"]
+    facts: dict[str, Any] = {"virtual": virtual, "virtual_reason": why}
     if platform.name == "linux":
-        from supervisor.platforms import linux_facts as facts
-        root = platform.root
-        lines.append(f"kernel: {facts.kernel_release(root)}; cpus online: {len(platform.cpus())}; "
-                     f"model: {facts.cpu_model(root)}")
-        lines.append(f"scaling driver: {facts.scaling_driver(root).describe()}")
+        from supervisor.platforms import linux_facts as facts_of
         from supervisor.platforms.linux_controls import read_counter_facts
-        lines.append(f"hardware counters: {read_counter_facts(root, platform.cpus()).describe()}")
-    temps = platform.read_temperatures()
+        root = platform.root
+        facts.update(kernel=facts_of.kernel_release(root), cpus_online=len(platform.cpus()),
+                     model=facts_of.cpu_model(root), scaling_driver=facts_of.scaling_driver(root).describe(),
+                     hardware_counters=read_counter_facts(root, platform.cpus()).describe())
+    facts["temperatures"] = dict(sorted(platform.read_temperatures().items()))
+    return facts
+
+
+def machine_summary(facts: dict[str, Any]) -> list[str]:
+    lines = [f"machine: {'VIRTUAL' if facts['virtual'] else 'bare metal'} ({facts['virtual_reason']})"]
+    if "kernel" in facts:
+        lines.append(f"kernel: {facts['kernel']}; cpus online: {facts['cpus_online']}; model: {facts['model']}")
+        lines.append(f"scaling driver: {facts['scaling_driver']}")
+        lines.append(f"hardware counters: {facts['hardware_counters']}")
+    temps = facts["temperatures"]
     lines.append(f"temperature sensors: {len(temps)}" +
-                 (" (" + ", ".join(f"{k}={v:.1f}°C" for k, v in sorted(temps.items())[:8]) +
+                 (" (" + ", ".join(f"{k}={v:.1f}°C" for k, v in list(temps.items())[:8]) +
                   (", ..." if len(temps) > 8 else "") + ")" if temps else ""))
     return lines
 
@@ -65,19 +77,43 @@ def _change(r: ControlReport) -> str:
     return "-" if r.action != "report" else "(recorded only)"
 
 
+NOW_WIDTH, WANTS_WIDTH = 34, 28
+
+
+def table_rows(cells: list[str], widths: list[int]) -> list[str]:
+    """One table row, every cell but the last wrapped to its width (continuation lines below it), so a
+    long value (a kernel config and command line, a list of sensors) is shown whole, never cut."""
+    wrapped = [textwrap.wrap(c, w, break_on_hyphens=False) or [""] for c, w in zip(cells, widths)]
+    wrapped.append([cells[-1]])
+    lines = []
+    for i in range(max(len(w) for w in wrapped)):
+        parts = [w[i] if i < len(w) else "" for w in wrapped]
+        lines.append("  ".join(f"{p:{w}}" for p, w in zip(parts, widths)) + "  " + parts[-1])
+    return [line.rstrip() for line in lines]
+
+
 def show(policy: PlatformPolicy, root_dir: str = "/", os_name: str | None = None,
-         out: TextIO | None = None) -> list[ControlReport]:
+         out: TextIO | None = None, as_json: bool = False) -> list[ControlReport]:
     """Print every control: now, wanted, what would change.  Changes nothing."""
     out = out or sys.stdout
     platform = _platform(policy, root_dir, os_name)
-    for line in machine_summary(platform):
-        print(line, file=out)
+    facts = machine_facts(platform)
     reports = platform.inspect()
-    w = max(len(r.control) for r in reports)
-    print(f"\n{'control':{w}}  {'now':34}  {'policy wants':28}  change", file=out)
-    for r in reports:
-        print(f"{r.control:{w}}  {r.found[:34]:34}  {r.wanted[:28]:28}  {_change(r)}", file=out)
     unavailable = [r.control for r in reports if r.action == "unavailable"]
+    if as_json:
+        json.dump({"machine": facts, "controls": [r.as_dict() for r in reports], "unavailable": unavailable},
+                  out, indent=2, ensure_ascii=False)
+        out.write("\n")
+        return reports
+    for line in machine_summary(facts):
+        print(line, file=out)
+    widths = [max(len(r.control) for r in reports), NOW_WIDTH, WANTS_WIDTH]
+    print("", file=out)
+    for line in table_rows(["control", "now", "policy wants", "change"], widths):
+        print(line, file=out)
+    for r in reports:
+        for line in table_rows([r.control, r.found, r.wanted, _change(r)], widths):
+            print(line, file=out)
     if unavailable:
         print(f"\nunavailable on this machine: {', '.join(unavailable)}", file=out)
     return reports
@@ -101,7 +137,7 @@ def _load_policy(path: str) -> PlatformPolicy:
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
-    show(PlatformPolicy(), args.root, args.os)
+    show(PlatformPolicy(), args.root, args.os, as_json=args.json)
     return 0
 
 
@@ -125,6 +161,8 @@ def add_platform_commands(subparsers) -> None:
     s = sub.add_parser("show", help="every control: current value, what the policy wants, what would change")
     s.add_argument("--root", default="/", help="a copy of a machine's /sys, /proc, /boot, /etc (default /)")
     s.add_argument("--os", choices=("linux", "openbsd"), default=None, help="default: this machine's OS")
+    s.add_argument("--json", action="store_true",
+                   help="print the machine facts and every control report as one JSON object")
     s.set_defaults(func=_cmd_show)
     c = sub.add_parser("check", help="exit 0 when the machine is ready for EXPERIMENT, else list each problem")
     c.add_argument("experiment")

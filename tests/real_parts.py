@@ -19,3 +19,17 @@ def missing_real_part(reason: str) -> NoReturn:
     if under_ci():
         pytest.fail(f"CI=true and a real part is missing: {reason}", pytrace=False)
     pytest.skip(reason)
+
+
+def python27_interpreter() -> str | None:
+    """A Python 2.7 that runs (Debian no longer ships one; pyenv may have one, whose shims may not run)."""
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    for candidate in (str(Path.home() / ".pyenv/versions/2.7.18/bin/python2.7"), "python2.7"):
+        found = shutil.which(candidate)
+        if found and subprocess.run([found, "-c", "import sys; sys.exit(sys.version_info[0] != 2)"],
+                                    capture_output=True).returncode == 0:
+            return found
+    return None

@@ -20,6 +20,7 @@ import importlib.util
 import json
 import os
 import sys
+import traceback
 
 CDEF = """
     void krun_init(void);
@@ -229,3 +230,7 @@ if __name__ == "__main__":
             sys.stderr.write("iterations_runner.py: error: the benchmark called sys.exit(%r)\n" % exc.code)
             sys.exit(EXIT_BENCHMARK_FAILED)
         raise
+    except BaseException as exc:
+        traceback.print_exc()
+        _common.report_python2(sys.argv[1], exc)   # exits 2 when the benchmark is Python 2 code
+        sys.exit(EXIT_BENCHMARK_FAILED)

@@ -9,17 +9,21 @@ lists, and at the end writes one JSON document to the results channel (fd 3,
 or $COLDRUN_RESULTS_FD).
 
 Runs on any Python 3 interpreter, including one that is not coldrun's venv
-and PyPy: libkruntime is found through absolute paths in the environment
+and PyPy, and on Python 2.7 for Krun-era benchmarks (through ctypes):
+libkruntime is found through absolute paths in the environment
 ($COLDRUN_KRUNTIME_EXTENSION for CPython's extension, $COLDRUN_LIBKRUNTIME for
 libkruntime.so through cffi or ctypes), never through coldrun's sys.path.
 Only the standard library is used here.
 
 Exit status: 0 document written; 1 the benchmark raised (traceback on
-stderr, no document); 2 bad usage or setup; 3 the results channel failed.
+stderr, no document); 2 bad usage or setup, including a Python 2 benchmark
+run by Python 3 (the last stderr line says so, names the interpreter and the
+fix); 3 the results channel failed.
 """
 
 import json
 import os
+import re
 import sys
 import traceback
 
@@ -68,6 +72,10 @@ def take_results_channel():
     except OSError:
         fail("results channel fd %d is not open; the supervisor passes it (see PROTOCOL.md)" % fd)
     private = os.dup(fd)  # non-inheritable (PEP 446): child processes never see it
+    if sys.version_info[0] < 3:  # Python 2's dup is inheritable
+        import fcntl
+
+        fcntl.fcntl(private, fcntl.F_SETFD, fcntl.fcntl(private, fcntl.F_GETFD) | fcntl.FD_CLOEXEC)
     os.close(fd)
     return private
 
@@ -162,7 +170,8 @@ def load_libkruntime():
     """Returns (binding, description); exits with a clear error if none loads."""
     tried = []
     ext = os.environ.get("COLDRUN_KRUNTIME_EXTENSION")
-    if ext and sys.implementation.name == "cpython":
+    implementation = getattr(sys, "implementation", None)  # Python 2 has none, nor a loadable extension
+    if ext and implementation is not None and implementation.name == "cpython":
         try:
             module = load_extension(ext)
             if module is not None:
@@ -187,24 +196,79 @@ def load_libkruntime():
     fail("cannot load libkruntime (%s)" % "; ".join(tried))
 
 
+# -- a Python 2 benchmark run by Python 3 -------------------------------------
+
+# What Python 3 says when it meets Python 2 code.
+PYTHON2_SYNTAX = ("Missing parentheses in call to 'print'", "Missing parentheses in call to 'exec'",
+                  "multiple exception types must be parenthesized", "exception group must be parenthesized",
+                  "leading zeros in decimal integer literals")  # "exception group": PyPy 3.9's wording
+PYTHON2_NAMES = ("xrange", "unicode", "basestring", "long", "raw_input", "unichr", "execfile", "reduce", "file",
+                 "cmp", "buffer", "apply", "intern", "coerce", "reload")
+PYTHON2_ATTRIBUTES = ("iteritems", "iterkeys", "itervalues", "has_key")
+PYTHON2_MODULES = ("cPickle", "cStringIO", "StringIO", "Queue", "ConfigParser", "urllib2", "__builtin__",
+                   "HTMLParser", "httplib", "thread", "commands", "sets")
+
+
+def python2_evidence(exc):
+    """The exception line that shows the benchmark is Python 2 code, or None."""
+    if sys.version_info[0] < 3:
+        return None
+    text = str(exc)
+    if isinstance(exc, SyntaxError):
+        found = any(s in (exc.msg or "") for s in PYTHON2_SYNTAX)
+        where = " (%s line %s)" % (os.path.basename(exc.filename or "?"), exc.lineno)
+        return "SyntaxError: %s%s" % (exc.msg, where) if found else None
+    if isinstance(exc, NameError):
+        found = re.search(r"name '(%s)' is not defined" % "|".join(PYTHON2_NAMES), text)
+    elif isinstance(exc, AttributeError):
+        found = re.search(r"object has no attribute '(%s)'" % "|".join(PYTHON2_ATTRIBUTES), text)
+    elif isinstance(exc, ImportError):
+        found = re.search(r"No module named '(%s)'" % "|".join(PYTHON2_MODULES), text)
+    else:
+        found = None
+    return "%s: %s" % (type(exc).__name__, text) if found else None
+
+
+def report_python2(benchmark, exc):
+    """If ``exc`` says the benchmark is Python 2 code: one stderr line saying so, which interpreter ran
+    it and the fix, then exit 2 (setup: every execution would fail alike).  Otherwise return."""
+    evidence = python2_evidence(exc)
+    if evidence is None:
+        return
+    version = "%s %s" % (sys.implementation.name, ".".join(map(str, sys.version_info[:3])))
+    fail("%s looks like Python 2 (%s), but %s (%s) ran it; point the VM at a Python 2.7 interpreter "
+         "(in its [vms.NAME] table: runner = \"python\", executable = \"/usr/bin/python2.7\"; coldrun's python "
+         "runner runs on 2.7) or port the benchmark to Python 3" % (benchmark, evidence, sys.executable, version))
+
+
 # -- the measurement loop ----------------------------------------------------
+
+
+def _import_python2(path):
+    """Python 2.7 has no importlib.util: imp loads the file as module "bench" the same way."""
+    import imp
+
+    return imp.load_source("bench", path)
 
 
 def load_benchmark(path):
     """Import the benchmark file as module "bench"; its directory goes first on sys.path."""
-    import importlib.util
-
     runner_dir = os.path.dirname(os.path.abspath(__file__))
     if sys.path and os.path.abspath(sys.path[0] or ".") == runner_dir:
         sys.path[0] = os.path.dirname(path)  # the runner's own dir is no business of the benchmark
     else:  # e.g. under -I or -P, where the script's dir is not on sys.path
         sys.path.insert(0, os.path.dirname(path))
-    spec = importlib.util.spec_from_file_location("bench", path)
-    if spec is None:
-        fail("cannot import benchmark %s (not a Python file?)" % path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench"] = module
-    spec.loader.exec_module(module)
+    if sys.version_info[0] < 3:
+        module = _import_python2(path)
+    else:
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location("bench", path)
+        if spec is None:
+            fail("cannot import benchmark %s (not a Python file?)" % path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["bench"] = module
+        spec.loader.exec_module(module)
     run_iter = getattr(module, "run_iter", None)
     if not callable(run_iter):
         fail("benchmark %s has no run_iter(param) function" % path)
@@ -280,8 +344,9 @@ def main(argv):
             sys.stderr.write("iterations_runner.py: error: the benchmark called sys.exit(%r)\n" % (e.code,))
             sys.exit(EXIT_BENCHMARK_FAILED)
         raise
-    except BaseException:
+    except BaseException as e:
         traceback.print_exc()
+        report_python2(benchmark, e)
         sys.exit(EXIT_BENCHMARK_FAILED)
     krun.krun_done()
     write_document(channel, document)

@@ -13,7 +13,7 @@ from supervisor.boot.context import Boot
 from supervisor.boot.crash_points import pause_point
 from supervisor.errors import ColdrunError
 from supervisor.experiment.model import VM
-from supervisor.launch.process import ProcessResult, run_process
+from supervisor.launch.process import ProcessResult, error_line, run_process
 from supervisor.launch.runner_command import env_size, runner_launch
 from supervisor.platforms.base import Platform
 from supervisor.state.schedule import JobLine
@@ -106,7 +106,8 @@ def launch_and_judge(ctx: Boot, platform: Platform, job: JobLine, record: dict[s
     if res.signal is not None:
         return "E", f"runner killed by signal {res.signal} ({record['signal_name']})"
     if res.exit_code != 0:
-        return "E", f"runner exited with status {res.exit_code}"
+        said = error_line(res.stderr.text())
+        return "E", f"runner exited with status {res.exit_code}" + (f": {said}" if said else "")
     if res.results_oversize:
         return "E", "results document larger than the limit"
     return judge_document(res.results, exp.vms[vm_name], job.iterations, record)

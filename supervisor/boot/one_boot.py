@@ -32,6 +32,7 @@ from supervisor.boot.user_commands import HookFailed, run_hooks
 from supervisor.errors import ColdrunError, PlatformError
 from supervisor.eventlog import make_logger
 from supervisor.experiment.quantities import format_duration
+from supervisor.launch.process import error_line, last_lines
 from supervisor.platforms import compare_audit
 from supervisor.platforms.factory import Machine
 from supervisor.state.outcome import exit_code
@@ -42,6 +43,7 @@ from supervisor.state import layout
 from supervisor.state.verify import altered_line, verify_records
 
 RUNNER_SETUP_EXIT = 2    # PROTOCOL.md: the runner's usage/setup failure, before any iteration
+LOG_STDERR_CHARS = 1500  # whole last lines of a failed run's stderr in the log (a stack trace's end)
 
 
 class _Terminated(BaseException):
@@ -197,7 +199,7 @@ def run_one(ctx: Boot, job: JobLine) -> int | None:
     level = log.info if outcome == "C" else log.warning
     level("finished job", index=job.index, key=job.key, pexec=job.pexec, attempt=attempt,
           outcome=record.state, reason=reason, seconds=round(record.duration_seconds or 0.0, 3),
-          stderr_tail=(record.stderr_tail or "")[-300:] if outcome == "E" else None)
+          stderr_tail=last_lines(record.stderr_tail or "", LOG_STDERR_CHARS) if outcome == "E" else None)
     try:
         run_hooks("post-execution", exp.post_execution,
                   {"COLDRUN_STATE_DIR": str(state.path), "COLDRUN_LOG_FILE": str(state.log_path),
@@ -238,6 +240,6 @@ def _launch_failure(ctx: Boot, job: JobLine, ex: Executed) -> str | None:
         return reason
     record = ex.record
     if record.exit_code == RUNNER_SETUP_EXIT and not record.wallclock_times:
-        said = (record.stderr_tail or "").strip().splitlines()
-        return "runner exited with status 2 (usage/setup) before any iteration" + (f": {said[-1]}" if said else "")
+        said = error_line(record.stderr_tail or "")
+        return "runner exited with status 2 (usage/setup) before any iteration" + (f": {said}" if said else "")
     return None

@@ -31,6 +31,8 @@ from supervisor.experiment import run_length
 from supervisor.experiment.run_length import Stop
 
 NAME_PATTERN = r"^[A-Za-z0-9_.+-]+$"
+# Krun's ExternalSuiteVMDef protocol: the script gets the benchmark's name, and prints Krun's JSON.
+KRUN_EXTERNAL_RUNNER = "krun-external"
 
 # Each job is one reboot (minutes), and every boot parses the whole schedule
 # (about 1 s for 100,000 jobs): 100,000 jobs is months of machine time already.
@@ -128,7 +130,7 @@ def startup_runners() -> tuple[str, ...]:
 
 class VM(_Strict):
     """A language implementation (Krun's VMS entry)."""
-    runner: str = Field(description="iteration runner: python, c, ... or external")
+    runner: str = Field(description=f"iteration runner: python, c, ..., external or {KRUN_EXTERNAL_RUNNER}")
     executable: str | None = Field(
         default=None,
         description='absolute path, a name found on PATH, or "@python" for the interpreter running coldrun; '
@@ -180,7 +182,10 @@ class VM(_Strict):
 
 class Variant(_Strict):
     """Krun's EntryPoint: benchmarks/<bench>/<subdir>/<target>."""
-    target: str
+    target: str | None = Field(
+        default=None,
+        description=f"the benchmark file; only VMs with runner {KRUN_EXTERNAL_RUNNER!r} (which get the "
+                    f"benchmark's name, as Krun's external suites did) may use a variant without one")
     subdir: str | None = None
 
 
@@ -281,6 +286,10 @@ def _whole_experiment_problems(exp: Experiment) -> list[tuple[str, str]]:
             if v not in exp.variants:
                 problems.append((dotted(("vms", vm_name, "variants", i)),
                                  f"names {v!r}, which is not under [variants]; add [variants.{v}] or fix the name"))
+            elif exp.variants[v].target is None and vm.runner != KRUN_EXTERNAL_RUNNER:
+                problems.append((dotted(("variants", v, "target")),
+                                 f"required: vms.{vm_name} (runner {vm.runner!r}) runs a benchmark file; only "
+                                 f"runner {KRUN_EXTERNAL_RUNNER!r} takes a variant without one"))
     if exp.stop is not None:
         problems += run_length.problems(exp.stop, exp.vms)
     if problems or (exp.executions is None and exp.stop is None):   # the latter: parse_experiment says so
@@ -554,16 +563,20 @@ def parse_experiment(text: bytes, path: str) -> Experiment:
     return exp
 
 
-def load_experiment(path: str | Path) -> tuple[Experiment, bytes]:
-    p = Path(path)
+def read_input_file(path: str | Path, kind: str, expected: str) -> bytes:
+    """The bytes of a file the user named, or one line saying why they cannot be read."""
     try:
-        text = p.read_bytes()
+        return Path(path).read_bytes()
     except FileNotFoundError:
-        raise ColdrunError(f"{path}: experiment file not found")
+        raise ColdrunError(f"{path}: {kind} not found")
     except IsADirectoryError:
-        raise ColdrunError(f"{path}: is a directory, expected a TOML experiment file")
+        raise ColdrunError(f"{path}: is a directory, expected {expected}")
     except PermissionError:
-        raise ColdrunError(f"{path}: cannot read the experiment file (permission denied)")
+        raise ColdrunError(f"{path}: cannot read the {kind} (permission denied)")
+
+
+def load_experiment(path: str | Path) -> tuple[Experiment, bytes]:
+    text = read_input_file(path, "experiment file", "a TOML experiment file")
     return parse_experiment(text, str(path)), text
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 import resource
 import selectors
 import shutil
@@ -50,11 +51,40 @@ class Tail:
             del self.buf[:-self.limit]
 
     def text(self) -> str:
-        return bytes(self.buf[-self.limit:]).decode("utf-8", "replace")
+        data = bytes(self.buf[-self.limit:])
+        if self.total > len(data) and b"\n" in data:    # cut: start at a line, not mid-way through one
+            data = data[data.index(b"\n") + 1:]
+        return data.decode("utf-8", "replace")
 
     @property
     def truncated(self) -> bool:
         return self.total > self.limit
+
+
+def last_lines(text: str, limit: int) -> str:
+    """The last whole lines of ``text`` within ``limit`` characters (a failing line is near the end);
+    a last line longer than ``limit`` alone keeps its end, marked with "...". """
+    text = text.rstrip("\n")
+    if len(text) <= limit:
+        return text
+    cut = text[-limit:]
+    if "\n" in cut:
+        return cut[cut.index("\n") + 1:]
+    return "..." + cut[3:]
+
+
+# "error: ...", "Fatal", "ZeroDivisionError:", "java.lang.RuntimeException" (not "error_handling.py").
+_ERROR_WORDS = re.compile(r"(?i:\b(?:error|exception|fatal|panic)\b)|(?:Error|Exception)\b")
+
+
+def error_line(text: str, limit: int = 400) -> str | None:
+    """The line of a runner's stderr that says what went wrong: the last one naming an error (runners
+    end with "<runner>: error: ...", Python with its exception, Node.js with its version), else the last."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not lines:
+        return None
+    said = next((line for line in reversed(lines) if _ERROR_WORDS.search(line)), lines[-1])
+    return said if len(said) <= limit else said[:limit - 3] + "..."
 
 
 @dataclass

@@ -18,7 +18,7 @@ import stat
 from pathlib import Path
 
 from supervisor.experiment.model import Experiment
-from supervisor.launch.runner_command import Launch, benchmark_path, runner_launch
+from supervisor.launch.runner_command import KRUN_EXTERNAL_ADAPTER, Launch, benchmark_path, runner_launch
 
 # Runner environment variables that hold paths of files the runner loads.
 PATH_VARIABLES = ("COLDRUN_KRUNTIME_EXTENSION", "COLDRUN_LIBKRUNTIME", "COLDRUN_KRUN_JNI",
@@ -108,13 +108,16 @@ def first_blocker(path: str | Path, need: str, *, dir_listable: bool = False) ->
     return None
 
 
-def needed_files(launch: Launch, bench_file: Path) -> list[tuple[str, str, bool]]:
+def needed_files(launch: Launch, bench_file: Path | None) -> list[tuple[str, str, bool]]:
     """(path, read|execute, parent must be listable) for every file a runner needs."""
     out: list[tuple[str, str, bool]] = [(launch.argv[0], EXECUTE, False)]
     rest = launch.argv[1:]
     if Path(launch.argv[0]).name == "startup_wrapper" and rest:
         out.append((rest[0], EXECUTE, False))     # startup-time mode: the wrapper execs the VM
         rest = rest[1:]
+    if rest[:1] == ["-I"] and len(rest) > 2 and Path(rest[1]).name == KRUN_EXTERNAL_ADAPTER:
+        out += [(rest[1], READ, False), (rest[2], EXECUTE, False)]   # the adapter runs the Krun script
+        rest = rest[3:]
     for arg in rest:
         if os.path.isabs(arg) and os.path.exists(arg):
             # Benchmarks are imported/loaded from their directory (Python lists it).
@@ -135,7 +138,7 @@ def unreachable_files(exp: Experiment, exp_dir: Path, exp_path: str, keys: list[
     for key in keys:
         bench, vm_name, variant = key.split(":")
         launch = runner_launch(exp, exp_dir, exp_path, bench, vm_name, variant, home="/nonexistent")
-        bench_file = benchmark_path(exp, exp_dir, bench, variant)
+        bench_file = benchmark_path(exp, exp_dir, bench, variant, exp.vms[vm_name].runner)
         for path, need, listable in needed_files(launch, bench_file):
             if (path, need) in seen:
                 continue

@@ -1,8 +1,12 @@
 """From experiment names to files and argv: benchmark paths, executables, runner command, environment.
 
 Benchmarks follow Krun's layout: <experiment dir>/<benchmarks_dir>/<bench>/<subdir>/<target>.
-The runner ``external`` is Krun's ExternalSuiteVMDef: ``<executable> [args] <benchmark>
-<iterations> <param> <debug>``, no runner file; other runner names come from iteration_runners.
+The runner ``external`` runs ``<executable> [args] <benchmark file> <iterations> <param> <debug>``
+and reads the results document from fd 3, no runner file; ``krun-external`` runs a Krun
+ExternalSuiteVMDef script unmodified (it gets the benchmark's *name* and prints Krun's JSON) through
+iteration_runners/krun_external.py; other runner names come from iteration_runners.
+A Java variant's target is Krun's class name (``KrunEntry``), or that class's .class or .java file:
+the class file must exist (``coldrun build-java DIR`` compiles it against the runner's classes).
 """
 
 from __future__ import annotations
@@ -13,23 +17,35 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import iteration_runners
 from supervisor.errors import ColdrunError
-from supervisor.experiment.model import VM, Experiment
+from supervisor.experiment.model import KRUN_EXTERNAL_RUNNER, VM, Experiment
 
 EXTERNAL_RUNNER = "external"
 PYTHON_SELF = "@python"          # the interpreter running coldrun
 FIXED_PATH = "/usr/local/bin:/usr/bin:/bin"
-DEFAULT_TARGETS = {EXTERNAL_RUNNER: None}
+BUILD_JAVA = "coldrun build-java"
+KRUN_EXTERNAL_ADAPTER = "krun_external.py"      # in iteration_runners/
 
 
 def known_runners() -> tuple[str, ...]:
     import iteration_runners
-    return tuple(iteration_runners.KNOWN_RUNNERS) + (EXTERNAL_RUNNER,)
+    return tuple(iteration_runners.KNOWN_RUNNERS) + (EXTERNAL_RUNNER, KRUN_EXTERNAL_RUNNER)
 
 
-def benchmark_path(exp: Experiment, exp_dir: Path, bench: str, variant: str) -> Path:
+def java_class_file(target: str) -> str:
+    """Krun's Java target is a class name; coldrun also takes the .class or .java file's name."""
+    stem = target.removesuffix(".class").removesuffix(".java")
+    return stem + ".class"
+
+
+def benchmark_path(exp: Experiment, exp_dir: Path, bench: str, variant: str, runner: str | None = None) -> Path | None:
+    """The benchmark file of a key; None for a krun-external variant, which has none."""
     v = exp.variants[variant]
-    parts = [exp.benchmarks_dir, bench] + ([v.subdir] if v.subdir else []) + [v.target]
+    if v.target is None or runner == KRUN_EXTERNAL_RUNNER:
+        return None
+    target = java_class_file(v.target) if runner == "java" else v.target
+    parts = [exp.benchmarks_dir, bench] + ([v.subdir] if v.subdir else []) + [target]
     return (exp_dir.joinpath(*parts)).resolve()
 
 
@@ -49,14 +65,29 @@ def _make_hint(missing: Path, exp_dir: Path) -> str:
         d = d.parent
 
 
+def _shown(p: Path) -> str:
+    rel = os.path.relpath(p)
+    return str(p) if rel.startswith("../..") else rel
+
+
+def _java_hint(missing: Path) -> str:
+    sources = sorted(missing.parent.glob("*.java")) if missing.parent.is_dir() else []
+    if not sources:
+        return (f"; no .java sources in {_shown(missing.parent)} either: put the benchmark's sources there "
+                f"and compile them with `{BUILD_JAVA} {_shown(missing.parent)}`")
+    return (f": compile the {len(sources)} .java file{'s' if len(sources) > 1 else ''} there against coldrun's "
+            f"runner classes with `{BUILD_JAVA} {_shown(missing.parent)}`")
+
+
 def check_benchmark_file(exp: Experiment, exp_dir: Path, bench: str, vm: str, variant: str,
-                         exp_path: str) -> Path:
-    p = benchmark_path(exp, exp_dir, bench, variant)
-    if not p.is_file():
-        shown = os.path.relpath(p) if not str(os.path.relpath(p)).startswith("../..") else str(p)
+                         exp_path: str) -> Path | None:
+    runner = exp.vms[vm].runner
+    p = benchmark_path(exp, exp_dir, bench, variant, runner)
+    if p is not None and not p.is_file():
+        what = "Java benchmark class" if runner == "java" else "benchmark file"
+        hint = _java_hint(p) if runner == "java" else _make_hint(p, exp_dir)
         raise ColdrunError(
-            f"{exp_path}: benchmarks.{bench} (vm {vm}, variant {variant}): benchmark file {shown} missing"
-            f"{_make_hint(p, exp_dir)}")
+            f"{exp_path}: benchmarks.{bench} (vm {vm}, variant {variant}): {what} {_shown(p)} missing{hint}")
     return p
 
 
@@ -114,15 +145,20 @@ def runner_launch(exp: Experiment, exp_dir: Path, exp_path: str, bench: str, vm_
     ``iterations`` and ``param``: the job's (a [stop] experiment may choose them); default the experiment's."""
     vm = exp.vms[vm_name]
     check_runner_name(vm_name, vm, exp_path)
-    bench_file = str(check_benchmark_file(exp, exp_dir, bench, vm_name, variant, exp_path))
+    bench_path = check_benchmark_file(exp, exp_dir, bench, vm_name, variant, exp_path)
+    bench_file = str(bench_path) if bench_path else ""
     executable = resolve_executable(vm_name, vm, exp_path)
     param = exp.benchmarks[bench] if param is None else param
     iterations = vm.iterations if iterations is None else iterations
+    tail = [str(iterations), str(param), "1" if debug else "0"]
     if vm.runner == EXTERNAL_RUNNER:
-        argv = [executable, *vm.args, bench_file, str(iterations), str(param), "1" if debug else "0"]
+        argv = [executable, *vm.args, bench_file, *tail]
+        runner_env = {"COLDRUN_RESULTS_FD": "3"}
+    elif vm.runner == KRUN_EXTERNAL_RUNNER:     # Krun passed the benchmark's name, not a file
+        adapter = iteration_runners.RUNNERS_DIR / KRUN_EXTERNAL_ADAPTER
+        argv = [sys.executable, "-I", str(adapter), executable, *vm.args, bench, *tail]
         runner_env = {"COLDRUN_RESULTS_FD": "3"}
     else:
-        import iteration_runners
         try:
             argv, runner_env = iteration_runners.runner_command(
                 vm.runner, executable, list(vm.args), bench_file, iterations, param, debug,

@@ -27,7 +27,7 @@ from pathlib import Path
 from iteration_runners import languages
 from iteration_runners.protocol import ProtocolError, parse_document
 from supervisor.errors import ColdrunError
-from supervisor.experiment.model import Experiment, Variant
+from supervisor.experiment.model import KRUN_EXTERNAL_RUNNER, Experiment, Variant
 from supervisor.launch.process import run_process
 from supervisor.launch.runner_access import unprivileged_prefix
 from supervisor.launch.runner_command import EXTERNAL_RUNNER, runner_launch
@@ -106,7 +106,7 @@ def probe_runners(exp: Experiment, exp_dir: Path, experiment_file: str, run_keys
     problems = []
     for vm_name in dict.fromkeys(key.split(":")[1] for key in run_keys):
         runner = exp.vms[vm_name].runner
-        if runner == EXTERNAL_RUNNER:
+        if runner in (EXTERNAL_RUNNER, KRUN_EXTERNAL_RUNNER):
             continue
         problem = _probe_one(exp, exp_dir, experiment_file, vm_name, prefix=prefix, timeout=timeout)
         if problem:

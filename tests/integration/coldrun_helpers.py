@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bz2
 import json
 import os
 import subprocess
@@ -95,3 +96,13 @@ def records_match_schedule(bundle: dict) -> None:
     for key in {j["key"] for j in jobs.values()}:
         assert sorted(j["pexec"] for j in jobs.values() if j["key"] == key) == \
             list(range(sum(1 for j in jobs.values() if j["key"] == key)))
+def run_and_export(tmp: Path, exp: Path) -> tuple[dict, str]:
+    """start --simulate-reboots (really re-executing per job), then the native bundle."""
+    state = tmp / "state"
+    r = coldrun("start", str(exp), "--simulate-reboots", "--state-dir", str(state), timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "experiment finished" in r.stderr
+    out = tmp / "native.json.bz2"
+    e = coldrun("export", str(state), "--format", "native", "-o", str(out))
+    assert e.returncode == 0, e.stderr
+    return json.loads(bz2.decompress(out.read_bytes())), r.stderr

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from coldrun_helpers import REPO, coldrun
+from coldrun_helpers import REPO, coldrun, run_and_export
 from real_parts import missing_real_part
 from root_runs import runs_as_invoker  # tests/root_runs.py: as root, benchmarks run as you
 
@@ -120,18 +120,6 @@ def make_experiment(tmp: Path, lang: Lang, *, executions: int = EXECUTIONS, iter
     path = tmp / "exp.toml"
     path.write_text(runs_as_invoker(text))
     return path
-
-
-def run_and_export(tmp: Path, exp: Path) -> tuple[dict, str]:
-    """start --simulate-reboots (really re-executing per job), then the native bundle."""
-    state = tmp / "state"
-    r = coldrun("start", str(exp), "--simulate-reboots", "--state-dir", str(state), timeout=300)
-    assert r.returncode == 0, r.stderr[-3000:]
-    assert "experiment finished" in r.stderr
-    out = tmp / "native.json.bz2"
-    e = coldrun("export", str(state), "--format", "native", "-o", str(out))
-    assert e.returncode == 0, e.stderr
-    return json.loads(bz2.decompress(out.read_bytes())), r.stderr
 
 
 def check_counters(rec: dict, iterations: int) -> None:

@@ -1,0 +1,66 @@
+"""Krun-era Python 2 benchmarks: under Python 3 the runner says so in one line (the benchmark looks like
+Python 2, which interpreter ran it, how to point the VM at another) and exits 2 (setup); under a Python
+2.7 interpreter the same runner runs them."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import sys
+
+import pytest
+
+from real_parts import python27_interpreter
+from runner_helpers import check_success, run, write_python_benchmark
+
+PY2_BENCHMARKS = {
+    "xrange": ("def run_iter(n):\n    for i in xrange(n):\n        pass\n", r"NameError: name 'xrange' is not defined"),
+    "print": ('print "loading"\ndef run_iter(n):\n    pass\n',
+              r"SyntaxError: Missing parentheses in call to 'print'"),
+    "iteritems": ("D = {1: 2}\ndef run_iter(n):\n    for k, v in D.iteritems():\n        pass\n",
+                  r"AttributeError: 'dict' object has no attribute 'iteritems'"),
+    "except-comma": ("def run_iter(n):\n    try:\n        pass\n    except ValueError, e:\n        pass\n",
+                     r"SyntaxError: (multiple exception types|exception group) must be parenthesized"),
+    "cPickle": ("import cPickle\ndef run_iter(n):\n    pass\n", r"ModuleNotFoundError: No module named 'cPickle'"),
+}
+
+
+def interpreters():
+    found = [pytest.param("python", sys.executable, id="python")]
+    pypy = shutil.which("pypy3")
+    found.append(pytest.param("pypy", pypy, id="pypy", marks=[] if pypy else pytest.mark.skip(
+        reason="pypy3 is not installed (apt-get install pypy3)")))
+    return found
+
+
+@pytest.mark.parametrize("runner, interpreter", interpreters())
+@pytest.mark.parametrize("kind", sorted(PY2_BENCHMARKS))
+def test_python2_benchmark_under_python3_names_python2_the_interpreter_and_the_fix(tmp_path, runner,
+                                                                                    interpreter, kind):
+    source, evidence = PY2_BENCHMARKS[kind]
+    bench = write_python_benchmark(tmp_path, source)
+    outcome = run(runner, interpreter, bench, iterations=3)
+    assert outcome.returncode == 2 and not outcome.document
+    last = outcome.stderr.strip().splitlines()[-1]
+    assert re.match(re.escape(f"iterations_runner.py: error: {bench} looks like Python 2 (") + evidence, last), last
+    assert f"but {interpreter} (" in last
+    assert ('point the VM at a Python 2.7 interpreter (in its [vms.NAME] table: runner = "python", '
+            'executable = "/usr/bin/python2.7"') in last
+    assert "Traceback" in outcome.stderr      # the benchmark's own traceback stays above the line
+
+
+def test_an_ordinary_failure_is_not_called_python2(tmp_path):
+    bench = write_python_benchmark(tmp_path, "def run_iter(n):\n    return undefined_name\n")
+    outcome = run("python", sys.executable, bench, iterations=2)
+    assert outcome.returncode == 1 and "looks like Python 2" not in outcome.stderr
+    assert outcome.stderr.strip().splitlines()[-1] == "NameError: name 'undefined_name' is not defined"
+
+
+def test_the_python_runner_runs_python2_benchmarks_under_python27(tmp_path):
+    interpreter = python27_interpreter()
+    if interpreter is None:
+        pytest.skip("no Python 2.7 interpreter here (python2.7 on PATH or pyenv's 2.7.18); nothing to run")
+    bench = write_python_benchmark(tmp_path, PY2_BENCHMARKS["xrange"][0] + 'print "loaded"\n')
+    outcome = run("python", interpreter, bench, iterations=4, debug=True)
+    check_success(outcome, 4)
+    assert "libkruntime via ctypes" in outcome.stderr and outcome.stdout == "loaded\n"
