@@ -29,7 +29,6 @@ KRUN_EXTERNAL_ADAPTER = "krun_external.py"      # in iteration_runners/
 
 
 def known_runners() -> tuple[str, ...]:
-    import iteration_runners
     return tuple(iteration_runners.KNOWN_RUNNERS) + (EXTERNAL_RUNNER, KRUN_EXTERNAL_RUNNER)
 
 
