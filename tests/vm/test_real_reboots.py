@@ -10,8 +10,9 @@ Afterwards the guest's disk is read with debugfs.
 The second test runs the experiment with a [stop] table (each key runs until
 its CI target, here at most 3 executions) and cuts the power (qemu
 ``system_reset``) at least five times in different phases of the boot cycle,
-the first right after a key's decision, around the append of its next job;
-it checks that nothing is lost or counted twice.
+the first inside the append of a key's next job to the schedule (the boot
+service's coldrun holds there, half the line written, through the test-only
+COLDRUN_TEST_HOLD_AT); it checks that nothing is lost or counted twice.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from pathlib import Path
 
 import pytest
 
+from supervisor.boot.crash_points import HOLD_MESSAGE
 from supervisor.state.outcome import EXIT_RUNNING
 from vm_payload import STATE_DIR, build_payload
 from vm_qemu import Guest, GuestError, copy_disk, guest_path_exists, read_guest_tree
@@ -50,8 +52,8 @@ class Run:
 
 
 def start_guest(guest_image, prepared_guest, make_guest, tmp_path: Path, executions: int,
-                stop: str | None = None) -> Run:
-    payload = build_payload(tmp_path, mode="experiment", executions=executions, stop=stop)
+                stop: str | None = None, hold: str | None = None) -> Run:
+    payload = build_payload(tmp_path, mode="experiment", executions=executions, stop=stop, hold=hold)
     disk = tmp_path / "root.ext4"
     copy_disk(prepared_guest.disk, disk)
     guest = make_guest(guest_image, disk, payload)
@@ -173,9 +175,10 @@ PHASES = [
     ("job finished, before reboot", r"finished job", (0.0, 0.4)),
     ("before coldrun resume", r"VMTEST-BOOT", (0.0, 1.0)),
 ]
-# [stop]: a key's decision is logged after it is written and before its next job is appended (3 fsyncs).
-APPEND_PHASE = ("a decision, around the append of the next job", r"run length: key needs more executions",
-                (0.0, 0.3))
+# [stop]: the first append (key 1's third job, after its second execution: boot 3) is a few fsyncs wide, so
+# the boot service's coldrun holds there, half the new job line written, until the power is cut.
+APPEND_HOLD = "append-half-written@3"
+APPEND_PHASE = ("an append of a job to the schedule, half written", HOLD_MESSAGE, (0.0, 0.5))
 # 0.1 %: the keys run to max_executions (3), so each gets a job appended after its second execution.
 STOP = "[stop]\nci_percent = 0.001\nmin_executions = 2\nmax_executions = 3\n"
 
@@ -186,7 +189,7 @@ def test_power_cuts_lose_and_duplicate_nothing(guest_image, prepared_guest, make
     seed = rng.randrange(2**32)
     rng.seed(seed)
     print(f"power-cut seed {seed}")
-    run = start_guest(guest_image, prepared_guest, make_guest, tmp_path, 0, stop=STOP)
+    run = start_guest(guest_image, prepared_guest, make_guest, tmp_path, 0, stop=STOP, hold=APPEND_HOLD)
     offset = wait_started(run)
     # The append happens twice in the whole run (after each key's second execution): cut there first.
     order = [APPEND_PHASE] + rng.sample(PHASES, cuts_wanted - 1)
@@ -217,6 +220,7 @@ def test_power_cuts_lose_and_duplicate_nothing(guest_image, prepared_guest, make
     assert_one_record_per_job(run, executions)
     discarded = [r for r in log_records(run) if "discarded an unfinished append" in str(r.get("event"))]
     print(f"jobs per key {executions}; unfinished appends discarded: {len(discarded)}")
+    assert discarded, "the power cut inside the append left nothing for the next boot to discard"
     assert sum(j["attempts"] for j in run.bundle["jobs"]) >= len(run.bundle["jobs"])
     assert_wound_down(run)
     boots = log_boots(run)

@@ -79,12 +79,14 @@ def experiment_dir(dest: Path, executions: int, stop: str | None = None) -> None
         shutil.copy(demo / lang / name, d / name)
 
 
-def build_payload(work: Path, *, mode: str, executions: int = 2, stop: str | None = None) -> Path:
+def build_payload(work: Path, *, mode: str, executions: int = 2, stop: str | None = None,
+                  hold: str | None = None) -> Path:
     """Make ``work``/payload-<mode>.ext4 and return its path.
 
     "prepare": the wheels (coldrun from the working tree, its dependencies);
     "experiment": the experiment (``stop``: a [stop] table instead of the
-    count) and its benchmarks.  Both carry boot.sh.
+    count) and its benchmarks, and ``hold``: where the boot service's coldrun
+    waits for a power cut.  Both carry boot.sh.
     """
     pdir = work / f"payload-{mode}"
     pdir.mkdir(parents=True)
@@ -97,6 +99,8 @@ def build_payload(work: Path, *, mode: str, executions: int = 2, stop: str | Non
     elif mode == "experiment":
         experiment_dir(pdir / "exp", executions, stop)
         (pdir / "state_dir").write_text(STATE_DIR + "\n")
+        if hold:   # COLDRUN_TEST_HOLD_AT for the boot service (supervisor/boot/crash_points.py)
+            (pdir / "hold").write_text(hold + "\n")
     else:
         raise ValueError(mode)
     for name in ("boot.sh", "fake-sendmail"):

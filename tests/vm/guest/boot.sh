@@ -44,6 +44,12 @@ if [ ! -e "$M/started" ]; then
     for c in "$EXP"/benchmarks/*/c/bench.c; do
         gcc -O2 -Wall -fPIC -shared -o "${c%.c}.so" "$c" || fail gcc
     done
+    if [ -s "$P/hold" ]; then
+        # Test-only: the boot service's coldrun waits at this point so a power cut lands there.
+        mkdir -p /etc/systemd/system/coldrun@.service.d
+        printf '[Service]\nEnvironment=COLDRUN_TEST_HOLD_AT=%s\n' "$(cat "$P/hold")" \
+            > /etc/systemd/system/coldrun@.service.d/vmtest-hold.conf
+    fi
     touch "$M/started"
     sync
     say "START perf_event_max_sample_rate=$(cat /proc/sys/kernel/perf_event_max_sample_rate)"
