@@ -5,7 +5,7 @@
     coldrun-analyze table RESULTS... [--format text|html|latex] [-o FILE]
     coldrun-analyze plot RESULTS -o DIR [--key K] [--execution N]
     coldrun-analyze diff BEFORE AFTER [--format ...] [--json FILE]
-    coldrun-analyze pilot RESULTS... | --readings FILE | --wps FILE.csv   (analysis/pilot_cli.py)
+    coldrun-analyze pilot RESULTS... | --readings FILE | --wps FILE.csv   (analysis/pilot/command.py)
     coldrun-analyze compare A B | --welch M1 V1 N1 M2 V2 N2
 
 Options keep warmup_stats' defaults: --window int(0.1 x iterations),
@@ -34,7 +34,7 @@ from analysis.duet.command import add_duet_command
 from analysis.errors import AnalysisError
 from analysis.output import emit as _emit
 from analysis.output import write_output as _write_output
-from analysis.pilot_cli import add_pilot_commands
+from analysis.pilot.command import add_pilot_commands
 
 if TYPE_CHECKING:
     from analysis.prepare import AnalysisOptions
@@ -284,7 +284,7 @@ def pilot_section(annotated: list[tuple[Path, dict]], jobs: int) -> str:
     """The HTML report's Pilot section: Pilot's analysis of each results file at its library defaults."""
     from analysis.pilot.presets import LIBRARY_DEFAULTS
     from analysis.pilot.results import report_target, reports_dict
-    from analysis.pilot_cli import analyse_loaded
+    from analysis.pilot.command import analyse_loaded
     from analysis.reports import pilot_tables
 
     target = report_target(ac_limit=LIBRARY_DEFAULTS.ac_limit, min_samples=LIBRARY_DEFAULTS.min_samples,

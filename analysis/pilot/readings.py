@@ -1,7 +1,7 @@
 """Pilot's analysis of one series of readings: its stable segment, then the subsession statistics in it.
 
 This is what ``coldrun-analyze pilot --readings FILE`` prints
-(analysis/pilot_cli.py documents the JSON). Steps:
+(analysis/pilot/command.py documents the JSON). Steps:
 
 1. Warm-up removal (on by default), as Pilot ingests a round's unit
    readings: EDM changepoints (``edm_min_size``, ``edm_percent``, linear
@@ -91,7 +91,7 @@ class ReadingsAnalysis:
     notes: tuple[str, ...] = ()
 
     def as_dict(self) -> dict:
-        """The machine interface's fields (analysis/pilot_cli.py)."""
+        """The machine interface's fields (analysis/pilot/command.py)."""
         out = {name: getattr(self, name) for name in self.__dataclass_fields__ if name != "notes"}
         out["stable_segment"] = list(self.stable_segment) if self.stable_segment else None
         out["notes"] = list(self.notes)

@@ -177,7 +177,7 @@ def add_pilot_commands(subparsers) -> None:
     pilot = subparsers.add_parser(
         "pilot", help="Pilot's stable segments, subsession CIs and sample sizes",
         description="Pilot's analysis (Li et al.) of results files, or of one series of readings (--readings) "
-                    "or WPS rounds (--wps). See the module docstring of analysis/pilot_cli.py for the JSON.")
+                    "or WPS rounds (--wps). See the module docstring of analysis/pilot/command.py for the JSON.")
     pilot.add_argument("results", nargs="*", metavar="RESULTS", help="results file(s)")
     source = pilot.add_argument_group("instead of RESULTS: one series (the machine interface)")
     source.add_argument("--readings", metavar="FILE", help="one reading per line")
