@@ -9,8 +9,12 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from contracts.status_report import JobCounts, KeyProgress, LastError, RunLength, StatusReport
+from supervisor.errors import ColdrunError
 from supervisor.experiment.model import Experiment
+from supervisor.state import layout
 from supervisor.state.outcome import FAILED_STATES, standing_code
 from supervisor.state.records import list_records
 from supervisor.state.run_length import expected_jobs, finished_jobs, jobs_by_key, load_decisions, target_text
@@ -67,7 +71,7 @@ def status_report(state_dir: str) -> StatusReport:
         last_error=last_error,
         stop_reason=state.stop_reason() if schedule.status == "stopped" else None,
         altered=altered,
-        run_length=None if exp.stop is None else _run_length(schedule, decisions, exp.stop))
+        run_length=None if exp.stop is None else _run_length(state.path, schedule, decisions, exp.stop))
 
 
 def report_exit_code(report: StatusReport) -> int:
@@ -92,14 +96,19 @@ def _read_records(state_path: Path) -> tuple[dict[str, list[float]], LastError |
     return per_iteration, last_error
 
 
-def _run_length(schedule: Schedule, decisions: dict[str, dict[str, Any]], stop: Any) -> RunLength:
+def _run_length(state_path: Path, schedule: Schedule, decisions: dict[str, dict[str, Any]], stop: Any) -> RunLength:
     keys = []
     for key, jobs in jobs_by_key(schedule).items():
         d = decisions.get(key) or {}
-        keys.append(KeyProgress(
-            key=key, executions=finished_jobs(jobs), decided_on=d.get("executions"), measure=d.get("measure"),
-            mean=d.get("mean"), ci_width=d.get("ci_width"), target_width=d.get("target_width"),
-            more_expected=d.get("more_executions"), converged=bool(d.get("converged")), done=bool(d.get("done")),
-            reason=d.get("reason")))
+        try:
+            keys.append(KeyProgress(
+                key=key, executions=finished_jobs(jobs), decided_on=d.get("executions"), measure=d.get("measure"),
+                mean=d.get("mean"), ci_width=d.get("ci_width"), target_width=d.get("target_width"),
+                more_expected=d.get("more_executions"), converged=bool(d.get("converged")),
+                done=bool(d.get("done")), reason=d.get("reason")))
+        except ValidationError as e:
+            err = e.errors()[0]
+            raise ColdrunError(f"{state_path / layout.RUN_LENGTH}: {key}: {err['loc'][0]}: {err['msg']}; coldrun "
+                               f"did not write that, so the state dir was altered: restore it from a backup", 4)
     return RunLength(target=target_text(stop), wps=stop.wps is not None, min_executions=stop.min_executions,
                      max_executions=stop.max_executions, keys=keys)

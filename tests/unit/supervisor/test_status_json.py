@@ -173,3 +173,19 @@ def test_stop_keys_list_their_progress(tmp_path, capsys):
     assert "steady:fake:v: converged after 3 executions" in text
     assert "wild:fake:v: NOT CONVERGED: stopped at max_executions (6 executions)" in text
     assert doc["total"] == 9 and doc["done"] == 9
+
+
+def test_altered_decision_is_one_line_with_exit_4(tmp_path, capsys):
+    exp = experiment(tmp_path, {"a": "flat"}, executions=None, extra=STOP)
+    state = tmp_path / "s"
+    analysis = double_analysis()
+    start_quiet(exp, state, run_length=analysis)
+    assert run_to_end(state, run_length=analysis) == 0
+    decisions = json.loads((state / "run_length.json").read_text())
+    decisions["a:fake:v"]["mean"] = "fast"
+    (state / "run_length.json").write_text(json.dumps(decisions))
+    assert main(["status", str(state), "--json"]) == 4
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith(f"coldrun: {state / 'run_length.json'}: a:fake:v: mean: ") and "altered" in err
+    assert len(err.splitlines()) == 1
