@@ -17,14 +17,14 @@ from supervisor.experiment.model import json_schema
 from supervisor.experiment.quantities import format_duration
 from supervisor.platform_cli import add_platform_commands
 from supervisor.state.export import write_export
-from supervisor.state.outcome import exit_code
 from supervisor.state.run_length import target_text
-from supervisor.state.statedir import StateDir
-from supervisor.state.status import per_job_overhead, status_report
+from supervisor.state.status import per_job_overhead, report_exit_code, status_report
+from supervisor.state.status_text import status_json, status_text
 
 STATUS_EXIT_CODES = """exit status: 0 finished, every execution completed; 3 stopped on a fatal check; \
 6 finished with errored, timed-out or crashed executions; 7 aborted; 8 still running; \
-2 not a state dir (or bad input), 4 corrupt schedule"""
+2 not a state dir (or bad input), 4 corrupt schedule or altered records (--json: the same codes; \
+nothing on stdout when the command itself fails)"""
 RUN_EXIT_CODES = """exit status when the experiment ends in this process: 0 every execution completed; \
 6 some errored, timed out or crashed; 3 stopped on a fatal check (the reason is printed); \
 2 bad input; 5 another supervisor holds the state dir"""
@@ -84,10 +84,9 @@ def _cmd_resume(args: argparse.Namespace) -> int:
 
 
 def _cmd_status(args: argparse.Namespace) -> int:
-    text, altered = status_report(args.state_dir)
-    print(text)
-    # 4: the state dir is damaged (records altered), as for a corrupted schedule.
-    return 4 if altered else exit_code(StateDir(args.state_dir).schedule())
+    report = status_report(args.state_dir)
+    print(status_json(report) if args.json else status_text(report))
+    return report_exit_code(report)
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
@@ -177,6 +176,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     st = sub.add_parser("status", help="progress, ETA and last error (read only)", epilog=STATUS_EXIT_CODES)
     st.add_argument("state_dir")
+    st.add_argument("--json", action="store_true",
+                    help="print one JSON object instead (format coldrun-status, version 1; see README.md)")
     st.set_defaults(func=_cmd_status)
 
     e = sub.add_parser("export", help="write results in Krun's format or as a native bundle")

@@ -31,7 +31,11 @@ def failures(schedule: Schedule) -> int:
 
 def exit_code(schedule: Schedule) -> int:
     """The code for the experiment's current standing (see the table above)."""
-    status = schedule.status
+    return standing_code(schedule.status, failures(schedule))
+
+
+def standing_code(status: str, failed: int) -> int:
+    """The code for a status ("running", "finished", ...) with ``failed`` failed executions."""
     if status == "finished":
-        return EXIT_FAILURES if failures(schedule) else EXIT_CLEAN
+        return EXIT_FAILURES if failed else EXIT_CLEAN
     return {"stopped": EXIT_STOPPED, "aborted": EXIT_ABORTED}.get(status, EXIT_RUNNING)

@@ -56,18 +56,6 @@ def unconverged(decisions: dict[str, dict[str, Any]]) -> list[str]:
     return sorted(key for key, d in decisions.items() if d.get("done") and not d.get("converged"))
 
 
-def _amount(value: float | None, measure: str) -> str:
-    """A mean or a width as people read it: a duration for seconds, else the number."""
-    if value is None:
-        return "unknown"
-    if measure.startswith("seconds"):
-        for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
-            if abs(value) >= scale:
-                return f"{value / scale:.4g}{unit}"
-        return f"{value / 1e-9:.4g}ns"
-    return f"{value:.4g}"
-
-
 def target_text(stop: Any) -> str:
     """[stop]'s target in one phrase."""
     wanted = [f"{stop.ci_percent * 100:g} % of the {'rate' if stop.wps else 'mean'}"] if stop.ci_percent else []
@@ -100,23 +88,6 @@ def expected_jobs(schedule: Schedule, decisions: dict[str, dict[str, Any]]) -> d
     return out
 
 
-def key_line(key: str, jobs: list[JobLine], decision: dict[str, Any] | None, stop: Any) -> str:
-    """One key's progress towards its target, for `coldrun status`."""
-    finished = sum(1 for j in jobs if j.state not in (OUTSTANDING, RUNNING, SKIPPED))
-    if decision is None:
-        first = 1 if stop.wps else stop.min_executions
-        return f"  {key}: waiting for its first {first} executions ({finished} done)"
-    m = decision.get("measure", "")
-    mean, width, target = decision.get("mean"), decision.get("ci_width"), decision.get("target_width")
-    numbers = (f"{'v' if not m.startswith('seconds') else 'mean'} {_amount(mean, m)}"
-               f"{'/iteration' if m.startswith('seconds') else ' param/s'}, CI width {_amount(width, m)}"
-               + (f" ({width / mean * 100:.2g} % of it)" if width is not None and mean else "")
-               + f", target {_amount(target, m)}")
-    if decision.get("converged"):
-        state = f"converged after {decision['executions']} executions"
-    elif decision.get("done"):
-        state = f"NOT CONVERGED: stopped at max_executions ({decision['executions']} executions)"
-    else:
-        older = "" if decision["executions"] == finished else f" (decided on {decision['executions']})"
-        state = f"running: {finished} executions{older}, about {decision.get('more_executions', '?')} more expected"
-    return f"  {key}: {state}: {numbers}; {decision.get('reason', '')}"
+def finished_jobs(jobs: list[JobLine]) -> int:
+    """How many of a key's jobs have ended (completed, errored, timed out or crashed)."""
+    return sum(1 for j in jobs if j.state not in (OUTSTANDING, RUNNING, SKIPPED))

@@ -1,19 +1,29 @@
-"""`coldrun status`: progress read from the schedule and records, and what was altered; takes no lock, writes
-nothing."""
+"""`coldrun status`: progress read from the schedule and records, and what was altered, as one StatusReport
+(contracts/status_report.py) that both the text form and --json render; takes no lock, writes nothing."""
 
 from __future__ import annotations
 
 import os
-import time
+import socket
 from collections import defaultdict
+from pathlib import Path
+from typing import Any
 
+from pydantic import ValidationError
+
+from contracts.status_report import JobCounts, KeyProgress, LastError, RunLength, StatusReport
+from supervisor.errors import ColdrunError
 from supervisor.experiment.model import Experiment
+from supervisor.state import layout
+from supervisor.state.outcome import FAILED_STATES, standing_code
 from supervisor.state.records import list_records
-from supervisor.state.run_length import expected_jobs, jobs_by_key, key_line, load_decisions, target_text
+from supervisor.state.run_length import expected_jobs, finished_jobs, jobs_by_key, load_decisions, target_text
 from supervisor.state.schedule import OUTSTANDING, RUNNING, Schedule
 from supervisor.state.statedir import StateDir
 from supervisor.state.verify import load_record, verify_records
-from supervisor.experiment.quantities import format_duration
+
+# status's code when records were altered: the state dir is damaged, as for a corrupt schedule.
+EXIT_ALTERED = 4
 
 
 def per_job_overhead(exp: Experiment) -> float:
@@ -38,59 +48,67 @@ def estimate_remaining(schedule: Schedule, per_iteration: dict[str, list[float]]
     return total
 
 
-def status_text(state_dir: str) -> str:
-    return status_report(state_dir)[0]
-
-
-def status_report(state_dir: str) -> tuple[str, list[str]]:
-    """(the text `coldrun status` prints, one line per way the state dir was altered)."""
+def status_report(state_dir: str) -> StatusReport:
+    """How the experiment in ``state_dir`` stands (raises ColdrunError when it is not a readable state dir)."""
     import psutil
     state = StateDir(state_dir)
     schedule = state.schedule()
     exp, _ = state.experiment(schedule, check_source=False)
     altered = verify_records(state, schedule)
     c = schedule.counts()
-    done = c["completed"] + c["errored"] + c["timed_out"] + c["crashed"]
-    total = len(schedule.jobs) - c["skipped"]
-    lines = [f"experiment {exp.name}: {schedule.status} ({schedule.mode}), boot {schedule.boots}",
-             f"progress: {done}/{total} done ({100.0 * done / total if total else 100:.0f}%)",
-             f"  completed {c['completed']}, errored {c['errored']}, timed out {c['timed_out']}, "
-             f"crashed {c['crashed']}, outstanding {c['outstanding']}, running {c['running']}, "
-             f"skipped {c['skipped']}"]
+    per_iteration, last_error = _read_records(state.path)
+    decisions = load_decisions(state.path) if exp.stop is not None else {}
+    running = schedule.status == "running"
+    expected = expected_jobs(schedule, decisions) if running else {}
+    holder = state.lock_holder()
+    return StatusReport(
+        experiment=exp.name, state_dir=os.path.abspath(state_dir), machine=socket.gethostname(),
+        status=schedule.status, mode=schedule.mode, counts=JobCounts(**c),
+        done=sum(c[k] for k in ("completed", *FAILED_STATES)), total=len(schedule.jobs) - c["skipped"],
+        more_expected=sum(n for n, _ in expected.values()), boots=schedule.boots,
+        eta_seconds=estimate_remaining(schedule, per_iteration, per_job_overhead(exp), expected) if running else None,
+        supervisor_pid=holder if running and holder and psutil.pid_exists(holder) else None,
+        last_error=last_error,
+        stop_reason=state.stop_reason() if schedule.status == "stopped" else None,
+        altered=altered,
+        run_length=None if exp.stop is None else _run_length(state.path, schedule, decisions, exp.stop))
+
+
+def report_exit_code(report: StatusReport) -> int:
+    """status's exit code: the experiment's standing (state/outcome.py), or 4 when records were altered."""
+    if report.altered:
+        return EXIT_ALTERED
+    return standing_code(report.status, sum(getattr(report.counts, k) for k in FAILED_STATES))
+
+
+def _read_records(state_path: Path) -> tuple[dict[str, list[float]], LastError | None]:
+    """Seconds per iteration of every key's records, and the newest errored or timed-out one."""
     per_iteration: dict[str, list[float]] = defaultdict(list)
     last_error = None
-    for (idx, attempt), path in sorted(list_records(state.path).items(), key=lambda kv: os.lstat(kv[1]).st_mtime):
+    for (idx, attempt), path in sorted(list_records(state_path).items(), key=lambda kv: os.lstat(kv[1]).st_mtime):
         rec, problem = load_record(path)
         if rec is None:
             continue   # listed in `altered`
         if rec.duration_seconds is not None:
             per_iteration[rec.key].append(rec.duration_seconds / rec.iterations)
         if rec.outcome in ("E", "T"):
-            last_error = f"{rec.key} #{rec.pexec} attempt {attempt}: {rec.reason}"
-    decisions = load_decisions(state.path) if exp.stop is not None else {}
-    if exp.stop is not None:
-        lines.append(f"run length: {target_text(exp.stop)}")
-        lines.extend(key_line(key, jobs, decisions.get(key), exp.stop) for key, jobs in jobs_by_key(schedule).items())
-    if schedule.status == "running":
-        expected = expected_jobs(schedule, decisions)
-        more = sum(n for n, _ in expected.values())
-        known = f" for the {c['outstanding'] + c['running']} jobs now known" + (
-            f" and the {more} more executions the run-length targets expect" if more else "")
-        eta = estimate_remaining(schedule, per_iteration, per_job_overhead(exp), expected)
-        if eta is None:
-            lines.append("ETA: unknown until every outstanding key has run once")
-        else:
-            finish = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(time.time() + eta))
-            lines.append(f"ETA: {format_duration(eta)} left{known} (about {finish}), reboots not included")
-    holder = state.lock_holder()
-    if holder and psutil.pid_exists(holder) and schedule.status == "running":
-        lines.append(f"supervisor: pid {holder} (lock file; may be stale after a reboot)")
-    if last_error:
-        lines.append(f"last error: {last_error}")
-    if schedule.status == "stopped":
-        lines.append(f"stop reason: {state.stop_reason()}")
-    if altered:
-        lines.append(f"ALTERED: {len(altered)} problem(s) with the records; resume stops and export refuses "
-                     f"until they are fixed (restore the files from a backup):")
-        lines.extend(f"  {line}" for line in altered)
-    return "\n".join(lines), altered
+            last_error = LastError(key=rec.key, pexec=rec.pexec, attempt=attempt, state=rec.state, reason=rec.reason)
+    return per_iteration, last_error
+
+
+def _run_length(state_path: Path, schedule: Schedule, decisions: dict[str, dict[str, Any]], stop: Any) -> RunLength:
+    keys = []
+    for key, jobs in jobs_by_key(schedule).items():
+        d = decisions.get(key) or {}
+        try:
+            keys.append(KeyProgress(
+                key=key, executions=finished_jobs(jobs), decided_on=d.get("executions"), measure=d.get("measure"),
+                mean=d.get("mean"), ci_width=d.get("ci_width"), target_width=d.get("target_width"),
+                more_expected=d.get("more_executions"), converged=bool(d.get("converged")),
+                done=bool(d.get("done")), reason=d.get("reason")))
+        except ValidationError as e:
+            err = e.errors()[0]
+            raise ColdrunError(f"{state_path / layout.RUN_LENGTH}: {key}: {err['loc'][0]}: {err['msg']}; coldrun "
+                               f"did not write that, so the state dir was altered: restore it from a backup", 4)
+    return RunLength(target=target_text(stop), wps=stop.wps is not None, min_executions=stop.min_executions,
+                     max_executions=stop.max_executions, keys=keys)

@@ -43,6 +43,13 @@ def test_keys_converge_or_stop_at_max_with_the_real_analysis(tmp_path):
     assert status.returncode == 0, status.stderr
     assert "steady:fake:fake: converged after 3 executions" in status.stdout
     assert "wild:fake:fake: NOT CONVERGED: stopped at max_executions (6 executions)" in status.stdout
+    # --json: the same standing and exit status, each key's decision as the real analysis made it
+    as_json = coldrun("status", str(state), "--json")
+    assert as_json.returncode == 0, as_json.stderr
+    keys = {k["key"]: k for k in json.loads(as_json.stdout)["run_length"]["keys"]}
+    assert (keys["steady:fake:fake"]["converged"], keys["steady:fake:fake"]["executions"]) == (True, 3)
+    assert (keys["wild:fake:fake"]["converged"], keys["wild:fake:fake"]["done"]) == (False, True)
+    assert keys["wild:fake:fake"]["ci_width"] == wild["ci_width"] > keys["wild:fake:fake"]["target_width"]
     log = (state / "log").read_text()
     assert "key stopped at max_executions without reaching its target" in log
 

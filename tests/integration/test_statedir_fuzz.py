@@ -141,12 +141,18 @@ def test_damaged_state_file_is_one_line_and_loses_no_record(template, tmp_path_f
     intact.pop(Path(target).name, None)
     name = Path(target).name
 
-    results = {"status": coldrun("status", str(state)),
+    results = {"status": coldrun("status", str(state)), "status --json": coldrun("status", str(state), "--json"),
                "export": coldrun("export", str(state), "--format", "native", "-o", str(work / "out.json")),
                "resume": coldrun("resume", str(state), timeout=120)}
-    for cmd, r in results.items():
+    as_json = results["status --json"]
+    assert as_json.returncode == results["status"].returncode, f"status and --json disagree after {how} of {target}"
+    assert bool(as_json.stdout) == bool(results["status"].stdout)
+    if as_json.stdout:
+        assert json.loads(as_json.stdout)["format"] == "coldrun-status"
+    for name_and_flags, r in results.items():
+        cmd = name_and_flags.split()[0]
         both = r.stdout + r.stderr
-        assert "Traceback" not in both, f"{cmd} after {how} of {target}:\n{both}"
+        assert "Traceback" not in both, f"{name_and_flags} after {how} of {target}:\n{both}"
         refuse = (cmd in MUST_REFUSE.get(kind, set()) and not unseen) or how in ("directory", "symlink")
         if refuse:
             assert r.returncode != 0, f"{cmd} accepted {how} of {target}:\n{both}"

@@ -22,6 +22,7 @@ from supervisor.state.export import native_bundle
 from supervisor.state.records import list_records, read_record
 from supervisor.state.schedule import COMPLETED, Schedule
 from supervisor.state.status import status_report
+from supervisor.state.status_text import status_text
 from supervisor.state.statedir import StateDir
 from supervisor.state.verify import verify_records
 from doubles import FakeMachine
@@ -79,8 +80,9 @@ def test_keys_stop_when_converged_or_at_max(tmp_path):
     # every execution was estimated once, however many decisions followed
     estimated = [c for c in analysis._stopping.calls if c[0] == "execution_estimate"]
     assert len(estimated) == 9
-    text, altered = status_report(str(state))
-    assert altered == []
+    report = status_report(str(state))
+    text = status_text(report)
+    assert report.altered == []
     assert "steady:fake:v: converged after 3 executions" in text
     assert "wild:fake:v: NOT CONVERGED: stopped at max_executions (6 executions)" in text
     log = (state / "log").read_text()
@@ -104,7 +106,7 @@ def test_jobs_are_appended_one_at_a_time_between_executions(tmp_path):
     assert max(seen) == 8
     # the appended jobs stay interleaved: a, b, a, b
     assert [j.key[0] for j in _jobs(state)] == list("abababab")
-    status = status_report(str(state))[0]
+    status = status_text(status_report(str(state)))
     assert "NOT CONVERGED" in status
 
 
@@ -138,7 +140,7 @@ def test_wps_chooses_each_param_and_stops_on_the_rate(tmp_path):
     d = _decisions(state)["w:fake:v"]
     assert d["converged"] and d["measure"].startswith("v ") and abs(d["mean"] - 1e6) / 1e6 < 1e-3
     assert d["wps_slices"] == 4
-    assert "converged after 4 executions" in status_report(str(state))[0]
+    assert "converged after 4 executions" in status_text(status_report(str(state)))
 
 
 def test_wps_slice_state_survives_reboots(tmp_path):
@@ -182,13 +184,13 @@ def test_check_and_start_refuse_without_the_analysis_extra(tmp_path):
 def test_status_shows_progress_and_revised_eta(tmp_path):
     state, analysis = _run(tmp_path, {"a": "noisy"}, "[stop]\nci_percent = 0.000001\nmin_executions = 2\n"
                            "max_executions = 9\n", to_end=False)
-    text = status_report(str(state))[0]
+    text = status_text(status_report(str(state)))
     assert "run length: CI width of the mean (pilot estimate) <= 0.0001 % of the mean (95 % confidence), " \
            "2 to 9 executions per key" in text
     assert "a:fake:v: waiting for its first 2 executions (0 done)" in text
     for _ in range(2):      # the second execution's boot decides and appends the third
         boot_quiet(state, run_length=analysis)
-    text = status_report(str(state))[0]
+    text = status_text(status_report(str(state)))
     assert "a:fake:v: running: 2 executions, about 1 more expected" in text
     assert "progress: 2/3 done" in text
     assert "ETA:" in text and "for the 1 jobs now known" in text
