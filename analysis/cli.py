@@ -209,7 +209,14 @@ def run_annotate(args: argparse.Namespace) -> int:
     annotated = annotate(results, window=args.window, steady=args.steady, delta=args.delta,
                          jobs=_jobs(args), progress=_progress(args))
     _write_output(Path(args.output), json.dumps(annotated, indent=4))
+    wct = annotated["wallclock_times"]
+    _say_wrote(args.output, sum(map(len, wct.values())), len(wct))
     return 0
+
+
+def _say_wrote(path: str, executions: int, keys: int, extra: str = "") -> None:
+    """One line on stderr: where the output went and how much it holds."""
+    print(f"Wrote {path}: {executions} process executions, {keys} benchmark keys{extra}", file=sys.stderr)
 
 
 def run_summary(args: argparse.Namespace) -> int:
@@ -230,6 +237,9 @@ def run_summary(args: argparse.Namespace) -> int:
     summary = summarise(annotated, resamples=resamples, seed=args.seed, confidence=args.confidence,
                         jobs=jobs, progress=_progress(args))
     _write_output(Path(args.output), dumps(summary))
+    benches = [b for vms in summary["machines"].values() for benchmarks in vms.values() for b in benchmarks.values()]
+    _say_wrote(args.output, sum(len(b["process_executons"]) for b in benches), len(benches),
+               f", {len(summary['machines'])} machine(s), bootstrap seed {args.seed}")
     return 0
 
 
