@@ -10,8 +10,10 @@
 
 Options keep warmup_stats' defaults: --window int(0.1 x iterations),
 --steady int(0.25 x iterations), --delta 0.001 (seconds, or "N%"),
---resamples 100000 (--quality low: 10000), --confidence 0.99. --seed makes
-the bootstrap reproducible. Inputs are read by ``analysis.inputs`` (raw
+--resamples 100000 (--quality low: 10000), --confidence 0.99. The bootstrap
+is seeded, by default with bootstrap.DEFAULT_SEED (--seed chooses another), so
+every output of one analysis shows the same numbers; the seed is recorded in
+the summary JSON and printed under every table. Inputs are read by ``analysis.inputs`` (raw
 results, annotated results or a summary JSON, recognised by content; see
 there) and brought to the needed stage by ``analysis.prepare``. Bad input
 ends in one line naming the file and the problem, exit status 2; problems
@@ -98,7 +100,8 @@ def _analysis_arguments(parser: argparse.ArgumentParser, *, summary: bool = True
     if summary:
         group.add_argument("--quality", choices=("high", "low"), default="high",
                            help="steady perf bootstrap size: 100000 (high) or 10000 (low) resamples")
-        group.add_argument("--seed", type=int, help="bootstrap seed, for reproducible steady perf")
+        group.add_argument("--seed", type=int, default=bootstrap.DEFAULT_SEED,
+                           help=f"bootstrap seed (default {bootstrap.DEFAULT_SEED}; printed under the table)")
     group.add_argument("--jobs", type=int, default=1, help="worker processes (also for plotting)")
     group.add_argument("--window", type=int, help="outlier window (default: int(0.1 x iterations))")
     group.add_argument("--steady", type=int, help="steady-state iterations (default: int(0.25 x iterations))")
@@ -177,7 +180,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help=f"high: {bootstrap.RESAMPLES_HIGH} resamples, low: {bootstrap.RESAMPLES_LOW}")
     summ.add_argument("--confidence", type=_confidence, default=bootstrap.CONFIDENCE_LEVEL,
                       help="bootstrap confidence level (default 0.99, as warmup_stats)")
-    summ.add_argument("--seed", type=int, default=None, help="seed the bootstrap for reproducible results")
+    summ.add_argument("--seed", type=int, default=bootstrap.DEFAULT_SEED,
+                      help=f"bootstrap seed (default {bootstrap.DEFAULT_SEED}; recorded in the JSON)")
     summ.set_defaults(func=run_summary)
 
     add_report_commands(sub)
@@ -205,7 +209,14 @@ def run_annotate(args: argparse.Namespace) -> int:
     annotated = annotate(results, window=args.window, steady=args.steady, delta=args.delta,
                          jobs=_jobs(args), progress=_progress(args))
     _write_output(Path(args.output), json.dumps(annotated, indent=4))
+    wct = annotated["wallclock_times"]
+    _say_wrote(args.output, sum(map(len, wct.values())), len(wct))
     return 0
+
+
+def _say_wrote(path: str, executions: int, keys: int, extra: str = "") -> None:
+    """One line on stderr: where the output went and how much it holds."""
+    print(f"Wrote {path}: {executions} process executions, {keys} benchmark keys{extra}", file=sys.stderr)
 
 
 def run_summary(args: argparse.Namespace) -> int:
@@ -226,6 +237,9 @@ def run_summary(args: argparse.Namespace) -> int:
     summary = summarise(annotated, resamples=resamples, seed=args.seed, confidence=args.confidence,
                         jobs=jobs, progress=_progress(args))
     _write_output(Path(args.output), dumps(summary))
+    benches = [b for vms in summary["machines"].values() for benchmarks in vms.values() for b in benchmarks.values()]
+    _say_wrote(args.output, sum(len(b["process_executons"]) for b in benches), len(benches),
+               f", {len(summary['machines'])} machine(s), bootstrap seed {args.seed}")
     return 0
 
 
@@ -245,7 +259,7 @@ def _options(args: argparse.Namespace) -> AnalysisOptions:
 
     resamples = {"high": None, "low": bootstrap.RESAMPLES_LOW}[getattr(args, "quality", "high")]
     extra = {name: getattr(args, name, None) for name in ("window", "steady", "delta", "vm", "language", "uname")}
-    return AnalysisOptions(resamples=resamples, seed=getattr(args, "seed", None),
+    return AnalysisOptions(resamples=resamples, seed=getattr(args, "seed", bootstrap.DEFAULT_SEED),
                            jobs=max(1, getattr(args, "jobs", 1) or 1), **extra)
 
 

@@ -52,14 +52,14 @@ import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from pydantic import ValidationError
+from typing import TYPE_CHECKING, Any
 
 from analysis import classify
 from analysis import execution_states as states
 from analysis.errors import AnalysisError, WarningSink, stderr_warning
-from contracts.execution_record import ExecutionSlot, problem
+
+if TYPE_CHECKING:
+    from contracts.execution_record import ExecutionSlot
 
 KRUN_COUNTER_KEYS = ("core_cycle_counts", "aperf_counts", "mperf_counts")
 NATIVE_FORMAT = "coldrun-native"
@@ -282,6 +282,12 @@ def _file_stem(path: Path) -> str:
 
 def native_to_krun(bundle: dict, path: Path, warn: WarningSink) -> dict:
     """Convert a coldrun native export to Krun's results shape."""
+    # Only native exports need the record contract; importing pydantic costs
+    # ~60 ms that a table of Krun results should not pay.
+    from pydantic import ValidationError
+
+    from contracts.execution_record import ExecutionSlot, problem
+
     version = bundle.get("format_version")
     if version != NATIVE_VERSION:
         raise AnalysisError(f"{path}: coldrun native format_version {version!r} is not supported (expected {NATIVE_VERSION})")

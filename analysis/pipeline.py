@@ -25,9 +25,7 @@ each execution's state as ``execution_states``.
 
 from __future__ import annotations
 
-import concurrent.futures
 import copy
-import multiprocessing
 import os
 from typing import Any, Iterable, Sequence
 
@@ -134,6 +132,10 @@ def run_parallel(func, tasks: list[tuple], jobs: int, progress: Progress | None,
             if progress:
                 progress.advance(weight(task))
         return results
+    # Here, not at the top: a single-process run (a small table) need not load them.
+    import concurrent.futures
+    import multiprocessing
+
     ctx = multiprocessing.get_context("fork")
     with concurrent.futures.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
         futures = {pool.submit(func, task): i for i, task in enumerate(tasks)}

@@ -11,11 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from analysis import inputs, pipeline, summary
+from analysis import bootstrap, inputs, pipeline, summary
 from analysis.errors import AnalysisError, WarningSink, stderr_warning
 from analysis.inputs import LoadedInput
 from analysis.reports import summary_rows
-from analysis.reports.rows import failed_rows
+from analysis.reports.rows import BOOTSTRAP_KEY, bootstrap_settings, failed_rows
 
 
 @dataclass
@@ -23,7 +23,7 @@ class AnalysisOptions:
     """How raw results are analysed on the way to a report."""
 
     resamples: int | None = None  # bootstrap size; None: warmup_stats' high quality
-    seed: int | None = None
+    seed: int | None = bootstrap.DEFAULT_SEED
     jobs: int = 1
     # Classifier settings (None: warmup_stats' defaults from the iteration count).
     window: int | None = None
@@ -82,6 +82,7 @@ def to_summary(item: LoadedInput, options: AnalysisOptions | None = None,
         try:
             summary_rows(item.document)  # validate now, so errors name the file
             failed_rows(item.document)
+            bootstrap_settings(item.document)
         except AnalysisError as exc:
             raise named(item.path, exc) from None
         return item.document
@@ -104,6 +105,13 @@ def merge_summaries(items: list[tuple[Path, dict]]) -> dict:
     if len(items) == 1:
         return items[0][1]
     merged: dict = {"warmup_format_version": items[0][1].get("warmup_format_version", "2"), "machines": {}}
+    # One bootstrap record when the inputs agree, else each distinct one (tables list them all).
+    records: list = []
+    for _, one in items:
+        if one.get(BOOTSTRAP_KEY) not in records:
+            records.append(one.get(BOOTSTRAP_KEY))
+    if records != [None]:
+        merged[BOOTSTRAP_KEY] = records[0] if len(records) == 1 else records
     seen: dict[tuple[str, str, str], Path] = {}
     for path, one in items:
         for machine, vms in one["machines"].items():

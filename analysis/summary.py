@@ -38,6 +38,8 @@ are listed, when there are any, under the top-level
 ``failed_process_executions`` ``{machine: {vm: {bench: [{"index", "state"}]}}}``
 -- also for a benchmark none of whose executions could be classified. The
 first-execution-empty skip applies only where the file records no states.
+The top-level ``bootstrap`` ``{"seed", "resamples", "confidence"}`` records
+how steady perf was bootstrapped, so reports made from the file can say so.
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ from analysis.errors import AnalysisError, WarningSink, stderr_warning
 from analysis.inputs import machine_name
 from analysis.pipeline import is_annotated, run_parallel
 from analysis.progress import Progress
+from analysis.reports.rows import BOOTSTRAP_KEY
 
 WARMUP_FORMAT_VERSION = "2"
 # coldrun addition: process executions without data, never classified.
@@ -158,7 +161,7 @@ def _bootstrap_task(args: tuple) -> tuple[float, float] | None:
 def summarise(
     annotated_by_machine: dict[str, dict],
     resamples: int = bootstrap.RESAMPLES_HIGH,
-    seed: int | None = None,
+    seed: int | None = bootstrap.DEFAULT_SEED,
     *,
     confidence: str = bootstrap.CONFIDENCE_LEVEL,
     jobs: int = 1,
@@ -171,12 +174,13 @@ def summarise(
     accepted too; its machine comes from ``audit['uname']``.
 
     ``resamples`` is the bootstrap size B (100000 high quality, 10000 low);
-    ``seed`` makes the bootstrap reproducible (None: fresh entropy, like
-    warmup_stats). ``jobs`` > 1 bootstraps benchmarks in forked workers.
+    ``seed`` makes the bootstrap reproducible (default
+    ``bootstrap.DEFAULT_SEED``; None: fresh entropy, like warmup_stats). ``jobs`` > 1 bootstraps benchmarks in forked workers.
     """
     if "wallclock_times" in annotated_by_machine:  # one machine's results given directly
         annotated_by_machine = {machine_name(annotated_by_machine): annotated_by_machine}
-    summary: dict[str, Any] = {"machines": {}, "warmup_format_version": WARMUP_FORMAT_VERSION}
+    summary: dict[str, Any] = {"machines": {}, "warmup_format_version": WARMUP_FORMAT_VERSION,
+                               BOOTSTRAP_KEY: {"seed": seed, "resamples": resamples, "confidence": str(confidence)}}
     failures: dict[str, Any] = {}
     plans: list[tuple[str, str, str, dict]] = []
     for machine in sorted(annotated_by_machine):
@@ -211,7 +215,7 @@ def summarise(
             bench["steady_state_time"], bench["steady_state_time_ci"] = outcome
         name, vm, _variant = key.split(":")
         summary["machines"][machine].setdefault(vm, {})[name] = bench
-    if failures:  # only then, so a clean run's summary is warmup_stats' byte for byte
+    if failures:  # only then: a clean run's summary adds nothing to warmup_stats' but the bootstrap record
         summary[FAILED_KEY] = failures
     return summary
 

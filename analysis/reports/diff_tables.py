@@ -1,9 +1,11 @@
 """Text, HTML and LaTeX tables of a diff (analysis.diff.diff_summaries).
 
-Rows are the *after* summary's pairs. Cells are coloured by their verdict:
-green better, red worse, yellow different (text output names the verdict).
-Numeric cells carry the change from before (``δ=``), variation cells what
-the before interval was (``was:``).
+Rows are the *after* summary's pairs. The change in steady perf time and
+the change in its CI width are separate columns, each with its own word
+(faster/slower, CI narrower/wider), and the verdict names what made it
+better or worse, so "better" never reads as "faster" when only the interval
+narrowed. Coloured cells (HTML, LaTeX): green better, red worse, yellow
+different.
 """
 
 from __future__ import annotations
@@ -13,43 +15,68 @@ from html import escape as html_escape
 from ..diff import (BETTER, CLASSIFICATIONS, DIFFERENT, INTERSECTION, STEADY_ITER, STEADY_ITER_VAR,
                     STEADY_STATE_TIME, STEADY_STATE_TIME_VAR, VERDICT_NAMES, WORSE)
 from . import formats, html, latex
-from .rows import SummaryRow, class_phrase, summary_rows
+from .rows import SummaryRow, bootstrap_settings, class_phrase, summary_rows
 from .text import aligned
 
 FORMATS = ("text", "html", "latex")
 TITLE = "Diff against previous results"
-HEADERS = ("Benchmark", "VM", "Class.", "Steady iter (#)", "Steady iter variation",
-           "Steady iter (s)", "Steady perf (s)", "Steady perf variation")
+HEADERS = ("Benchmark", "VM", "Class.", "Steady iter (#)", "Δ steady iter (#)", "Steady iter range was",
+           "Steady iter (s)", "Steady perf (s)", "Δ time (s)", "Δ CI (s)", "Verdict")
 # Which verdict slot colours which column.
-COLUMN_SLOTS = (INTERSECTION, None, CLASSIFICATIONS, STEADY_ITER, STEADY_ITER_VAR, STEADY_ITER,
-                STEADY_STATE_TIME, STEADY_STATE_TIME_VAR)
+COLUMN_SLOTS = (INTERSECTION, None, CLASSIFICATIONS, STEADY_ITER, STEADY_ITER, STEADY_ITER_VAR, STEADY_ITER,
+                None, STEADY_STATE_TIME, STEADY_STATE_TIME_VAR, INTERSECTION)
+# The columns that name their slot's verdict in words (the rest show values).
+WORDED_COLUMNS = (2, 4, 5, 8, 9)
+# What a verdict means for each slot: the cells' words, and the reasons the
+# Verdict column gives for a better/worse/different pair.
+SLOT_WORDS = {
+    CLASSIFICATIONS: {BETTER: "classes better", WORSE: "classes worse", DIFFERENT: "classes differ"},
+    STEADY_ITER: {BETTER: "steady sooner", WORSE: "steady later", DIFFERENT: "steady iter not comparable"},
+    STEADY_ITER_VAR: {BETTER: "range narrower", WORSE: "range wider", DIFFERENT: "range not comparable"},
+    STEADY_STATE_TIME: {BETTER: "faster", WORSE: "slower", DIFFERENT: "time not comparable"},
+    STEADY_STATE_TIME_VAR: {BETTER: "CI narrower", WORSE: "CI wider", DIFFERENT: "CI not comparable"},
+}
 CSS = {BETTER: "better", WORSE: "worse", DIFFERENT: "different"}
 TEX_COLOURS = {BETTER: "lightgreen", WORSE: "lightred", DIFFERENT: "lightyellow"}
+EXPLANATION = ("Δ time is the change in the steady perf median, Δ CI the change in the half-width of its "
+               "interval: a narrower interval is not a faster time.")
 
 
-def _signed(x: float, fmt: str) -> str:
-    """'+0.5' / '-0.5'; a change that rounds to zero is '+0...' (never '-0')."""
-    text = fmt % abs(x)
-    return ("-" if x < 0 and float(text) != 0 else "+") + text
+def verdict_phrase(verdicts: list | None) -> str:
+    """'better (CI narrower)': the overall verdict and the slots behind it."""
+    if verdicts is None:
+        return "not compared"
+    reasons = [SLOT_WORDS[slot][verdicts[slot]] for slot in SLOT_WORDS if verdicts[slot] in CSS]
+    overall = VERDICT_NAMES[verdicts[INTERSECTION]]
+    return f"{overall} ({', '.join(reasons)})" if reasons else overall
 
 
-def diff_cells(row: SummaryRow, before: SummaryRow | None) -> list[str]:
-    """Plain-text content of each column (before may be missing)."""
-    it = formats.steady_iter(row.steady_iter)
-    it_var = formats.BLANK
-    perf = formats.steady_perf(row.steady_perf, row.steady_perf_ci)
-    perf_var = formats.BLANK
+def _change(after: float | None, before: float | None, decimals: int) -> str:
+    if after is None or before is None:
+        return formats.BLANK
+    return formats.signed(after - before, decimals)
+
+
+def diff_cells(row: SummaryRow, before: SummaryRow | None, verdicts: list | None = None) -> list[str]:
+    """Plain-text content of each column (before and verdicts may be missing)."""
+    it_change = range_was = perf_change = ci_change = formats.BLANK
     if before is not None:
         if row.steady_iter and before.steady_iter:
-            it += " δ=" + _signed(row.steady_iter.median - before.steady_iter.median, "%.1f")
+            it_change = formats.signed(row.steady_iter.median - before.steady_iter.median, formats.ITER_DECIMALS)
         if before.steady_iter:
-            it_var = "was: (%.1f, %.1f)" % (before.steady_iter.low, before.steady_iter.high)
-        if row.steady_perf is not None and before.steady_perf is not None:
-            perf += " δ=" + _signed(row.steady_perf - before.steady_perf, "%.5f")
-        if before.steady_perf_ci is not None:
-            perf_var = "was: ±%.6f" % before.steady_perf_ci
-    return [row.bench, row.vm, class_phrase(row), it, it_var,
-            formats.steady_time_to_reach(row.steady_time_to_reach), perf, perf_var]
+            range_was = "(%s, %s)" % formats.steady_iter_parts(before.steady_iter)[1:]
+        perf_change = _change(row.steady_perf, before.steady_perf, formats.PERF_DECIMALS)
+        ci_change = _change(row.steady_perf_ci, before.steady_perf_ci, formats.PERF_CI_DECIMALS)
+    cells = [row.bench, row.vm, class_phrase(row), formats.steady_iter(row.steady_iter), it_change, range_was,
+             formats.steady_time_to_reach(row.steady_time_to_reach),
+             formats.steady_perf(row.steady_perf, row.steady_perf_ci), perf_change, ci_change,
+             verdict_phrase(verdicts)]
+    if verdicts is not None:
+        for i in WORDED_COLUMNS:
+            word = SLOT_WORDS[COLUMN_SLOTS[i]].get(verdicts[COLUMN_SLOTS[i]])
+            if word:
+                cells[i] += " " + word
+    return cells
 
 
 def _pairs(diff: dict):
@@ -60,43 +87,32 @@ def _pairs(diff: dict):
         yield row, before_rows.get((row.vm, row.bench)), verdicts.get(row.vm, {}).get(row.bench)
 
 
-def _skipped_note(diff: dict) -> list[str]:
+def _notes(diff: dict) -> list[str]:
+    """Pairs not compared, then how each side's steady perf was bootstrapped (the seeds)."""
     notes = []
     only_before, only_after = (diff.get("skipped") or [[], []])[:2]
     if only_before:
         notes.append("Only in before (not compared): " + ", ".join(only_before))
     if only_after:
         notes.append("Only in after (not compared): " + ", ".join(only_after))
+    for side in ("before", "after"):
+        notes.append(f"{side.capitalize()}: " + formats.bootstrap_note(bootstrap_settings(diff[side])))
     return notes
 
 
 def _text(diff: dict) -> str:
-    table = [list(HEADERS) + ["Verdict"]]
-    for row, before, v in _pairs(diff):
-        cells = diff_cells(row, before)
-        if v is not None:
-            for i, slot in enumerate(COLUMN_SLOTS):
-                if slot is not None and slot != INTERSECTION and v[slot] in CSS:
-                    cells[i] += f" [{VERDICT_NAMES[v[slot]]}]"
-            cells.append(VERDICT_NAMES[v[INTERSECTION]])
-        else:
-            cells.append("not compared")
-        table.append(cells)
-    lines = [TITLE, ""] + aligned(table)
-    notes = _skipped_note(diff)
-    if notes:
-        lines += [""] + notes
-    return "\n".join(lines) + "\n"
+    table = [list(HEADERS)] + [diff_cells(row, before, v) for row, before, v in _pairs(diff)]
+    return "\n".join([TITLE, "", EXPLANATION, ""] + aligned(table) + [""] + _notes(diff)) + "\n"
 
 
 def _html(diff: dict) -> str:
-    columns = tuple((f"c{i}", title, "num" if i >= 3 else "") for i, title in enumerate(HEADERS))
+    columns = tuple((f"c{i}", title, "num" if 3 <= i < len(HEADERS) - 1 else "") for i, title in enumerate(HEADERS))
     pairs = list(_pairs(diff))
     by_row = {id(row): (before, v) for row, before, v in pairs}
 
     def cells(row: SummaryRow) -> dict[str, str]:
-        before, _ = by_row[id(row)]
-        content = {f"c{i}": html_escape(c) for i, c in enumerate(diff_cells(row, before))}
+        before, v = by_row[id(row)]
+        content = {f"c{i}": html_escape(c) for i, c in enumerate(diff_cells(row, before, v))}
         content["c2"] = html.class_symbol(row.classification) + content["c2"]
         return content
 
@@ -109,13 +125,19 @@ def _html(diff: dict) -> str:
 
     legend = ('<p>Cells: <span class="better">&nbsp;better&nbsp;</span> '
               '<span class="worse">&nbsp;worse&nbsp;</span> '
-              '<span class="different">&nbsp;different&nbsp;</span>; uncoloured cells are unchanged.</p>\n'
+              '<span class="different">&nbsp;different&nbsp;</span>; uncoloured cells are unchanged. '
+              f'{html_escape(EXPLANATION)}</p>\n'
               '<style>span.better{background:#c0f2c0} span.worse{background:#ffc0c0} '
               'span.different{background:#ffff99}</style>\n')
     body = legend + html.table([r for r, _, _ in pairs], cells=cells, columns=columns, cell_classes=classes)
-    for note in _skipped_note(diff):
+    for note in _notes(diff):
         body += f"<p>{html_escape(note)}</p>\n"
     return html.page(TITLE, body)
+
+
+def _tex(text: str) -> str:
+    """Escaped, with the two non-ASCII signs the cells use in math mode."""
+    return latex.escape(text).replace("Δ", r"$\Delta$").replace("±", r"$\pm$")
 
 
 def _tex_cell(text: str, verdict) -> str:
@@ -130,22 +152,22 @@ def _latex(diff: dict) -> str:
 
     def cells(row: SummaryRow, vm_cell: str) -> list[str]:
         before, v = by_row[id(row)]
-        plain = diff_cells(row, before)
-        out = [latex.escape(c).replace("δ=", r"$\delta$=").replace("±", r"$\pm$") for c in plain]
+        plain = diff_cells(row, before, v)
+        out = ["--" if c == formats.BLANK else _tex(c) for c in plain]
         out[1] = vm_cell
-        out[2] = latex.class_cell(row)
-        for i in (3, 4, 5, 6, 7):
-            out[i] = out[i].replace(formats.BLANK, "--") if out[i] == formats.BLANK else out[i]
+        word = SLOT_WORDS[CLASSIFICATIONS].get(v[CLASSIFICATIONS]) if v is not None else None
+        out[2] = latex.class_cell(row) + (f" {word}" if word else "")
         if v is not None:
             out = [_tex_cell(c, v[slot]) if slot is not None else c for c, slot in zip(out, COLUMN_SLOTS)]
         return out
 
-    header = " & ".join(latex.escape(h) for h in HEADERS) + r"\\"
+    header = " & ".join(_tex(h) for h in HEADERS) + r"\\"
     legend = (r"\noindent\textbf{%s:} \ccell{lightgreen}{improved} \ccell{lightred}{worsened} "
-              r"\ccell{lightyellow}{different}; uncoloured cells are unchanged." "\n\n" % TITLE)
-    body = legend + latex.longtable([r for r, _, _ in pairs], cells=cells, spec="llllllll", header=header)
-    for note in _skipped_note(diff):
-        body += "\n" + latex.escape(note) + "\n"
+              r"\ccell{lightyellow}{different}; uncoloured cells are unchanged. %s" "\n\n"
+              % (TITLE, _tex(EXPLANATION)))
+    body = legend + latex.longtable([r for r, _, _ in pairs], cells=cells, spec="l" * len(HEADERS), header=header)
+    for note in _notes(diff):
+        body += "\n" + _tex(note) + "\n"
     return latex.PREAMBLE + latex.SYMBOL_KEY + body + "\\end{document}\n"
 
 

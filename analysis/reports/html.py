@@ -12,7 +12,8 @@ from html import escape
 from typing import Sequence
 
 from . import formats
-from .rows import FAILED_HEADERS, FailedRow, SummaryRow, by_machine, class_phrase, failed_summary, histogram
+from .rows import (FAILED_HEADERS, FailedRow, SummaryRow, bootstrap_settings, by_machine, class_phrase,
+                   failed_summary, histogram)
 
 STYLE = """
 body { font-family: sans-serif; margin: 1.5em; color: #222; }
@@ -83,7 +84,7 @@ def summary_cells(row: SummaryRow) -> dict[str, str]:
         "class": class_symbol(row.classification) + escape(class_phrase(row)),
         "steady_iter": (histogram_svg(row.steady_iter_list) if row.steady_iter else "")
         + _with_range(formats.steady_iter(row.steady_iter)),
-        "steady_time": _with_range(formats.steady_time_to_reach(row.steady_time_to_reach, decimals=3, range_decimals=3)),
+        "steady_time": _with_range(formats.steady_time_to_reach(row.steady_time_to_reach)),
         "steady_perf": escape(formats.steady_perf(row.steady_perf, row.steady_perf_ci)),
     }
 
@@ -134,6 +135,11 @@ def plots_section(plots: dict[str, bytes]) -> str:
     return "<h2>Run-sequence plots</h2>\n" + "\n".join(figures) + "\n"
 
 
+def bootstrap_footer(summary: dict) -> str:
+    """How steady perf was bootstrapped (the seed), under the tables."""
+    return f'<p class="bootstrap">{escape(formats.bootstrap_note(bootstrap_settings(summary)))}</p>\n'
+
+
 def render_html(summary: dict, plots: dict[str, bytes] | None = None,
                 title: str = "Benchmark summary", sections: Sequence[str] = ()) -> str:
     """Summary table per machine, then further ``sections`` (HTML fragments, e.g. Pilot's),
@@ -148,6 +154,7 @@ def render_html(summary: dict, plots: dict[str, bytes] | None = None,
             body.append(failed_table(no_data))
     if not machines:
         body.append("<p>No benchmarks in this summary.</p>\n")
+    body.append(bootstrap_footer(summary))
     body.extend(sections)
     if plots:
         body.append(plots_section(plots))

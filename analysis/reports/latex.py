@@ -10,8 +10,9 @@ Steady iter (#) carries a 10-bin histogram sparkline with the median's bin red.
 
 from __future__ import annotations
 
-from .rows import (FAILED_HEADERS, FailedRow, SummaryRow, by_machine, failed_phrase, failed_summary, histogram,
-                   sorted_counts)
+from . import formats
+from .rows import (FAILED_HEADERS, FailedRow, SummaryRow, bootstrap_settings, by_machine, failed_phrase,
+                   failed_summary, histogram, sorted_counts)
 
 CLASS_MACROS = {
     "flat": r"\flatc",
@@ -104,7 +105,7 @@ def _steady_iter_cell(row: SummaryRow) -> str:
     iv = row.steady_iter
     if iv is None:
         return "--"
-    text = r"%.1f {\scriptsize(%.1f, %.1f)}" % (iv.median, iv.low, iv.high)
+    text = r"%s {\scriptsize(%s, %s)}" % formats.steady_iter_parts(iv)
     spark = sparkline(row.steady_iter_list)
     return f"{spark} {text}" if spark else text
 
@@ -113,13 +114,13 @@ def _time_to_reach_cell(row: SummaryRow) -> str:
     iv = row.steady_time_to_reach
     if iv is None:
         return "--"
-    return r"%.2f {\scriptsize(%.3f, %.3f)}" % (iv.median, iv.low, iv.high)
+    return r"%s {\scriptsize(%s, %s)}" % formats.steady_time_to_reach_parts(iv)
 
 
 def _perf_cell(row: SummaryRow) -> str:
     if row.steady_perf is None or row.steady_perf_ci is None:
         return "--"
-    return r"$%.5f$ {\scriptsize$\pm %.6f$}" % (row.steady_perf, row.steady_perf_ci)
+    return r"$%s$ {\scriptsize$\pm %s$}" % formats.steady_perf_parts(row.steady_perf, row.steady_perf_ci)
 
 
 def row_cells(row: SummaryRow, vm_cell: str) -> list[str]:
@@ -153,6 +154,12 @@ def failed_tabular(rows: list[FailedRow]) -> str:
     return "\n".join(out) + "\n"
 
 
+def bootstrap_footer(summary: dict) -> str:
+    """How steady perf was bootstrapped (the seed), under the tables."""
+    note = escape(formats.bootstrap_note(bootstrap_settings(summary))).replace("±", r"$\pm$")
+    return r"\noindent{\footnotesize %s}" % note + "\n"
+
+
 def render_latex(summary: dict, with_preamble: bool = True) -> str:
     """A complete document (or, without the preamble, just the tables to \\input
     into a paper that defines the class macros itself: see SYMBOL_DEFINITIONS)."""
@@ -166,6 +173,7 @@ def render_latex(summary: dict, with_preamble: bool = True) -> str:
             body.append(failed_tabular(no_data))
     if not machines:
         body.append("No benchmarks in this summary.\n")
+    body.append(bootstrap_footer(summary))
     if not with_preamble:
         return "\n".join(body)
     return PREAMBLE + SYMBOL_KEY + "\n".join(body) + "\\end{document}\n"

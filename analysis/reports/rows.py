@@ -19,6 +19,10 @@ from analysis.execution_states import label
 FAILED_HEADERS = ("Benchmark", "VM", "Process execution", "State")
 # coldrun's summary key for process executions without data (analysis.summary).
 FAILED_KEY = "failed_process_executions"
+# coldrun's summary key for how steady perf was bootstrapped:
+# {"seed": int or null, "resamples": int, "confidence": str}; a merged
+# summary whose inputs differ holds a list of them. Absent in warmup_stats'.
+BOOTSTRAP_KEY = "bootstrap"
 
 # Process-execution classes, in the order warmup_stats' tables list them.
 PEXEC_CLASSES = ("flat", "warmup", "slowdown", "no steady state")
@@ -222,6 +226,40 @@ def failed_rows(summary: dict) -> list[FailedRow]:
                 raise SummaryFormatError(f"{where}[{i}]: expected {{\"index\": N, \"state\": NAME}}")
             rows.append(FailedRow(machine, vm, bench, e["index"], e["state"]))
     return sorted(rows, key=lambda r: (r.machine, r.vm, r.bench, r.index))
+
+
+@dataclass(frozen=True)
+class BootstrapSettings:
+    """How the steady perf numbers of a summary were made (None: not recorded)."""
+
+    seed: int | None
+    resamples: int | None
+    confidence: str | None
+    recorded: bool = True
+
+
+def bootstrap_settings(summary: dict) -> list[BootstrapSettings]:
+    """The bootstrap settings a summary records: one entry, or one per distinct
+    setting of merged inputs; ``recorded=False`` for a summary without them."""
+    value = summary.get(BOOTSTRAP_KEY) if isinstance(summary, dict) else None
+    if value is None:
+        return [BootstrapSettings(None, None, None, recorded=False)]
+    records = value if isinstance(value, list) else [value]
+    out = []
+    for i, rec in enumerate(records):
+        where = BOOTSTRAP_KEY if not isinstance(value, list) else f"{BOOTSTRAP_KEY}[{i}]"
+        if rec is None:
+            out.append(BootstrapSettings(None, None, None, recorded=False))
+            continue
+        if not isinstance(rec, dict):
+            raise SummaryFormatError(f"{where}: expected {{\"seed\", \"resamples\", \"confidence\"}}")
+        seed, resamples = rec.get("seed"), rec.get("resamples")
+        for name, v in (("seed", seed), ("resamples", resamples)):
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
+                raise SummaryFormatError(f"{where}.{name}: expected a whole number, got {v!r}")
+        conf = rec.get("confidence")
+        out.append(BootstrapSettings(seed, resamples, None if conf is None else str(conf)))
+    return out
 
 
 def by_machine(summary: dict) -> list[tuple[str, list[SummaryRow], list[FailedRow]]]:

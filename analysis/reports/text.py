@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import formats
-from .rows import FAILED_HEADERS, SummaryRow, by_machine, class_phrase, failed_summary
+from .rows import FAILED_HEADERS, SummaryRow, bootstrap_settings, by_machine, class_phrase, failed_summary
 
 HEADERS = ("Benchmark", "VM", "Class.", "Steady iter (#)", "Steady iter (s)", "Steady perf (s)")
 
@@ -50,4 +50,5 @@ def render_text(summary: dict) -> str:
             out.append(failed_summary(no_data) + ".")
             out.append("")
             out.extend(aligned([FAILED_HEADERS] + [(f.bench, f.vm, str(f.index), f.label) for f in no_data]))
+    out += ["", formats.bootstrap_note(bootstrap_settings(summary))]
     return "\n".join(out) + "\n"

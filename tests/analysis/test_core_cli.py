@@ -107,3 +107,15 @@ def test_annotate_accepts_load_results_output_for_one_machine(results_file):
     assert ann["classifications"]["b:vm:default-x"] == ["warmup", "flat", "warmup"]
     with pytest.raises(AnalysisError, match="one machine"):
         annotate({"a": by_machine["host1"], "b": by_machine["host1"]})
+
+
+def test_annotate_and_summary_say_what_they_wrote(tmp_path, results_file, capsys):
+    ann, summ = tmp_path / "ann.json", tmp_path / "summary.json"
+    assert main(["annotate", str(results_file), "-o", str(ann), "--jobs", "1"]) == 0
+    out, err = capsys.readouterr()
+    assert out == "" and err == f"Wrote {ann}: 3 process executions, 1 benchmark keys\n"
+    assert main(["summary", str(results_file), "-o", str(summ), "--jobs", "1", "--resamples", "100",
+                 "--seed", "4"]) == 0
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == f"Wrote {summ}: 3 process executions, 1 benchmark keys, 1 machine(s), bootstrap seed 4\n"

@@ -196,13 +196,14 @@ def test_without_recorded_states_warmup_stats_skip_rule_holds(tmp_path, rng, cap
     assert summary["failed_process_executions"]["rig1"]["PyPy"]["nbody"] == [{"index": 0, "state": "empty"}]
 
 
-def test_clean_summary_has_no_coldrun_key(tmp_path, rng, capsys):
+def test_clean_summary_has_no_failed_key(tmp_path, rng, capsys):
     doc = {"wallclock_times": {"nbody:PyPy:default-python": [_flat(rng), _flat(rng)]}, "audit": {"uname": UNAME}}
     path = tmp_path / "clean.json"
     path.write_text(json.dumps(doc))
     out = tmp_path / "s.json"
     assert main(["summary", str(path), "-o", str(out), "--resamples", "100", "--seed", "1"]) == 0
-    assert set(json.loads(out.read_text())) == {"machines", "warmup_format_version"}
+    # warmup_stats' keys plus only the bootstrap record (the seed), no failures key.
+    assert set(json.loads(out.read_text())) == {"machines", "warmup_format_version", "bootstrap"}
 
 
 def test_rejected_times_are_a_failed_row(tmp_path, rng, capsys):

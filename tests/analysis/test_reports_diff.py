@@ -174,22 +174,68 @@ def mixed_diff():
     b = summary(V={"better": pair(warmup=8, iters=[20, 30], perf=1.0, ci=0.01),
                    "worse": pair(flat=8, perf=1.0, ci=0.01),
                    "different": pair(slowdown=8, iters=[5, 6], perf=1.0, ci=0.01),
-                   "same": pair(flat=8, perf=1.0, ci=0.01)})
+                   "same": pair(flat=8, perf=1.0, ci=0.01),
+                   "narrower": pair(flat=8, perf=1.0, ci=0.01)})
     a = summary(V={"better": pair(flat=8, perf=0.5, ci=0.01),
                    "worse": pair(flat=8, perf=2.0, ci=0.01),
                    "different": pair(nss=8),
-                   "same": pair(flat=8, perf=1.0, ci=0.01)})
+                   "same": pair(flat=8, perf=1.0, ci=0.01),
+                   "narrower": pair(flat=8, perf=1.0, ci=0.002)})
     return diff_summaries(b, a)
 
 
+def text_rows(text: str) -> dict[str, dict[str, str]]:
+    """Benchmark -> {header: cell} of the text diff (columns cut at the dashes' positions)."""
+    lines = text.splitlines()
+    rule = next(i for i, ln in enumerate(lines) if ln.startswith("---"))
+    spans, pos = [], 0
+    for dashes in lines[rule].split("  "):
+        spans.append((pos, pos + len(dashes)))
+        pos += len(dashes) + 2
+    headers = [lines[rule - 1][a:b].strip() for a, b in spans]
+    rows = {}
+    for ln in lines[rule + 1:]:
+        if not ln.strip():
+            break
+        cells = [ln[a:b].strip() for a, b in spans[:-1]] + [ln[spans[-1][0]:].strip()]
+        rows[cells[0]] = dict(zip(headers, cells))
+    return rows
+
+
 def test_render_diff_text(mixed_diff):
-    text = render_diff(mixed_diff, "text")
-    rows = {ln.split()[0]: ln for ln in text.splitlines() if ln.split() and ln.split()[0] in
-            ("better", "worse", "different", "same")}
-    assert rows["better"].rstrip().endswith("better") and "δ=-0.50000 [better]" in rows["better"]
-    assert rows["worse"].rstrip().endswith("worse") and "[worse]" in rows["worse"]
-    assert rows["different"].rstrip().endswith("different") and "[different]" in rows["different"]
-    assert rows["same"].rstrip().endswith("same") and "[" not in rows["same"]
+    rows = text_rows(render_diff(mixed_diff, "text"))
+    assert rows["better"]["Δ time (s)"] == "-0.50000 faster"
+    assert rows["better"]["Verdict"].startswith("better (") and "faster" in rows["better"]["Verdict"]
+    assert rows["worse"]["Δ time (s)"] == "+1.00000 slower" and rows["worse"]["Verdict"] == "worse (slower)"
+    assert rows["different"]["Verdict"] == "different (classes differ)"
+    assert rows["same"]["Verdict"] == "same" and rows["same"]["Δ time (s)"] == "+0.00000"
+    assert rows["same"]["Δ CI (s)"] == "+0.000000"
+
+
+def test_render_diff_keeps_a_narrower_interval_apart_from_a_faster_time(mixed_diff):
+    """Only the CI narrowed: the time column says no change, the CI column and the verdict say why."""
+    rows = text_rows(render_diff(mixed_diff, "text"))
+    row = rows["narrower"]
+    assert row["Δ time (s)"] == "+0.00000"
+    assert row["Δ CI (s)"] == "-0.008000 CI narrower"
+    assert row["Verdict"] == "better (CI narrower)"
+    assert "faster" not in " ".join(row.values())
+    page = render_diff(mixed_diff, "html")
+    import re
+    html_row = re.search(r'<tr id="narrower-V">(.*?)</tr>', page).group(1)
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", html_row)
+    assert cells[8] == "+0.00000" and cells[9] == "-0.008000 CI narrower"
+    assert '<td class="num better">-0.008000 CI narrower</td>' in html_row
+    assert "faster" not in html_row
+
+
+def test_render_diff_footer_names_both_seeds(mixed_diff):
+    diff = copy.deepcopy(mixed_diff)
+    diff["before"]["bootstrap"] = {"seed": 5, "resamples": 1000, "confidence": "0.99"}
+    text = render_diff(diff, "text")
+    assert "Before: Steady perf (s): bootstrap median ± half-width; 99% interval, 1000 resamples, seed 5." in text
+    assert "After: Steady perf (s): bootstrap median ± half-width; settings not recorded" in text
+    assert r"99\% interval, 1000 resamples, seed 5." in render_diff(diff, "latex")
 
 
 def test_render_diff_html_colours(mixed_diff):
@@ -212,10 +258,10 @@ def test_render_diff_latex_colours(mixed_diff):
 
 
 def test_render_diff_change_signs():
-    from analysis.reports.diff_tables import _signed
-    assert _signed(-0.5, "%.1f") == "-0.5"
-    assert _signed(0.25, "%.2f") == "+0.25"
-    assert _signed(-0.000001, "%.5f") == "+0.00000"
+    from analysis.reports.formats import signed
+    assert signed(-0.5, 1) == "-0.5"
+    assert signed(0.25, 2) == "+0.25"
+    assert signed(-0.000001, 5) == "+0.00000"
 
 
 def test_render_diff_rejects_unknown_format(mixed_diff):

@@ -187,7 +187,7 @@ def test_html_rows_histograms_and_plots(summary):
         if d["steady_state_iteration"] is not None:
             assert '<svg class="hist"' in row
             assert "%.1f" % d["steady_state_iteration"] in row
-            assert "%.3f" % d["steady_state_time_to_reach_secs"] in row
+            assert "%.2f" % d["steady_state_time_to_reach_secs"] in row
         else:
             assert '<svg class="hist"' not in row
         if d["steady_state_time"] is not None:
