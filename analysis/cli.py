@@ -40,6 +40,7 @@ from analysis.pilot.command import add_pilot_commands
 
 if TYPE_CHECKING:
     from analysis.prepare import AnalysisOptions
+    from analysis.reports.html import EmbeddedPlot
 
 PROG = "coldrun-analyze"
 TABLE_FORMATS = ("text", "html", "latex")
@@ -243,15 +244,20 @@ def run_summary(args: argparse.Namespace) -> int:
     return 0
 
 
-def all_plots(annotated: dict, machine: str, jobs: int = 1) -> dict[str, bytes]:
-    """PNG of every non-empty process execution, labelled 'key execution N'."""
-    from analysis.plots import PlotRequest, plot_many
+def all_plots(annotated: dict, machine: str, jobs: int = 1) -> list[EmbeddedPlot]:
+    """PNG of every non-empty process execution, for the HTML report."""
+    from analysis.plots import PlotRequest, parse_key, plot_many
+    from analysis.reports.html import EmbeddedPlot
 
     requests = [PlotRequest(key, pexec, machine, dpi=EMBEDDED_PLOT_DPI)
                 for key in sorted(annotated.get("wallclock_times", {}))
                 for pexec, times in enumerate(annotated["wallclock_times"][key]) if times]
     images = plot_many(annotated, requests, jobs)
-    return {f"{r.key} execution {r.pexec}": png for r, png in zip(requests, images)}
+    out = []
+    for r, png in zip(requests, images):
+        bench, vm, _variant = parse_key(r.key)
+        out.append(EmbeddedPlot(machine, bench, vm, r.pexec, png))
+    return out
 
 
 def _options(args: argparse.Namespace) -> AnalysisOptions:
@@ -267,9 +273,16 @@ def run_table(args: argparse.Namespace) -> int:
     from analysis.inputs import load_input, machine_name
     from analysis.prepare import merge_summaries, named, to_annotated, to_summary
     from analysis.reports import render_html, render_latex, render_text
+    from analysis.reports.provenance import analysis_parameters, failure_reasons, provenance
 
     options = _options(args)
     items = [load_input(p) for p in args.results]
+    # Read before the analysis, which replaces each item's document with its annotated results.
+    provenances = [provenance(item.path.name, item.document) for item in items]
+    reasons: dict = {}
+    for item in items:
+        reasons.update(failure_reasons(item.document))
+    analysed_here = any(item.kind != "summary" for item in items)
     summaries = [(item.path, to_summary(item, options)) for item in items]
     summary = merge_summaries(summaries)
     if args.format == "text":
@@ -281,15 +294,17 @@ def run_table(args: argparse.Namespace) -> int:
         sources += [load_input(p) for p in args.plots_from or []]
         wanted = not (args.no_plots and args.no_pilot)
         annotated = [(item.path, to_annotated(item, options)) for item in sources] if wanted else []
-        plots: dict[str, bytes] = {}
+        plots: list[EmbeddedPlot] = []
         if not args.no_plots:
             for path, results in annotated:
                 try:
-                    plots.update(all_plots(results, machine_name(results), options.jobs))
+                    plots += all_plots(results, machine_name(results), options.jobs)
                 except AnalysisError as exc:  # PlotError: which execution, not which file
                     raise named(path, exc) from None
         sections = [] if args.no_pilot or not annotated else [pilot_section(annotated, options.jobs)]
-        text = render_html(summary, plots or None, sections=sections)
+        parameters = analysis_parameters(options.window, options.steady, options.delta, analysed_here)
+        text = render_html(summary, plots, sections=sections, provenances=provenances,
+                           parameters=parameters, failure_reasons=reasons)
     _emit(text, args.output)
     return 0
 

@@ -44,6 +44,13 @@ KNOWN_STATES = frozenset(LABELS) | {COMPLETED}
 KRUN_FLAGS = {"C": COMPLETED, "E": "errored", "T": "timed_out", "O": "outstanding"}
 
 
+def execution_number(pexec: int) -> str:
+    """How every report names process execution `pexec` (0-based in the data):
+    '#1' is the first, as in the paper's plot titles; titles, captions and
+    tables all go through here so one execution has one number."""
+    return f"#{pexec + 1}"
+
+
 def label(state: str) -> str:
     return LABELS.get(state, f"{state} (no data)")
 

@@ -32,6 +32,7 @@ from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 
 from analysis.errors import AnalysisError
+from analysis.execution_states import execution_number
 
 STEADY_COLOUR = "black"
 OTHER_COLOUR = "0.6"
@@ -41,6 +42,12 @@ PILOT_ALPHA = 0.13
 # The inset shows this many leading iterations (clamped to the run length):
 # warmup_stats' plots used 50-150.
 INSET_MIN, INSET_MAX = 50, 150
+# The inset's size and the corners it may take (axes fractions, lower-left
+# x, y), tried in order; its tick labels need INSET_LABEL_PAD more to the left
+# and below, which must be free of data too.
+INSET_SIZE = (0.36, 0.42)
+INSET_CORNERS = ((0.62, 0.52), (0.62, 0.06), (0.08, 0.52), (0.08, 0.06))
+INSET_LABEL_PAD = (0.05, 0.08)
 DEFAULT_DELTA = "0.001"
 # Title word for an execution the analysis could not classify.
 UNCLASSIFIED = "unclassified"
@@ -199,6 +206,35 @@ def _steady_ylim(times, segments, steady, outliers) -> tuple[float, float]:
     return lo - pad, hi + pad
 
 
+def inset_length(n_iterations: int) -> int:
+    """How many leading iterations the inset shows: 10% of the run within
+    [INSET_MIN, INSET_MAX], never more than the run."""
+    return min(n_iterations, max(INSET_MIN, min(INSET_MAX, n_iterations // 10)))
+
+
+def free_inset_region(xs: np.ndarray, ys: np.ndarray, xlim: tuple[float, float], ylim: tuple[float, float],
+                      size: tuple[float, float] = INSET_SIZE, corners=INSET_CORNERS,
+                      pad: tuple[float, float] = INSET_LABEL_PAD) -> list[float] | None:
+    """[x0, y0, width, height] (axes fractions) of the first corner where the
+    inset and its tick labels cover no data point and no line between two
+    points; None when every corner would cover data (the inset is left out)."""
+    fx = (np.asarray(xs, dtype=float) - xlim[0]) / (xlim[1] - xlim[0])
+    fy = (np.asarray(ys, dtype=float) - ylim[0]) / (ylim[1] - ylim[0])
+    if fx.size == 1:
+        fx, fy = np.repeat(fx, 2), np.repeat(fy, 2)
+    # Each line between neighbours, by its bounding box (conservative: a box
+    # that touches the region counts as covering it).
+    x_lo, x_hi = np.minimum(fx[:-1], fx[1:]), np.maximum(fx[:-1], fx[1:])
+    y_lo, y_hi = np.minimum(fy[:-1], fy[1:]), np.maximum(fy[:-1], fy[1:])
+    width, height = size
+    for x0, y0 in corners:
+        left, bottom, right, top = x0 - pad[0], y0 - pad[1], x0 + width, y0 + height
+        hit = (x_hi >= left) & (x_lo <= right) & (y_hi >= bottom) & (y_lo <= top)
+        if not hit.any():
+            return [x0, y0, width, height]
+    return None
+
+
 def build_figure(annotated: dict, key: str, pexec: int, machine: str) -> Figure:
     """The figure for execution `pexec` (0-based) of `key` (bench:vm:variant)."""
     bench, vm, _variant = parse_key(key)
@@ -240,18 +276,21 @@ def build_figure(annotated: dict, key: str, pexec: int, machine: str) -> Figure:
     pilot, pilot_label = pilot_segment(times)
     _shade_pilot(main, pilot)
     main.set_ylabel("Time (secs)")
-    fig.suptitle(f"{bench}, {vm}, {machine}, Proc. exec. #{pexec + 1} ({classification})")
+    fig.suptitle(f"{bench}, {vm}, {machine}, Proc. exec. {execution_number(pexec)} ({classification})")
 
-    inset_len = min(len(times), max(INSET_MIN, min(INSET_MAX, len(times) // 10)))
-    # Put the inset in the right-hand corner the steady state leaves free.
-    y_lo, y_hi = main.get_ylim()
-    upper_half = segments[-1].mean > (y_lo + y_hi) / 2
-    inset = main.inset_axes([0.62, 0.06 if upper_half else 0.52, 0.36, 0.42])
-    _draw_run_sequence(inset, times, segments, steady, outliers, marks=marks, limit=inset_len)
-    _shade_pilot(inset, pilot)
-    inset.text(0.98, 0.95, f"first {inset_len} iterations", transform=inset.transAxes,
-               fontsize=7, ha="right", va="top")
-    inset.tick_params(labelsize=6)
+    # The inset zooms into the first iterations; it is left out when it would
+    # repeat the whole plot, or when every corner it could take holds data.
+    inset_len = inset_length(len(times))
+    region = None
+    if inset_len < len(times):
+        region = free_inset_region(np.arange(len(times)), times, main.get_xlim(), main.get_ylim())
+    if region is not None:
+        inset = main.inset_axes(region)
+        _draw_run_sequence(inset, times, segments, steady, outliers, marks=marks, limit=inset_len)
+        _shade_pilot(inset, pilot)
+        inset.text(0.98, 0.95, f"first {inset_len} iterations", transform=inset.transAxes,
+                   fontsize=7, ha="right", va="top")
+        inset.tick_params(labelsize=6)
 
     zoom = fig.add_subplot(grid[1], sharex=main)
     _draw_run_sequence(zoom, times, segments, steady, outliers, marks=marks)

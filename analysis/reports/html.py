@@ -8,12 +8,38 @@ are data: URIs. (warmup_stats' HTML loaded Google Charts; this page does not.)
 from __future__ import annotations
 
 import base64
+import re
+from dataclasses import dataclass
 from html import escape
 from typing import Sequence
 
+from analysis.execution_states import execution_number
+
 from . import formats
-from .rows import (FAILED_HEADERS, FailedRow, SummaryRow, bootstrap_settings, by_machine, class_phrase,
-                   failed_summary, histogram)
+from .provenance import NOT_RECORDED, Provenance, coldrun_version
+from .rows import (FAILED_HEADERS, PAIR_CLASSES, FailedRow, SummaryRow, bootstrap_settings, by_machine,
+                   class_phrase, failed_summary, histogram)
+
+
+@dataclass(frozen=True)
+class EmbeddedPlot:
+    """One process execution's run-sequence plot (PNG) in the report."""
+
+    machine: str
+    bench: str
+    vm: str
+    pexec: int  # 0-based, as in the data
+    png: bytes
+
+
+def anchor(machine: str, bench: str, vm: str, pexec: int) -> str:
+    """The id a table row links to for one execution: its plot, or its failed row."""
+    return "exec-" + re.sub(r"[^A-Za-z0-9_.-]", "_", f"{machine}-{bench}-{vm}-{pexec + 1}")
+
+
+def execution_caption(bench: str, vm: str, machine: str, pexec: int) -> str:
+    """Names an execution as the plot titles do (analysis.plots)."""
+    return f"{bench}, {vm}, {machine}, Proc. exec. {execution_number(pexec)}"
 
 STYLE = """
 body { font-family: sans-serif; margin: 1.5em; color: #222; }
@@ -25,9 +51,16 @@ td.better { background: #c0f2c0; } td.worse { background: #ffc0c0; } td.differen
 .range { color: #666; font-size: 85%; }
 svg.cls { vertical-align: middle; margin-right: 0.4em; }
 svg.hist { vertical-align: middle; margin-right: 0.5em; }
-figure { display: inline-block; margin: 0.5em; }
-figure img { max-width: 100%; border: 1px solid #ddd; }
+.plots { display: grid; grid-template-columns: repeat(auto-fill, minmax(560px, 1fr)); gap: 1em; }
+figure { margin: 0; }
+figure img { width: 100%; border: 1px solid #ddd; }
+figure.no-data div { border: 1px dashed #b00; color: #b00; padding: 1em; }
 figcaption { font-size: 85%; color: #444; }
+:target { outline: 3px solid #fc0; }
+dl.about { display: grid; grid-template-columns: max-content auto; gap: 0.2em 1em; margin: 0 0 1em 0; }
+dl.about dt { font-weight: bold; } dl.about dd { margin: 0; }
+ul.legend { list-style: none; padding: 0; columns: 3; } ul.legend li { margin: 0.2em 0; }
+td.plots a { margin-right: 0.4em; }
 """
 
 # Polylines 24x12 that echo the LaTeX class macros.
@@ -111,11 +144,19 @@ def table(rows: list[SummaryRow], cells=summary_cells, columns=COLUMNS,
     return f"<table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n" + "\n".join(body) + "\n</tbody>\n</table>\n"
 
 
-def failed_table(rows: list[FailedRow]) -> str:
-    """The process executions without data: counted, then one row each."""
-    head = "".join(f"<th>{escape(title)}</th>" for title in FAILED_HEADERS)
-    body = "\n".join(f'<tr class="no-data"><td>{escape(r.bench)}</td><td>{escape(r.vm)}</td>'
-                     f'<td class="num">{r.index}</td><td>{escape(r.label)}</td></tr>' for r in rows)
+FAILED_REASON_HEADER = "How it failed"
+
+
+def failed_table(rows: list[FailedRow], reasons: dict[tuple[str, str, str, int], str] | None = None) -> str:
+    """The process executions without data: counted, then one row each saying
+    how it failed (the state, and the record's reason when the input has one)."""
+    reasons = reasons or {}
+    head = "".join(f"<th>{escape(title)}</th>" for title in FAILED_HEADERS + (FAILED_REASON_HEADER,))
+    body = "\n".join(
+        f'<tr class="no-data" id="{anchor(r.machine, r.bench, r.vm, r.index)}"><td>{escape(r.bench)}</td>'
+        f'<td>{escape(r.vm)}</td><td class="num">{execution_number(r.index)}</td><td>{escape(r.label)}</td>'
+        f'<td>{escape(reasons.get((r.machine, r.vm, r.bench, r.index), NOT_RECORDED))}</td></tr>'
+        for r in rows)
     return (f"<p>{escape(failed_summary(rows))}.</p>\n<table>\n<thead><tr>{head}</tr></thead>\n"
             f"<tbody>\n{body}\n</tbody>\n</table>\n")
 
@@ -126,13 +167,15 @@ def page(title: str, body: str) -> str:
             f"<h1>{escape(title)}</h1>\n{body}</body>\n</html>\n")
 
 
-def plots_section(plots: dict[str, bytes]) -> str:
+def plots_section(plots: Sequence[EmbeddedPlot]) -> str:
+    """The plots in a grid, each with the anchor its table row links to."""
     figures = []
-    for label in sorted(plots):
-        data = base64.b64encode(plots[label]).decode("ascii")
-        figures.append(f'<figure><img alt="{escape(label)}" src="data:image/png;base64,{data}">'
-                       f"<figcaption>{escape(label)}</figcaption></figure>")
-    return "<h2>Run-sequence plots</h2>\n" + "\n".join(figures) + "\n"
+    for p in sorted(plots, key=lambda p: (p.machine, p.bench, p.vm, p.pexec)):
+        data = base64.b64encode(p.png).decode("ascii")
+        caption = escape(execution_caption(p.bench, p.vm, p.machine, p.pexec))
+        figures.append(f'<figure id="{anchor(p.machine, p.bench, p.vm, p.pexec)}"><img alt="{caption}" '
+                       f'src="data:image/png;base64,{data}"><figcaption>{caption}</figcaption></figure>')
+    return '<h2>Run-sequence plots</h2>\n<div class="plots">\n' + "\n".join(figures) + "\n</div>\n"
 
 
 def bootstrap_footer(summary: dict) -> str:
@@ -140,18 +183,76 @@ def bootstrap_footer(summary: dict) -> str:
     return f'<p class="bootstrap">{escape(formats.bootstrap_note(bootstrap_settings(summary)))}</p>\n'
 
 
-def render_html(summary: dict, plots: dict[str, bytes] | None = None,
-                title: str = "Benchmark summary", sections: Sequence[str] = ()) -> str:
-    """Summary table per machine, then further ``sections`` (HTML fragments, e.g. Pilot's),
-    then the plots (label -> PNG bytes), if any."""
+def _about(pairs: Sequence[tuple[str, str]]) -> str:
+    items = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in pairs)
+    return f'<dl class="about">{items}</dl>\n'
+
+
+def provenance_section(provenances: Sequence[Provenance], parameters: Sequence[tuple[str, str]],
+                       summary: dict) -> str:
+    """What a reader needs to trust the numbers: software, machine, experiment,
+    platform audit, environment differences and the analysis settings."""
+    out = ['<section class="provenance">\n', _about([("coldrun (analysis)", coldrun_version())])]
+    for p in provenances:
+        out.append(f"<h3>Input: {escape(p.source)}</h3>\n")
+        rows = [("Machine", p.machine), ("Kernel (uname)", p.kernel), ("Experiment", p.experiment),
+                ("Executions ran", p.dates), ("coldrun (supervisor)", p.supervisor_versions)]
+        if p.audit:
+            rows += [(f"Audit: {k}", v) for k, v in p.audit]
+        else:
+            rows.append(("Platform audit", NOT_RECORDED))
+        if p.environment_differences is None:
+            rows.append(("Execution environments", NOT_RECORDED))
+        else:
+            rows.append(("Execution environments",
+                         "; ".join(p.environment_differences) or "no differences between executions"))
+        out.append(_about(rows))
+    settings = formats.bootstrap_note(bootstrap_settings(summary))
+    out.append("<h3>Analysis parameters</h3>\n" + _about(list(parameters) + [("bootstrap", settings)]))
+    out.append("</section>\n")
+    return "".join(out)
+
+
+def legend() -> str:
+    """What each class glyph in the tables means."""
+    items = "".join(f"<li>{class_symbol(c)}{escape(c)}</li>" for c in PAIR_CLASSES)
+    return f'<h3>Classes</h3>\n<ul class="legend">{items}</ul>\n'
+
+
+def _plot_links(row: SummaryRow, plotted: set[tuple[str, str, str, int]],
+                failed: set[tuple[str, str, str, int]]) -> str:
+    """Links from a row to each of its executions: its plot, or its failed row."""
+    mine = sorted(i for m, b, v, i in plotted | failed if (m, b, v) == (row.machine, row.bench, row.vm))
+    return "".join(f'<a href="#{anchor(row.machine, row.bench, row.vm, i)}">{execution_number(i)}</a>'
+                   for i in mine)
+
+
+LINKED_COLUMNS = COLUMNS + (("plots", "Executions", "plots"),)
+
+
+def render_html(summary: dict, plots: Sequence[EmbeddedPlot] | None = None,
+                title: str = "Benchmark summary", sections: Sequence[str] = (),
+                provenances: Sequence[Provenance] = (), parameters: Sequence[tuple[str, str]] = (),
+                failure_reasons: dict[tuple[str, str, str, int], str] | None = None) -> str:
+    """Where the numbers come from (``provenances``, one per input, and the
+    analysis ``parameters``), the class legend, the summary table per machine
+    with each row linking to its executions, the failed executions, further
+    ``sections`` (HTML fragments, e.g. Pilot's), then the plots in a grid."""
     machines = by_machine(summary)
-    body = []
+    plots = list(plots or [])
+    plotted = {(p.machine, p.bench, p.vm, p.pexec) for p in plots}
+    body = [provenance_section(provenances, parameters, summary), legend()]
     for machine, mine, no_data in machines:
+        failed = {(f.machine, f.bench, f.vm, f.index) for f in no_data}
+
+        def cells(row: SummaryRow) -> dict[str, str]:
+            return {**summary_cells(row), "plots": _plot_links(row, plotted, failed)}
+
         body.append(f"<h2>Machine: {escape(machine)}</h2>\n")
         if mine:
-            body.append(table(mine))
+            body.append(table(mine, cells=cells, columns=LINKED_COLUMNS))
         if no_data:
-            body.append(failed_table(no_data))
+            body.append(failed_table(no_data, failure_reasons))
     if not machines:
         body.append("<p>No benchmarks in this summary.</p>\n")
     body.append(bootstrap_footer(summary))

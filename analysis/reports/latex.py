@@ -10,6 +10,8 @@ Steady iter (#) carries a 10-bin histogram sparkline with the median's bin red.
 
 from __future__ import annotations
 
+from analysis.execution_states import execution_number
+
 from . import formats
 from .rows import (FAILED_HEADERS, FailedRow, SummaryRow, bootstrap_settings, by_machine, failed_phrase,
                    failed_summary, histogram, sorted_counts)
@@ -149,7 +151,7 @@ def failed_tabular(rows: list[FailedRow]) -> str:
     """The process executions without data: counted, then one row each."""
     out = [escape(failed_summary(rows)) + ".", "", r"\begin{longtable}{llrl}", r"\toprule",
            " & ".join(FAILED_HEADERS) + r"\\", r"\midrule"]
-    out += [f"{escape(r.bench)} & {escape(r.vm)} & {r.index} & {escape(r.label)} \\\\" for r in rows]
+    out += [f"{escape(r.bench)} & {escape(r.vm)} & {escape(execution_number(r.index))} & {escape(r.label)} \\\\" for r in rows]
     out += [r"\bottomrule", r"\end{longtable}"]
     return "\n".join(out) + "\n"
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from analysis.execution_states import execution_number
+
 from . import formats
 from .rows import FAILED_HEADERS, SummaryRow, bootstrap_settings, by_machine, class_phrase, failed_summary
 
@@ -49,6 +51,6 @@ def render_text(summary: dict) -> str:
                 out.append("")
             out.append(failed_summary(no_data) + ".")
             out.append("")
-            out.extend(aligned([FAILED_HEADERS] + [(f.bench, f.vm, str(f.index), f.label) for f in no_data]))
+            out.extend(aligned([FAILED_HEADERS] + [(f.bench, f.vm, execution_number(f.index), f.label) for f in no_data]))
     out += ["", formats.bootstrap_note(bootstrap_settings(summary))]
     return "\n".join(out) + "\n"

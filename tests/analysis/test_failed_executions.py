@@ -161,13 +161,13 @@ def test_tables_show_failed_rows_and_counts(results_file, table_format, tmp_path
         assert "1 errored (no data), 1 timed out (no data)" in fib  # counted next to the class
         cells = [re.split(r"\s{2,}", ln) for ln in lines]
         no_data = [c for c in cells if len(c) == 4 and c[3].endswith("(no data)")]
-        assert ["fib", "PyPy", "1", "errored (no data)"] in no_data
-        assert ["fib", "PyPy", "3", "timed out (no data)"] in no_data
-        assert ["nbody", "PyPy", "0", "errored (no data)"] in no_data
-        assert [c[:3] for c in no_data if c[0] == "spec"] == [["spec", "PyPy", "0"], ["spec", "PyPy", "1"]]
+        assert ["fib", "PyPy", "#2", "errored (no data)"] in no_data
+        assert ["fib", "PyPy", "#4", "timed out (no data)"] in no_data
+        assert ["nbody", "PyPy", "#1", "errored (no data)"] in no_data
+        assert [c[:3] for c in no_data if c[0] == "spec"] == [["spec", "PyPy", "#1"], ["spec", "PyPy", "#2"]]
         assert len(no_data) == 5
     if table_format == "html":
-        assert text.count('<tr class="no-data">') == 5
+        assert text.count('<tr class="no-data" id="exec-') == 5
 
 
 def test_summary_of_a_failure_only_file_still_renders(tmp_path, capsys):

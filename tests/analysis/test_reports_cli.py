@@ -74,7 +74,7 @@ def test_html_table_embeds_plots(annotated_file, tmp_path, capsys):
     assert code == 0, err
     page = out.read_text()
     assert page.count("data:image/png;base64,") == 6  # 2 benchmarks x 3 executions
-    assert "richards:Graal:default-java execution 2" in page
+    assert "richards, Graal, oraclebox, Proc. exec. #3" in page
     assert "https://" not in page and "http://" not in page
 
 

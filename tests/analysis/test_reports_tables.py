@@ -9,6 +9,7 @@ import subprocess
 import pytest
 
 from analysis.reports import SummaryFormatError, render_html, render_latex, render_text, summary_rows
+from analysis.reports.html import EmbeddedPlot
 from analysis.reports.rows import counts_phrase, histogram
 
 from real_parts import missing_real_part
@@ -168,7 +169,7 @@ def test_latex_compiles_with_pdflatex(summary, tmp_path):
 # --- HTML ---------------------------------------------------------------
 
 def test_html_is_self_contained(summary):
-    page = render_html(summary, {"richards:Graal:default-java execution 0": b"\x89PNG\r\n\x1a\nfake"})
+    page = render_html(summary, [EmbeddedPlot("oraclebox", "richards", "Graal", 0, b"\x89PNG\r\n\x1a\nfake")])
     assert page.startswith("<!DOCTYPE html>")
     assert "<script" not in page.lower()
     assert not re.search(r"(src|href)\s*=\s*[\"']?https?://", page, re.I)
@@ -179,7 +180,7 @@ def test_html_is_self_contained(summary):
 def test_html_rows_histograms_and_plots(summary):
     import base64
     png = b"\x89PNG\r\n\x1a\n-not-really-a-png-"
-    page = render_html(summary, {"deltablue:Graal:default-java execution 3": png})
+    page = render_html(summary, [EmbeddedPlot("oraclebox", "deltablue", "Graal", 3, png)])
     for _, vm, bench, d in pairs(summary):
         m = re.search(r'<tr id="%s-%s">(.*?)</tr>' % (bench, vm), page)
         assert m, bench
@@ -193,7 +194,7 @@ def test_html_rows_histograms_and_plots(summary):
         if d["steady_state_time"] is not None:
             assert "%.5f ± %.6f" % (d["steady_state_time"], d["steady_state_time_ci"]) in row
     assert "data:image/png;base64," + base64.b64encode(png).decode() in page
-    assert "deltablue:Graal:default-java execution 3" in page
+    assert "deltablue, Graal, oraclebox, Proc. exec. #4" in page
     assert "good inconsistent (4 flat, 4 warmup)" in page
 
 
