@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from html import escape
 
+from analysis.execution_states import execution_number
+
 from . import html
 from .text import aligned
 
@@ -69,7 +71,7 @@ def _note(row: dict) -> str:
 
 
 def _exec_cells(key: str, row: dict) -> list[str]:
-    return [key, str(row["pexec"]), str(row["iterations"]), _segment(row["stable_segment"]), _int(row["q"]),
+    return [key, execution_number(row["pexec"]), str(row["iterations"]), _segment(row["stable_segment"]), _int(row["q"]),
             _num(row["mean"]), _num(row["ci_width"], 3), _int(row["required_samples"]), _note(row)]
 
 

@@ -222,3 +222,14 @@ def test_inset_drawn_where_the_data_is_not(tmp_path):
     ip, mp = inset.get_position(), main_ax.get_position()
     region = [(ip.x0 - mp.x0) / mp.width, (ip.y0 - mp.y0) / mp.height, ip.width / mp.width, ip.height / mp.height]
     assert not _covered(region, np.arange(300.0), np.array(times), main_ax.get_xlim(), main_ax.get_ylim())
+
+
+def test_pilot_section_numbers_executions_as_the_rest(tmp_path):
+    path = tmp_path / "native.json"
+    path.write_text(json.dumps(native_bundle(np.random.default_rng(3))))
+    html = tmp_path / "p.html"
+    assert main(["table", str(path), "--format", "html", "--quality", "low", "--no-plots", "-o", str(html)]) == 0
+    page = html.read_text()
+    rows = re.findall(r"<tr><td>(fib:PyPy:default-python|nbody:PyPy:default-python)</td><td[^>]*>([^<]*)</td>", page)
+    numbers = [n for key, n in rows if key.startswith("nbody")]
+    assert numbers[-2:] == ["#1", "#2"], rows
