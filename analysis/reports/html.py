@@ -51,7 +51,7 @@ td.better { background: #c0f2c0; } td.worse { background: #ffc0c0; } td.differen
 .range { color: #666; font-size: 85%; }
 svg.cls { vertical-align: middle; margin-right: 0.4em; }
 svg.hist { vertical-align: middle; margin-right: 0.5em; }
-.plots { display: grid; grid-template-columns: repeat(auto-fill, minmax(560px, 1fr)); gap: 1em; }
+div.plots { display: grid; grid-template-columns: repeat(auto-fill, minmax(560px, 1fr)); gap: 1em; }
 figure { margin: 0; }
 figure img { width: 100%; border: 1px solid #ddd; }
 figure.no-data div { border: 1px dashed #b00; color: #b00; padding: 1em; }
