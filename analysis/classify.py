@@ -43,6 +43,7 @@ literally, including their off-by-ones:
 
 from __future__ import annotations
 
+import bisect
 import math
 from dataclasses import dataclass
 from typing import Sequence
@@ -174,5 +175,16 @@ def steady_state(
 
 def bootstrap_segments(times: Sequence[float], outliers: Sequence[int], ranges: Sequence[tuple[int, int]]) -> list[list[float]]:
     """The values of each steady range with outliers removed."""
-    out_set = set(outliers)
-    return [[times[i] for i in range(a, b) if i not in out_set] for a, b in ranges]
+    ordered = sorted(set(outliers))
+    segments = []
+    for a, b in ranges:
+        # Slices between the outliers: the same values as a per-index filter,
+        # at C speed (this runs over every steady iteration of a summary).
+        values: list[float] = []
+        start = a
+        for o in ordered[bisect.bisect_left(ordered, a):bisect.bisect_left(ordered, b)]:
+            values += times[start:o]
+            start = o + 1
+        values += times[start:b]
+        segments.append(values)
+    return segments

@@ -203,13 +203,15 @@ def _progress(args: argparse.Namespace) -> bool:
 
 
 def run_annotate(args: argparse.Namespace) -> int:
+    from analysis.json_text import indented_chunks
     from analysis.pipeline import annotate, load_results
 
     by_machine = load_results([args.results], vm=args.vm, language=args.language, uname=args.uname)
     (results,) = by_machine.values()
     annotated = annotate(results, window=args.window, steady=args.steady, delta=args.delta,
                          jobs=_jobs(args), progress=_progress(args))
-    _write_output(Path(args.output), json.dumps(annotated, indent=4))
+    # json.dumps(annotated, indent=4)'s text, made in chunks while bzip2 compresses.
+    _write_output(Path(args.output), indented_chunks(annotated))
     wct = annotated["wallclock_times"]
     _say_wrote(args.output, sum(map(len, wct.values())), len(wct))
     return 0

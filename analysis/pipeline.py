@@ -26,6 +26,7 @@ each execution's state as ``execution_states``.
 from __future__ import annotations
 
 import copy
+import gc
 import os
 from typing import Any, Iterable, Sequence
 
@@ -137,13 +138,20 @@ def run_parallel(func, tasks: list[tuple], jobs: int, progress: Progress | None,
     import multiprocessing
 
     ctx = multiprocessing.get_context("fork")
-    with concurrent.futures.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-        futures = {pool.submit(func, task): i for i, task in enumerate(tasks)}
-        for fut in concurrent.futures.as_completed(futures):
-            i = futures[fut]
-            results[i] = fut.result()
-            if progress:
-                progress.advance(weight(tasks[i]))
+    # Forked workers share the parent's pages until written; the cyclic GC
+    # writes to every object it tracks, which would copy the whole loaded
+    # data set into each worker. Frozen objects are left alone.
+    gc.freeze()
+    try:
+        with concurrent.futures.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+            futures = {pool.submit(func, task): i for i, task in enumerate(tasks)}
+            for fut in concurrent.futures.as_completed(futures):
+                i = futures[fut]
+                results[i] = fut.result()
+                if progress:
+                    progress.advance(weight(tasks[i]))
+    finally:
+        gc.unfreeze()
     return results
 
 
