@@ -212,8 +212,7 @@ def _across(means: np.ndarray, target: StopTarget, width: float) -> tuple[int, f
     q = ss.optimal_subsession_size(means, ac_limit=target.ac_limit)
     q = 1 if q < 0 else q
     ci = ss.ci_width(means, q, target.confidence)
-    t_over_e = ss.t_quantile(target.confidence, means.size // q - 1) / (width / 2)
-    opt = math.ceil(ss.subsession_var(means, q) * (t_over_e * t_over_e))
+    opt = ss.subsessions_for_width(means, q, width, confidence=target.confidence)
     return q, ci, q * max(opt, target.min_executions)
 
 
