@@ -8,47 +8,45 @@ from pathlib import Path
 
 import pytest
 
+from real_parts import missing_real_part
+
 LIBKRUNTIME = Path(__file__).resolve().parents[2] / "libkruntime"
 LIBKRUNTIME_SOURCES = [str(LIBKRUNTIME / name) for name in ("libkruntime.c", "sources.c", "duet.c")]
 
 
-@pytest.fixture(scope="module")
-def test_binary(tmp_path_factory) -> Path:
+def compile_c_test(test_source: str, out: Path) -> Path:
+    """Build one of libkruntime/tests/*.c with the library's sources, warnings as errors."""
     cc = shutil.which("cc") or shutil.which("gcc")
     if cc is None:
-        pytest.skip("no C compiler (cc/gcc) on PATH to build libkruntime's C tests")
-    out = tmp_path_factory.mktemp("ctest") / "test_libkruntime"
+        missing_real_part("no C compiler (cc/gcc) on PATH to build libkruntime's C tests (apt-get install gcc)")
     subprocess.run(
         [cc, "-O2", "-Wall", "-Wextra", "-Werror", "-std=gnu11", f"-I{LIBKRUNTIME}", "-o", str(out),
-         str(LIBKRUNTIME / "tests" / "test_libkruntime.c"),
-         *LIBKRUNTIME_SOURCES],
+         str(LIBKRUNTIME / "tests" / test_source), *LIBKRUNTIME_SOURCES],
         check=True, capture_output=True, text=True,
     )
     return out
 
 
-def test_duet_barrier_c_checks_pass(tmp_path):
-    """Forked runners meeting, timing out, a killed partner, a partner giving up, bad names."""
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
-        pytest.skip("no C compiler (cc/gcc) on PATH to build libkruntime's C tests")
-    out = tmp_path / "test_duet"
-    subprocess.run(
-        [cc, "-O2", "-Wall", "-Wextra", "-Werror", "-std=gnu11", f"-I{LIBKRUNTIME}", "-o", str(out),
-         str(LIBKRUNTIME / "tests" / "test_duet.c"), *LIBKRUNTIME_SOURCES],
-        check=True, capture_output=True, text=True,
-    )
-    proc = subprocess.run([str(out)], capture_output=True, text=True, timeout=60)
+@pytest.fixture(scope="module")
+def test_binary(tmp_path_factory) -> Path:
+    return compile_c_test("test_libkruntime.c", tmp_path_factory.mktemp("ctest") / "test_libkruntime")
+
+
+def check_report(proc: subprocess.CompletedProcess, at_least: int) -> None:
+    """The C tests end with "<passed> passed, <failed> failed"."""
     assert proc.returncode == 0, proc.stderr
     passed, failed = (int(w) for w in proc.stdout.split()[0:3:2])
-    assert failed == 0 and passed >= 40, proc.stdout
+    assert failed == 0 and passed >= at_least, proc.stdout
+
+
+def test_duet_barrier_c_checks_pass(tmp_path):
+    """Forked runners meeting, timing out, a killed partner, a partner giving up, bad names."""
+    out = compile_c_test("test_duet.c", tmp_path / "test_duet")
+    check_report(subprocess.run([str(out)], capture_output=True, text=True, timeout=60), 40)
 
 
 def test_all_c_checks_pass(test_binary):
-    proc = subprocess.run([str(test_binary)], capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 0, proc.stderr
-    passed, failed = (int(w) for w in proc.stdout.split()[0:3:2])
-    assert failed == 0 and passed >= 35, proc.stdout
+    check_report(subprocess.run([str(test_binary)], capture_output=True, text=True, timeout=60), 35)
 
 
 @pytest.mark.parametrize(

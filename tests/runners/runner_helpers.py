@@ -7,11 +7,10 @@ import subprocess
 import textwrap
 from pathlib import Path
 
-import pytest
-
 from iteration_runners import runner_command
 from iteration_runners.launch import RunnerOutcome, run_runner
 from iteration_runners.protocol import parse_document
+from real_parts import missing_real_part
 
 
 def write_python_benchmark(directory: Path, body: str, name: str = "bench.py") -> Path:
@@ -23,7 +22,7 @@ def write_python_benchmark(directory: Path, body: str, name: str = "bench.py") -
 def build_c_benchmark(directory: Path, body: str, name: str = "bench.so") -> Path:
     cc = shutil.which("cc") or shutil.which("gcc")
     if cc is None:
-        pytest.skip("no C compiler (cc/gcc) on PATH to build C benchmarks")
+        missing_real_part("no C compiler (cc/gcc) on PATH to build C benchmarks (apt-get install gcc)")
     src = directory / (name + ".c")
     src.write_text(textwrap.dedent(body))
     out = directory / name
