@@ -36,6 +36,10 @@ class _Tee:
 class _AppendLogger:
     """Appends each rendered line to the log file, opened per write so no fd outlives an exec.
 
+    Warnings and errors are fsynced: they are rare, and they are what a reader
+    needs after a crash (a reconciliation's note must survive a power cut in the
+    next boot too).  Info lines are left to the page cache.
+
     The log is diagnostics: the records and the schedule are the results.  So a
     log that cannot be written (full disk, replaced by a directory or a symlink)
     never stops the supervisor: it says so once on stderr (the journal, on a real
@@ -48,23 +52,25 @@ class _AppendLogger:
         self.stderr = stderr
         self.missed = 0
 
-    def _append(self, line: str) -> None:
+    def _append(self, line: str, durable: bool) -> None:
         assert self.path is not None
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         try:
             write_all(fd, line.encode("utf-8", "replace"))
+            if durable:
+                os.fsync(fd)
         finally:
             os.close(fd)
 
-    def msg(self, message: str) -> None:
+    def msg(self, message: str, durable: bool = False) -> None:
         if self.path is None:
             return
         try:
             if self.missed:
                 self._append(json.dumps({"event": "event log was not writable", "missed_events": self.missed,
-                                         "level": "warning"}) + "\n")
+                                         "level": "warning"}) + "\n", durable)
                 self.missed = 0
-            self._append(message + "\n")
+            self._append(message + "\n", durable)
         except OSError as e:
             if not self.missed:
                 why = "the filesystem is full" if is_full(e) else (e.strerror or str(e))
@@ -73,7 +79,11 @@ class _AppendLogger:
                     f"only until it can be written again; records and the schedule are not affected\n")
             self.missed += 1
 
-    info = debug = warning = error = critical = exception = log = msg
+    def durable_msg(self, message: str) -> None:
+        self.msg(message, durable=True)
+
+    info = debug = log = msg
+    warning = error = critical = exception = durable_msg
 
 
 def make_logger(log_path: Path | None, stderr: TextIO | None = sys.stderr, **context: Any):
