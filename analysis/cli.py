@@ -7,6 +7,7 @@
     coldrun-analyze diff BEFORE AFTER [--format ...] [--json FILE]
     coldrun-analyze pilot RESULTS... | --readings FILE | --wps FILE.csv   (analysis/pilot/command.py)
     coldrun-analyze compare A B | --welch M1 V1 N1 M2 V2 N2
+    coldrun-analyze bca FILE | screen (RESULTS | --table FILE.csv) | boots RESULTS   (analysis/screen/command.py)
 
 Options keep warmup_stats' defaults: --window int(0.1 x iterations),
 --steady int(0.25 x iterations), --delta 0.001 (seconds, or "N%"),
@@ -37,6 +38,7 @@ from analysis.errors import AnalysisError
 from analysis.output import emit as _emit
 from analysis.output import write_output as _write_output
 from analysis.pilot.command import add_pilot_commands
+from analysis.screen.command import add_screen_commands
 
 if TYPE_CHECKING:
     from analysis.prepare import AnalysisOptions
@@ -188,6 +190,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_report_commands(sub)
     add_pilot_commands(sub)
     add_duet_command(sub, level=_confidence, count=_positive_int)
+    add_screen_commands(sub, level=_confidence, count=_positive_int)
     return parser
 
 

@@ -84,7 +84,7 @@ class LoadedInput:
     document: Any  # the parsed JSON (None for CSV)
 
 
-def _read_bytes(path: Path, expected: str = "a results file") -> bytes:
+def read_bytes(path: Path, expected: str = "a results file") -> bytes:
     try:
         return path.read_bytes()
     except FileNotFoundError:
@@ -99,7 +99,7 @@ def _read_bytes(path: Path, expected: str = "a results file") -> bytes:
 
 def read_document(path: Path) -> Any:
     """The JSON document in a plain or bzip2-compressed file."""
-    raw = _read_bytes(path)
+    raw = read_bytes(path)
     if raw[:3] == b"BZh":
         try:
             raw = bz2.decompress(raw)
@@ -572,7 +572,7 @@ def _clean_counters(results: dict, path: Path, warn: WarningSink) -> None:
 
 def _text_lines(path: Path, expected: str) -> list[str]:
     """The lines of a small text input (a readings file, a WPS CSV)."""
-    raw = _read_bytes(path, expected)
+    raw = read_bytes(path, expected)
     if not raw.strip():
         raise AnalysisError(f"{path}: empty file; expected {expected}")
     try:
@@ -581,8 +581,9 @@ def _text_lines(path: Path, expected: str) -> list[str]:
         raise AnalysisError(f"{path}: not text; expected {expected}") from None
 
 
-def _reading(path: Path, lineno: int, text: str, what: str, *, positive: bool = False) -> float:
-    """One number of a text input: finite and >= 0 (> 0 when ``positive``), or one error line naming it."""
+def _reading(path: Path, lineno: int, text: str, what: str, *, positive: bool = False, signed: bool = False) -> float:
+    """One number of a text input: finite and >= 0 (> 0 when ``positive``, any sign when ``signed``),
+    or one error line naming it."""
     try:
         value = float(text)
     except ValueError:
@@ -590,7 +591,7 @@ def _reading(path: Path, lineno: int, text: str, what: str, *, positive: bool = 
         raise AnalysisError(f"{path}: line {lineno}: {what} {shown!r} is not a number") from None
     if not math.isfinite(value):
         raise AnalysisError(f"{path}: line {lineno}: {what} {text!r} is not a finite number")
-    if value < 0 or (positive and value == 0):
+    if (value < 0 and not signed) or (positive and value == 0):
         bound = "> 0" if positive else ">= 0"
         raise AnalysisError(f"{path}: line {lineno}: {what} is {text}; it must be {bound}")
     return value
@@ -599,17 +600,18 @@ def _reading(path: Path, lineno: int, text: str, what: str, *, positive: bool = 
 READINGS_EXPECTED = "one reading (a number) per line"
 
 
-def read_readings(path_text: str | os.PathLike) -> list[float]:
+def read_readings(path_text: str | os.PathLike, *, signed: bool = False) -> list[float]:
     """Readings for Pilot's analysis: one number per line, blank lines ignored.
 
-    Readings are times or rates: finite and >= 0. Any other line is an
-    error naming the file and the line.
+    Readings are times or rates: finite and >= 0 (any finite number when
+    ``signed``, e.g. differences for ``bca``). Any other line is an error
+    naming the file and the line.
     """
     path = Path(path_text)
     values = []
     for lineno, line in enumerate(_text_lines(path, READINGS_EXPECTED), start=1):
         if line.strip():
-            values.append(_reading(path, lineno, line.strip(), "reading"))
+            values.append(_reading(path, lineno, line.strip(), "reading", signed=signed))
     if not values:
         raise AnalysisError(f"{path}: no readings; expected {READINGS_EXPECTED}")
     return values

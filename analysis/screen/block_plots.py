@@ -1,0 +1,59 @@
+"""Block plots (Filliben; NIST e-Handbook §1.3.3.3), as TN 1855 reads them.
+
+For a primary factor, each box is one combination of the other factors'
+levels and holds the mean of each of the primary factor's levels there. The
+factor counts as significant when its levels are in the same order in every
+complete box (one holding all its levels). The chance of that under no
+effect is ``1 / (k!)^(N-1)`` for k levels and N complete boxes, which for a
+2-level factor is TN 1855's ``1 / 2^(N-1)``. Boxes missing a level (excluded
+treatments) are shown but not counted: an exclusion stays local.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+from analysis.screen.effects import Treatment
+
+
+def block_plot(factors: Sequence[str], found: Sequence[Treatment], primary: int) -> dict:
+    levels = sorted({t.levels[primary] for t in found})
+    boxes: dict[tuple[int, ...], dict[int, Treatment]] = {}
+    for t in found:
+        others = t.levels[:primary] + t.levels[primary + 1:]
+        boxes.setdefault(others, {})[t.levels[primary]] = t
+    other_names = [f for j, f in enumerate(factors) if j != primary]
+    out_boxes = []
+    orders = []
+    for others in sorted(boxes):
+        box = boxes[others]
+        means = {level: float(box[level].values.mean()) for level in levels if level in box}
+        complete = len(means) == len(levels)
+        # Ties keep level order, so equal means read as the same ordering every time.
+        order = sorted(means, key=lambda level: (means[level], level)) if complete else None
+        if order is not None:
+            orders.append(tuple(order))
+        out_boxes.append({
+            "others": dict(zip(other_names, others)),
+            "means": {str(level): mean for level, mean in means.items()},
+            "n": {str(level): int(box[level].values.shape[0]) for level in means},
+            "complete": complete,
+            "order": order,
+        })
+    complete_boxes = len(orders)
+    consistent = complete_boxes > 0 and len(set(orders)) == 1
+    chance = (1.0 / math.factorial(len(levels)) ** (complete_boxes - 1)) if complete_boxes else None
+    return {
+        "levels": levels,
+        "boxes": out_boxes,
+        "complete_boxes": complete_boxes,
+        "consistent": consistent,
+        "ordering": list(orders[0]) if consistent else None,
+        "chance": chance,
+    }
+
+
+def block_plots(factors: Sequence[str], found: Sequence[Treatment]) -> dict:
+    """A block plot for every factor as the primary one (one factor alone has a single box)."""
+    return {factor: block_plot(factors, found, j) for j, factor in enumerate(factors)}
