@@ -163,7 +163,9 @@ def _pilot_segment(arr: np.ndarray) -> tuple[tuple[int, int] | None, float | Non
     return segment, None, f"stable segment [{segment[0]}, {segment[1]})"
 
 
-def _steady_segment(arr: np.ndarray) -> tuple[tuple[int, int] | None, float | None, str]:
+def steady_segment(arr: np.ndarray) -> tuple[tuple[int, int] | None, float | None, str]:
+    """warmup_stats' steady state of one execution: ([begin, n) or None, its mean, why); also the
+    screening analysis' warm-up cut (analysis.screen.executions)."""
     from analysis import changepoints, classify, outliers
 
     n = arr.size
@@ -186,7 +188,7 @@ def execution_estimate(times: Sequence[float], target: StopTarget) -> ExecutionE
     arr = _times(times)
     if arr.size == 0:
         return _unusable("no iterations")
-    finder = _pilot_segment if target.estimate == "pilot" else _steady_segment
+    finder = _pilot_segment if target.estimate == "pilot" else steady_segment
     segment, mean, reason = finder(arr)
     if segment is None:
         return _unusable(reason)

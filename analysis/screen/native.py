@@ -1,0 +1,119 @@
+"""A native export of a screening experiment -> one per-sample table per benchmark.
+
+The bundle carries, at the top level, ``"screening": {"factors": {name:
+[level, ...]}, "design": str, "seed": int}`` and, in each execution slot,
+``"screening": {"treatment": int, "levels": {name: level}, "batch": int,
+"replicate": int}`` with the levels as read back from the machine. A level
+is coded by its index in the factor's list (so the first level is the
+reference, level 0); the factors keep the bundle's order.
+
+Samples: by default one per completed execution, the mean of its kept
+iterations (executions are the independent units: each is its own boot);
+``per_iteration`` makes every kept iteration a sample, which is only sound
+when the boot-dependency section shows no between-boot variance. Kept
+iterations: ``analysis.screen.executions``. Responses are grouped by the
+key's benchmark (a variant or runner factor changes the rest of the key).
+Boot dependency is reported per benchmark and treatment (within a treatment
+every execution ran the same way, so their spread is the boots').
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from analysis.errors import AnalysisError
+from analysis.screen.report import ScreenOptions, analyse, finite
+
+
+def _design(bundle: Any, path: str) -> dict[str, list[str]]:
+    screening = bundle.get("screening") if isinstance(bundle, dict) else None
+    if not isinstance(screening, dict):
+        raise AnalysisError(f"{path}: not a screening experiment (no top-level 'screening' object in a coldrun "
+                            "native export); use 'coldrun-analyze table' for other results")
+    factors = screening.get("factors")
+    if not isinstance(factors, dict) or not factors or not all(
+            isinstance(levels, list) and len(levels) >= 2 and all(isinstance(lv, str) for lv in levels)
+            for levels in factors.values()):
+        raise AnalysisError(f"{path}: screening.factors must map each factor to a list of at least two level names")
+    return factors
+
+
+def _levels(entry: dict, factors: dict[str, list[str]], where: str) -> tuple[int, ...]:
+    screening = entry.get("screening")
+    levels = screening.get("levels") if isinstance(screening, dict) else None
+    if not isinstance(levels, dict):
+        raise AnalysisError(f"{where}: no 'screening.levels' in a completed execution of a screening experiment")
+    unknown = sorted(set(levels) - set(factors))
+    if unknown:
+        raise AnalysisError(f"{where}: screening.levels names unknown factor {unknown[0]!r} "
+                            f"(factors: {', '.join(factors)})")
+    out = []
+    for name, names in factors.items():
+        if name not in levels:
+            raise AnalysisError(f"{where}: screening.levels lacks factor {name!r}")
+        if levels[name] not in names:
+            raise AnalysisError(f"{where}: screening.levels.{name} is {levels[name]!r}, not one of {names}")
+        out.append(names.index(levels[name]))
+    return tuple(out)
+
+
+def screen_results(path: str, options: ScreenOptions, *, per_iteration: bool = False,
+                   steady_state: bool = True) -> dict:
+    import numpy as np
+
+    from analysis.inputs import NATIVE_FORMAT, read_document, results_from_document
+    from analysis.screen.boots import boot_dependency, warning_text
+    from analysis.screen.executions import kept_iterations
+    from analysis.screen.table import build
+
+    bundle = read_document(Path(path))
+    if not isinstance(bundle, dict) or bundle.get("format") != NATIVE_FORMAT:
+        raise AnalysisError(f"{path}: screening needs a coldrun native export (coldrun export --format native)")
+    factors = _design(bundle, path)
+    results = results_from_document(bundle, Path(path))
+    wct = results["wallclock_times"]
+    # (benchmark, treatment levels) -> kept iterations of each execution
+    cells: dict[str, dict[tuple[int, ...], list[np.ndarray]]] = {}
+    notes: list[str] = []
+    for i, entry in enumerate(bundle["executions"]):
+        if not isinstance(entry, dict) or entry.get("state") != "completed":
+            continue
+        key, pexec = entry.get("key"), entry.get("pexec")
+        times = wct.get(key, [])[pexec] if isinstance(pexec, int) and pexec < len(wct.get(key, [])) else []
+        if not times:
+            continue  # dropped by the loader, which said why
+        where = f"{path}: executions[{i}] ({key} #{pexec})"
+        levels = _levels(entry, factors, where)
+        kept = kept_iterations(times, steady_state)
+        if kept.values is None:
+            notes.append(f"{key} execution {pexec} left out: {kept.note}")
+            continue
+        cells.setdefault(key.split(":")[0], {}).setdefault(levels, []).append(kept.values)
+    if not cells:
+        raise AnalysisError(f"{path}: no completed execution of the screening experiment has data to analyse")
+    responses: dict[str, dict] = {}
+    boots: dict[str, dict] = {}
+    warnings: list[str] = []
+    names = list(factors)
+    for bench, by_treatment in sorted(cells.items()):
+        rows: list[tuple[int, ...]] = []
+        response: list[float] = []
+        for levels, groups in sorted(by_treatment.items()):
+            for g in groups:
+                values = g if per_iteration else [float(g.mean())]
+                rows += [levels] * len(values)
+                response += list(values)
+            name = f"{bench} " + ",".join(f"{f}={factors[f][lv]}" for f, lv in zip(names, levels))
+            found = boot_dependency(groups, options.confidence)
+            boots[name] = found
+            if found["more_executions_needed"]:
+                warnings.append(warning_text(name, found))
+        table = build(f"{path} ({bench})", names, rows, response, level_names=factors, metric=bench)
+        responses[bench] = analyse(table, options)
+    screening = bundle["screening"]
+    return finite({"source": str(path), "design": screening.get("design"), "design_seed": screening.get("seed"),
+                   "samples_are": "iterations" if per_iteration else "executions",
+                   "steady_state": steady_state, "responses": responses,
+                   "boots": {"confidence": options.confidence, "groups": boots, "warnings": warnings},
+                   "notes": notes})
