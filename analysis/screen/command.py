@@ -202,9 +202,9 @@ def run_screen(args: argparse.Namespace) -> int:
     if args.json:
         emit(json.dumps(machine, indent=2) + "\n", args.output)
     else:
-        from analysis.screen import render
+        from analysis.reports import screen_tables
 
-        emit(render.html(doc) if args.format == "html" else render.text(doc), args.output)
+        emit(screen_tables.page(doc) if args.format == "html" else screen_tables.text(doc), args.output)
     return 0
 
 

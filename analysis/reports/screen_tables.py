@@ -1,0 +1,149 @@
+"""Text and HTML of a screening analysis (``coldrun-analyze screen``), rendered
+from its JSON object (``analysis.screen.command`` documents the fields), so
+every format shows the same numbers. The HTML section embeds the plots of
+``screen_plots`` as base64 PNG (matplotlib is imported only for HTML).
+"""
+
+from __future__ import annotations
+
+import base64
+from html import escape
+
+from . import html
+from .text import aligned
+
+TITLE = "Screening experiment (NIST TN 1855)"
+DASH = "-"
+
+
+def _num(x: float | None, digits: int = 6) -> str:
+    return DASH if x is None else f"{x:.{digits}g}"
+
+
+def _ci(ci: list | None) -> str:
+    return DASH if ci is None or ci[0] is None else f"[{_num(ci[0])}, {_num(ci[1])}]"
+
+
+def _levels(analysis: dict, levels: dict) -> str:
+    return ", ".join(f"{f}={analysis['factors'][f][lv] if lv < len(analysis['factors'][f]) else lv}"
+                     for f, lv in levels.items())
+
+
+def _tables(analysis: dict) -> list[tuple[str, list[tuple[str, ...]]]]:
+    """(heading, rows with a header row) of every table of one analysis."""
+    level = f"{analysis['confidence'] * 100:g}% BCa CI"
+    treatments = [("Treatment", "n", "Mean", level)] + [
+        (_levels(analysis, t["levels"]), str(t["n"]), _num(t["mean"]), _ci(t["ci"])) for t in analysis["treatments"]]
+    material = analysis["material_significance"]
+    effects = [("Effect", "Estimate", level, f"|effect| / CI width at n={material['sample_size']}")]
+    for factor, by_level in analysis["main_effects"].items():
+        for lv, e in by_level.items():
+            name = f"{factor}={lv}"
+            effects.append((name, _num(e["effect"]), _ci(e["ci"]),
+                            _num(material["effects"].get(name, {}).get("ratio"), 3)))
+    for name, e in analysis["interactions"].items():
+        effects.append((name, _num(e["effect"]), _ci(e["ci"]),
+                        _num(material["effects"].get(name, {}).get("ratio"), 3)))
+    blocks = [("Primary factor", "Complete boxes", "Consistent ordering", "Ordering", "Chance")] + [
+        (f, str(p["complete_boxes"]), "yes" if p["consistent"] else "no",
+         DASH if p["ordering"] is None else " < ".join(map(str, p["ordering"])), _num(p["chance"], 4))
+        for f, p in analysis["block_plots"].items()]
+    out = [("Treatments", treatments), ("Effects", effects), ("Block plots", blocks)]
+    terms = analysis["anova"]["terms"]
+    if terms:
+        out.append(("ANOVA (balanced design)", [("Term", "df", "Sum sq", "F", "p")] + [
+            (name, _num(t["df"]), _num(t["sum_sq"]), _num(t["F"], 4), _num(t["p"], 3)) for name, t in terms.items()]))
+    return out
+
+
+def _settings(analysis: dict) -> str:
+    error = "one batch" if analysis["monte_carlo_error"] is None else (
+        f"Monte-Carlo error {_num(analysis['monte_carlo_error'], 3)} < resolution {_num(analysis['resolution'], 3)}"
+        if analysis["monte_carlo_error"] < (analysis["resolution"] or 0) else
+        f"Monte-Carlo error {_num(analysis['monte_carlo_error'], 3)} (resolution {_num(analysis['resolution'], 3)} "
+        "not reached: resample limit)")
+    material = analysis["material_significance"]
+    return (f"{analysis['samples']} samples; {analysis['resamples']} resamples in {analysis['batches']} batch(es), "
+            f"{error}; seed {analysis['seed']}. Material significance: CI width of one treatment mean at "
+            f"n={material['sample_size']} is {_num(material['ci_width'], 3)}; median |effect| "
+            f"{_num(material['median_effect'], 3)}, max {_num(material['max_effect'], 3)}.")
+
+
+def _notes(doc_or_analysis: dict) -> list[str]:
+    notes = list(doc_or_analysis.get("notes", []))
+    if doc_or_analysis.get("anova") and not doc_or_analysis["anova"]["balanced"]:
+        notes.append(f"no ANOVA: {doc_or_analysis['anova']['reason']}")
+    return notes
+
+
+def _boots_rows(doc: dict) -> list[tuple[str, ...]]:
+    return [("Group", "Executions", "Between share", "CI", "Of mean variance")] + [
+        (g, str(b["executions"]), _num(b["between_share"], 3), _ci(b["ci"]),
+         DASH if b["mean_variance_between_share"] is None else f"{b['mean_variance_between_share']:.0%}")
+        for g, b in doc["boots"]["groups"].items()]
+
+
+def _analyses(doc: dict) -> list[tuple[str, dict]]:
+    out = []
+    for name, analysis in doc["responses"].items():
+        out.append((name, analysis))
+        if "abridged" in analysis:
+            out.append((f"{name}, abridged (without {'; '.join(analysis['abridged']['excluded'])})",
+                        analysis["abridged"]))
+    return out
+
+
+def text(doc: dict) -> str:
+    lines = [f"screening: {doc['source']}"]
+    if "samples_are" in doc:
+        lines.append(f"  design {doc.get('design') or DASH}; one sample per {doc['samples_are'][:-1]}; "
+                     f"{'steady state' if doc['steady_state'] else 'all iterations'}")
+    for name, analysis in _analyses(doc):
+        lines += ["", f"== {name} ==", _settings(analysis)]
+        for heading, rows in _tables(analysis):
+            lines += ["", heading] + aligned(rows)
+        lines += [f"note: {n}" for n in _notes(analysis)]
+    if "boots" in doc:
+        lines += ["", "Boot dependency (between-boot share per benchmark and treatment)"]
+        lines += aligned(_boots_rows(doc))
+        lines += [f"warning: {w}" for w in doc["boots"]["warnings"]]
+    lines += [f"note: {n}" for n in doc.get("notes", [])]
+    return "\n".join(lines) + "\n"
+
+
+def _table_html(rows: list[tuple[str, ...]]) -> str:
+    head = "".join(f"<th>{escape(c)}</th>" for c in rows[0])
+    body = "\n".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in r) + "</tr>" for r in rows[1:])
+    return f"<table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table>\n"
+
+
+def _img(png: bytes | None, alt: str) -> str:
+    if png is None:
+        return ""
+    return f'<figure><img alt="{escape(alt)}" src="data:image/png;base64,{base64.b64encode(png).decode("ascii")}">' \
+           f"<figcaption>{escape(alt)}</figcaption></figure>\n"
+
+
+def section(doc: dict, dpi: int = 72) -> str:
+    """The report section: per response, its tables and plots; then boot dependency."""
+    from . import screen_plots as plots
+
+    parts = [f"<section>\n<h2>{escape(TITLE)}</h2>\n<p>{escape(doc['source'])}</p>\n"]
+    for name, analysis in _analyses(doc):
+        parts.append(f"<h3>{escape(name)}</h3>\n<p class=\"settings\">{escape(_settings(analysis))}</p>\n")
+        for heading, rows in _tables(analysis):
+            parts.append(f"<h4>{escape(heading)}</h4>\n" + _table_html(rows))
+        parts.append(_img(plots.block_plots_png(analysis, dpi), f"{name}: block plots"))
+        parts.append(_img(plots.main_effects_png(analysis, dpi), f"{name}: main effects"))
+        parts.append(_img(plots.interactions_png(analysis, dpi), f"{name}: 2-factor interactions"))
+        parts.append(_img(plots.half_normal_png(analysis, dpi), f"{name}: half-normal plot of effects"))
+        parts += [f"<p>note: {escape(n)}</p>\n" for n in _notes(analysis)]
+    if "boots" in doc:
+        parts.append("<h3>Boot dependency</h3>\n" + _table_html(_boots_rows(doc)))
+        parts += [f"<p>warning: {escape(w)}</p>\n" for w in doc["boots"]["warnings"]]
+    parts.append("</section>\n")
+    return "".join(parts)
+
+
+def page(doc: dict) -> str:
+    return html.page(TITLE, section(doc))
