@@ -19,6 +19,9 @@ from analysis.screen.effects import Treatment
 
 def balanced(factors: Sequence[str], found: Sequence[Treatment]) -> str | None:
     """None when balanced, else why not."""
+    for j, factor in enumerate(factors):
+        if len({t.levels[j] for t in found}) < 2:
+            return f"factor {factor!r} has one level among these treatments"
     counts = {t.values.shape[0] for t in found}
     if len(counts) != 1:
         return f"treatments hold different numbers of samples ({min(counts)} to {max(counts)})"

@@ -41,7 +41,8 @@ def block_plot(factors: Sequence[str], found: Sequence[Treatment], primary: int)
             "complete": complete,
             "order": order,
         })
-    complete_boxes = len(orders)
+    # A factor left with one level (exclusions) orders nothing.
+    complete_boxes = len(orders) if len(levels) > 1 else 0
     consistent = complete_boxes > 0 and len(set(orders)) == 1
     chance = (1.0 / math.factorial(len(levels)) ** (complete_boxes - 1)) if complete_boxes else None
     return {
