@@ -78,6 +78,12 @@ def _replication_arguments(p: argparse.ArgumentParser, level: ArgumentType, coun
     g.add_argument("--fixed", action="store_true", help="one batch of --resamples, not adaptive")
 
 
+def _steady_state_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no-steady-state", action="store_true",
+                   help="RESULTS: keep every iteration (default: each execution's warmup_stats steady state, "
+                        "analysis.screen.executions)")
+
+
 def add_screen_commands(subparsers, *, level: ArgumentType, count: ArgumentType) -> None:
     """Register ``bca``, ``screen`` and ``boots`` (``level``/``count``: the front door's argument types)."""
     bca = subparsers.add_parser("bca", help="BCa bootstrap CI of a mean (TN 1855's, adaptive)",
@@ -104,8 +110,7 @@ def add_screen_commands(subparsers, *, level: ArgumentType, count: ArgumentType)
                         help="sample size for material significance (default 40, TN 1855's example)")
     screen.add_argument("--samples", choices=SAMPLE_UNITS, default="executions",
                         help="RESULTS: one sample per execution (its mean; default) or per iteration")
-    screen.add_argument("--no-steady-state", action="store_true",
-                        help="RESULTS: keep every iteration (default: each execution's warmup_stats steady state)")
+    _steady_state_flag(screen)
     _replication_arguments(screen, level, count)
     screen.set_defaults(func=run_screen)
 
@@ -116,8 +121,7 @@ def add_screen_commands(subparsers, *, level: ArgumentType, count: ArgumentType)
     boots.add_argument("results", metavar="RESULTS", help="native export or Krun results")
     boots.add_argument("--json", action="store_true", help="print one JSON object")
     boots.add_argument("--confidence", type=level, default=DEFAULT_CONFIDENCE, help="CI level (default 0.95)")
-    boots.add_argument("--no-steady-state", action="store_true",
-                       help="keep every iteration (default: each execution's warmup_stats steady state)")
+    _steady_state_flag(boots)
     boots.set_defaults(func=run_boots)
 
 

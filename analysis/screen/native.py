@@ -13,7 +13,9 @@ iterations (executions are the independent units: each is its own boot);
 when the boot-dependency section shows no between-boot variance. Kept
 iterations: ``analysis.screen.executions``. Responses are grouped by the
 key's benchmark (a variant or runner factor changes the rest of the key).
-Boot dependency is reported per benchmark and treatment (within a treatment
+A treatment with any execution whose record carries post-check ``flags``
+(kernel log, throttling, ...) is left out of the ``abridged`` re-analysis,
+with any ``--exclude``d ones. Boot dependency is reported per benchmark and treatment (within a treatment
 every execution ran the same way, so their spread is the boots').
 """
 
@@ -76,6 +78,7 @@ def screen_results(path: str, options: ScreenOptions, *, per_iteration: bool = F
     # (benchmark, treatment levels) -> kept iterations of each execution
     cells: dict[str, dict[tuple[int, ...], list[np.ndarray]]] = {}
     notes: list[str] = []
+    flagged: dict[str, set[tuple[int, ...]]] = {}
     for i, entry in enumerate(bundle["executions"]):
         if not isinstance(entry, dict) or entry.get("state") != "completed":
             continue
@@ -85,6 +88,8 @@ def screen_results(path: str, options: ScreenOptions, *, per_iteration: bool = F
             continue  # dropped by the loader, which said why
         where = f"{path}: executions[{i}] ({key} #{pexec})"
         levels = _levels(entry, factors, where)
+        if entry.get("flags"):
+            flagged.setdefault(key.split(":")[0], set()).add(levels)
         kept = kept_iterations(times, steady_state)
         if kept.values is None:
             notes.append(f"{key} execution {pexec} left out: {kept.note}")
@@ -110,7 +115,7 @@ def screen_results(path: str, options: ScreenOptions, *, per_iteration: bool = F
             if found["more_executions_needed"]:
                 warnings.append(warning_text(name, found))
         table = build(f"{path} ({bench})", names, rows, response, level_names=factors, metric=bench)
-        responses[bench] = analyse(table, options)
+        responses[bench] = analyse(table, options, flagged=sorted(flagged.get(bench, ())))
     screening = bundle["screening"]
     return finite({"source": str(path), "design": screening.get("design"), "design_seed": screening.get("seed"),
                    "samples_are": "iterations" if per_iteration else "executions",

@@ -36,13 +36,17 @@ def finite(value: Any) -> Any:
     return value
 
 
-def analyse(table: ScreenTable, options: ScreenOptions) -> dict:
-    """The full analysis, plus ``abridged`` (the same without the excluded treatments) when asked."""
+def analyse(table: ScreenTable, options: ScreenOptions, flagged: Sequence[tuple[int, ...]] = ()) -> dict:
+    """The full analysis, plus ``abridged``: the same without the treatments
+    ``options.exclusions`` match and the ``flagged`` ones (whose executions
+    carry post-check flags), when there are any."""
     rules = [effects.parse_exclusion(text, table.factors, table.source) for text in options.exclusions]
+    rules += [dict(enumerate(levels)) for levels in flagged]
     out = _analyse_treatments(table, effects.treatments(table), options)
     if rules:
         abridged = _analyse_treatments(table, effects.treatments(table, rules), options)
-        abridged["excluded"] = list(options.exclusions)
+        abridged["excluded"] = list(options.exclusions) + [
+            "flagged " + ",".join(f"{f}={lv}" for f, lv in zip(table.factors, levels)) for levels in flagged]
         out["abridged"] = abridged
     return finite(out)
 

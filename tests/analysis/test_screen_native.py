@@ -146,3 +146,20 @@ def test_ci_covers_the_true_share_and_warns_when_boots_dominate():
 def test_one_execution_has_no_split():
     found = boot_dependency([np.array([1.0, 2.0, 3.0])], 0.95)
     assert found["between_share"] is None and "at least 2 executions" in found["note"]
+
+
+def test_flagged_treatments_are_left_out_of_the_abridged_analysis(tmp_path, capsys):
+    doc = bundle()
+    first = doc["executions"][0]
+    first["flags"] = ["thermal_throttle"]
+    levels = first["screening"]["levels"]
+    out = screen_json(capsys, write(tmp_path, doc))
+    loop = out["responses"]["loop"]
+    assert len(loop["treatments"]) == 4
+    abridged = loop["abridged"]
+    env = doc["screening"]["factors"]["env"].index(levels["env"])
+    variant = doc["screening"]["factors"]["variant"].index(levels["variant"])
+    assert abridged["excluded"] == [f"flagged env={env},variant={variant}"]
+    assert len(abridged["treatments"]) == 3
+    assert {"env": env, "variant": variant} not in [t["levels"] for t in abridged["treatments"]]
+    assert "abridged" not in screen_json(capsys, FIXTURE)["responses"]["loop"]
