@@ -5,7 +5,8 @@
 interval from 50,000 bootstrap replications (TN 1855's Fig. 10; ``--fixed``,
 one batch), through ``analysis.screen.report.analyse`` in this process: per
 metric 12 treatment intervals + 4 main effects + 1 interaction, block plots,
-ANOVA (statsmodels, 60,000 rows) and material significance. Data: the toy
+ANOVA (statsmodels, 60,000 rows) and material significance (with its coverage study: 1000
+subsamples of n = 40, t and 2000-replication BCa intervals). Data: the toy
 treatment means of methods.md §3.7 plus seeded lognormal noise, a different
 scale per metric.
 

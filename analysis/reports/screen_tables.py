@@ -66,7 +66,16 @@ def _settings(analysis: dict) -> str:
     return (f"{analysis['samples']} samples; {analysis['resamples']} resamples in {analysis['batches']} batch(es), "
             f"{error}; seed {analysis['seed']}. Material significance: CI width of one treatment mean at "
             f"n={material['sample_size']} is {_num(material['ci_width'], 3)}; median |effect| "
-            f"{_num(material['median_effect'], 3)}, max {_num(material['max_effect'], 3)}.")
+            f"{_num(material['median_effect'], 3)}, max {_num(material['max_effect'], 3)}. {_coverage(material)}")
+
+
+def _coverage(material: dict) -> str:
+    cov = material["coverage"]
+    if cov["reason"]:
+        return f"No coverage study: {cov['reason']}."
+    return (f"Coverage of nominal {cov['nominal'] * 100:g}% intervals at n={cov['sample_size']} "
+            f"({cov['subsamples']} subsamples of treatment {cov['treatment']}): t {cov['t_coverage']:.1%}, "
+            f"BCa {cov['bca_coverage']:.1%}.")
 
 
 def _notes(doc_or_analysis: dict) -> list[str]:

@@ -103,6 +103,6 @@ def _analyse_treatments(table: ScreenTable, found: list[effects.Treatment], opti
         "anova": anova.anova(table.factors, found),
         "half_normal": effects.half_normal(list(named), list(named.values())) if all_two_level else None,
         "material_significance": material.material_significance(found, named, options.material_n,
-                                                                options.confidence),
+                                                                options.confidence, replication.seed),
         "notes": notes,
     }

@@ -187,3 +187,16 @@ def test_excluding_everything_is_an_error(tmp_path, capsys):
 def test_table_and_results_are_exclusive(tmp_path, capsys):
     assert main(["screen"]) == 2
     assert "give either RESULTS" in capsys.readouterr().err
+
+
+def test_coverage_by_subsampling(tmp_path, capsys):
+    rng = np.random.default_rng(12)
+    rows = [(a, 1.0 + 0.1 * a + v) for a in (0, 1) for v in rng.normal(0, 0.05, 2000 if a == 0 else 100)]
+    doc = screen_json(capsys, "--table", write_csv(tmp_path, rows, "a,response"), "--material-n", "20")
+    cov = doc["material_significance"]["coverage"]
+    assert cov["treatment"] == [0] and cov["reason"] is None and cov["subsamples"] == 1000
+    assert 0.92 <= cov["t_coverage"] <= 0.98
+    assert 0.85 <= cov["bca_coverage"] <= 0.98
+    small = screen_json(capsys, "--table", write_csv(tmp_path, toy_rows(), name="toy.csv"))
+    assert small["material_significance"]["coverage"]["t_coverage"] is None
+    assert "fewer than 2 x 40" in small["material_significance"]["coverage"]["reason"]
