@@ -59,6 +59,10 @@ def _analyse_treatments(table: ScreenTable, found: list[effects.Treatment], opti
     import numpy as np
 
     found_effects, notes = effects.effects(table.factors, found)
+    single = sum(1 for t in found if t.values.shape[0] < 2)
+    if single:
+        notes.append(f"{single} treatment(s) hold one sample: a bootstrap cannot show their spread, so their "
+                     "intervals have no width")
     samples = [t.values for t in found]
     names = [f"{table.metric}|{','.join(map(str, t.levels))}" for t in found]
     rows = np.vstack([np.eye(len(found))] + [e.coefficients[None, :] for e in found_effects])
