@@ -44,9 +44,14 @@ class Effect:
         return f"{self.factors[0]}={self.level}" if self.kind == "main" else ":".join(self.factors)
 
 
-def parse_exclusion(text: str, factors: Sequence[str], source: str) -> dict[int, int]:
-    """``"fp=0,prf=2"`` -> {factor index: level}: the treatments matching every assignment."""
+def parse_exclusion(text: str, factors: Sequence[str], source: str,
+                    level_names: dict[str, list[str]] | None = None) -> dict[int, int]:
+    """``"fp=0,prf=2"`` -> {factor index: level}: the treatments matching every assignment.
+
+    A level is its number, or (native exports) its name as the experiment wrote it.
+    """
     wanted: dict[int, int] = {}
+    level_names = level_names or {}
     for part in text.split(","):
         name, sep, level = part.partition("=")
         name = name.strip()
@@ -55,10 +60,16 @@ def parse_exclusion(text: str, factors: Sequence[str], source: str) -> dict[int,
         if name not in factors:
             raise AnalysisError(f"--exclude {text!r}: unknown factor {name!r} in {source} "
                                 f"(factors: {', '.join(factors)})")
+        level = level.strip()
+        names = level_names.get(name, [])
+        if level in names:
+            wanted[list(factors).index(name)] = names.index(level)
+            continue
         try:
             wanted[list(factors).index(name)] = int(level)
         except ValueError:
-            raise AnalysisError(f"--exclude {text!r}: level {level.strip()!r} is not a whole number") from None
+            known = f" or one of {names}" if names else ""
+            raise AnalysisError(f"--exclude {text!r}: level {level!r} is not a whole number{known}") from None
     return wanted
 
 

@@ -84,7 +84,8 @@ def bca_intervals(samples: Sequence[np.ndarray], names: Sequence[str], combinati
         if h >= 2:
             spread = np.std(np.array(answers), axis=0, ddof=1)
             error = 2.0 * float(spread.max()) / math.sqrt(h)
-            if error < replication.resolution or h * replication.batch >= replication.limit:
+            # error == 0: every interval is degenerate (constant data), nothing to refine.
+            if error < replication.resolution or error == 0.0 or h * replication.batch >= replication.limit:
                 break
     pooled = np.hstack(batches)
     found = [interval(row, float(est), a, confidence) for row, est, a in zip(pooled, estimates, accels)]

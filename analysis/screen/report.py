@@ -40,7 +40,7 @@ def analyse(table: ScreenTable, options: ScreenOptions, flagged: Sequence[tuple[
     """The full analysis, plus ``abridged``: the same without the treatments
     ``options.exclusions`` match and the ``flagged`` ones (whose executions
     carry post-check flags), when there are any."""
-    rules = [effects.parse_exclusion(text, table.factors, table.source) for text in options.exclusions]
+    rules = [effects.parse_exclusion(text, table.factors, table.source, table.level_names) for text in options.exclusions]
     rules += [dict(enumerate(levels)) for levels in flagged]
     out = _analyse_treatments(table, effects.treatments(table), options)
     if rules:

@@ -148,3 +148,8 @@ def test_missing_file_and_bad_options(tmp_path, capsys):
     assert "--max-resamples must be at least twice" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["bca", path, "--confidence", "1.5"])
+
+
+def test_constant_data_stops_after_two_batches():
+    found = bca_intervals([np.zeros(5)], ["z"], np.eye(1), 0.95, Replication(batch=100, resolution=0.0))
+    assert found.batches == 2 and found.monte_carlo_error == 0.0

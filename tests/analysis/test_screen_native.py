@@ -163,3 +163,13 @@ def test_flagged_treatments_are_left_out_of_the_abridged_analysis(tmp_path, caps
     assert len(abridged["treatments"]) == 3
     assert {"env": env, "variant": variant} not in [t["levels"] for t in abridged["treatments"]]
     assert "abridged" not in screen_json(capsys, FIXTURE)["responses"]["loop"]
+
+
+def test_exclude_by_level_name(capsys):
+    out = screen_json(capsys, FIXTURE, "--exclude", "env=on,variant=fp")
+    abridged = out["responses"]["loop"]["abridged"]
+    assert abridged["excluded"] == ["env=on,variant=fp"]
+    assert {"env": 1, "variant": 1} not in [t["levels"] for t in abridged["treatments"]]
+    assert len(abridged["treatments"]) == 3
+    assert main(["screen", str(FIXTURE), "--exclude", "env=maybe"]) == 2
+    assert "not a whole number or one of ['off', 'on']" in capsys.readouterr().err
