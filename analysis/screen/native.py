@@ -79,10 +79,19 @@ def screen_results(path: str, options: ScreenOptions, *, per_iteration: bool = F
     cells: dict[str, dict[tuple[int, ...], list[np.ndarray]]] = {}
     notes: list[str] = []
     flagged: dict[str, set[tuple[int, ...]]] = {}
+    missing: dict[str, int] = {}
     for i, entry in enumerate(bundle["executions"]):
-        if not isinstance(entry, dict) or entry.get("state") != "completed":
+        if not isinstance(entry, dict):
             continue
         key, pexec = entry.get("key"), entry.get("pexec")
+        if entry.get("state") != "completed":
+            # A failed execution leaves its treatment short: say so, not why (the loader did).
+            screening = entry.get("screening")
+            levels_read = screening.get("levels") if isinstance(screening, dict) else None
+            shown = ",".join(f"{f}={v}" for f, v in levels_read.items()) if isinstance(levels_read, dict) else "?"
+            label = f"{str(key).split(':')[0]} {shown}"
+            missing[label] = missing.get(label, 0) + 1
+            continue
         times = wct.get(key, [])[pexec] if isinstance(pexec, int) and pexec < len(wct.get(key, [])) else []
         if not times:
             continue  # dropped by the loader, which said why
@@ -95,6 +104,7 @@ def screen_results(path: str, options: ScreenOptions, *, per_iteration: bool = F
             notes.append(f"{key} execution {pexec} left out: {kept.note}")
             continue
         cells.setdefault(key.split(":")[0], {}).setdefault(levels, []).append(kept.values)
+    notes += [f"{name}: {count} execution(s) without data (not completed)" for name, count in sorted(missing.items())]
     if not cells:
         raise AnalysisError(f"{path}: no completed execution of the screening experiment has data to analyse")
     responses: dict[str, dict] = {}

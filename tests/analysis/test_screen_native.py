@@ -173,3 +173,15 @@ def test_exclude_by_level_name(capsys):
     assert len(abridged["treatments"]) == 3
     assert main(["screen", str(FIXTURE), "--exclude", "env=maybe"]) == 2
     assert "not a whole number or one of ['off', 'on']" in capsys.readouterr().err
+
+
+def test_failed_executions_are_noted_and_left_out(tmp_path, capsys):
+    doc = bundle()
+    failed = doc["executions"][1]
+    failed.update(state="errored", wallclock_times=[])
+    levels = failed["screening"]["levels"]
+    out = screen_json(capsys, write(tmp_path, doc))
+    assert f"loop env={levels['env']},variant={levels['variant']}: 1 execution(s) without data (not completed)" \
+        in out["notes"]
+    assert out["responses"]["loop"]["samples"] == 11
+    assert out["responses"]["loop"]["anova"]["balanced"] is False
