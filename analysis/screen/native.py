@@ -21,11 +21,15 @@ every execution ran the same way, so their spread is the boots').
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from analysis.errors import AnalysisError
 from analysis.screen.report import ScreenOptions, analyse, finite
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def _design(bundle: Any, path: str) -> dict[str, list[str]]:
@@ -60,75 +64,85 @@ def _levels(entry: dict, factors: dict[str, list[str]], where: str) -> tuple[int
     return tuple(out)
 
 
+@dataclass
+class _Collected:
+    """Kept iterations per benchmark and treatment, and what was left out."""
+    cells: dict[str, dict[tuple[int, ...], list[np.ndarray]]] = field(default_factory=dict)
+    flagged: dict[str, set[tuple[int, ...]]] = field(default_factory=dict)
+    missing: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def _collect(bundle: dict, factors: dict[str, list[str]], wct: dict, path: str, steady_state: bool) -> _Collected:
+    from analysis.screen.executions import kept_iterations
+
+    out = _Collected()
+    for i, entry in enumerate(bundle["executions"]):
+        if not isinstance(entry, dict):
+            continue
+        key, pexec = entry.get("key"), entry.get("pexec")
+        bench = str(key).split(":")[0]
+        if entry.get("state") != "completed":
+            # A failed execution leaves its treatment short: say so, not why (the loader did).
+            screening = entry.get("screening")
+            read = screening.get("levels") if isinstance(screening, dict) else None
+            label = f"{bench} " + (",".join(f"{f}={v}" for f, v in read.items()) if isinstance(read, dict) else "?")
+            out.missing[label] = out.missing.get(label, 0) + 1
+            continue
+        times = wct.get(key, [])[pexec] if isinstance(pexec, int) and pexec < len(wct.get(key, [])) else []
+        if not times:
+            continue  # dropped by the loader, which said why
+        levels = _levels(entry, factors, f"{path}: executions[{i}] ({key} #{pexec})")
+        if entry.get("flags"):
+            out.flagged.setdefault(bench, set()).add(levels)
+        kept = kept_iterations(times, steady_state)
+        if kept.values is None:
+            out.notes.append(f"{key} execution {pexec} left out: {kept.note}")
+            continue
+        out.cells.setdefault(bench, {}).setdefault(levels, []).append(kept.values)
+    out.notes += [f"{name}: {count} execution(s) without data (not completed)"
+                  for name, count in sorted(out.missing.items())]
+    return out
+
+
 def screen_results(path: str, options: ScreenOptions, *, per_iteration: bool = False,
                    steady_state: bool = True) -> dict:
     import numpy as np
 
     from analysis.inputs import NATIVE_FORMAT, read_document, results_from_document
     from analysis.screen.boots import boot_dependency, warning_text
-    from analysis.screen.executions import kept_iterations
     from analysis.screen.table import build
 
     bundle = read_document(Path(path))
     if not isinstance(bundle, dict) or bundle.get("format") != NATIVE_FORMAT:
         raise AnalysisError(f"{path}: screening needs a coldrun native export (coldrun export --format native)")
     factors = _design(bundle, path)
-    results = results_from_document(bundle, Path(path))
-    wct = results["wallclock_times"]
-    # (benchmark, treatment levels) -> kept iterations of each execution
-    cells: dict[str, dict[tuple[int, ...], list[np.ndarray]]] = {}
-    notes: list[str] = []
-    flagged: dict[str, set[tuple[int, ...]]] = {}
-    missing: dict[str, int] = {}
-    for i, entry in enumerate(bundle["executions"]):
-        if not isinstance(entry, dict):
-            continue
-        key, pexec = entry.get("key"), entry.get("pexec")
-        if entry.get("state") != "completed":
-            # A failed execution leaves its treatment short: say so, not why (the loader did).
-            screening = entry.get("screening")
-            levels_read = screening.get("levels") if isinstance(screening, dict) else None
-            shown = ",".join(f"{f}={v}" for f, v in levels_read.items()) if isinstance(levels_read, dict) else "?"
-            label = f"{str(key).split(':')[0]} {shown}"
-            missing[label] = missing.get(label, 0) + 1
-            continue
-        times = wct.get(key, [])[pexec] if isinstance(pexec, int) and pexec < len(wct.get(key, [])) else []
-        if not times:
-            continue  # dropped by the loader, which said why
-        where = f"{path}: executions[{i}] ({key} #{pexec})"
-        levels = _levels(entry, factors, where)
-        if entry.get("flags"):
-            flagged.setdefault(key.split(":")[0], set()).add(levels)
-        kept = kept_iterations(times, steady_state)
-        if kept.values is None:
-            notes.append(f"{key} execution {pexec} left out: {kept.note}")
-            continue
-        cells.setdefault(key.split(":")[0], {}).setdefault(levels, []).append(kept.values)
-    notes += [f"{name}: {count} execution(s) without data (not completed)" for name, count in sorted(missing.items())]
-    if not cells:
+    collected = _collect(bundle, factors, results_from_document(bundle, Path(path))["wallclock_times"], path,
+                         steady_state)
+    if not collected.cells:
         raise AnalysisError(f"{path}: no completed execution of the screening experiment has data to analyse")
     responses: dict[str, dict] = {}
     boots: dict[str, dict] = {}
     warnings: list[str] = []
     names = list(factors)
-    for bench, by_treatment in sorted(cells.items()):
-        rows: list[tuple[int, ...]] = []
-        response: list[float] = []
+    for bench, by_treatment in sorted(collected.cells.items()):
+        rows: list[np.ndarray] = []
+        response: list[np.ndarray] = []
         for levels, groups in sorted(by_treatment.items()):
-            for g in groups:
-                values = g if per_iteration else [float(g.mean())]
-                rows += [levels] * len(values)
-                response += list(values)
+            samples = np.concatenate(groups) if per_iteration else np.array([float(g.mean()) for g in groups])
+            rows.append(np.tile(np.array(levels, dtype=np.int64), (samples.shape[0], 1)))
+            response.append(samples)
             name = f"{bench} " + ",".join(f"{f}={factors[f][lv]}" for f, lv in zip(names, levels))
             found = boot_dependency(groups, options.confidence)
             boots[name] = found
             if found["more_executions_needed"]:
                 warnings.append(warning_text(name, found))
-        table = build(f"{path} ({bench})", names, rows, response, level_names=factors, metric=bench)
-        responses[bench] = analyse(table, options, flagged=sorted(flagged.get(bench, ())))
+        table = build(f"{path} ({bench})", names, np.vstack(rows), np.concatenate(response), level_names=factors,
+                      metric=bench)
+        responses[bench] = analyse(table, options, flagged=sorted(collected.flagged.get(bench, ())))
     screening = bundle["screening"]
     return finite({"source": str(path), "design": screening.get("design"), "design_seed": screening.get("seed"),
                    "samples_are": "iterations" if per_iteration else "executions",
                    "steady_state": steady_state, "responses": responses,
                    "boots": {"confidence": options.confidence, "groups": boots, "warnings": warnings},
-                   "notes": notes})
+                   "notes": collected.notes})

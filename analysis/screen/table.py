@@ -49,7 +49,7 @@ def build(source: str, factors: Sequence[str], rows: Sequence[Sequence[int]], re
     """A checked table: at least one sample, every factor with level 0 and another level."""
     import numpy as np
 
-    if not rows:
+    if len(rows) == 0:
         raise AnalysisError(f"{source}: no samples; expected {EXPECTED}")
     levels = np.array(rows, dtype=np.int64).reshape(len(rows), len(factors))
     for j, factor in enumerate(factors):
