@@ -30,7 +30,7 @@ else null) [{effect, abs_effect, quantile}]; ``material_significance``
 {effect, ratio, material}}}; ``notes``; and with ``--exclude``, ``abridged``:
 the same object without those treatments, plus ``excluded``.
 For RESULTS (a native export of a screening experiment) it prints
-``{"source", "design", "samples_are", "steady_state", "responses": {benchmark:
+``{"source", "design", "design_seed", "metric", "samples_are", "steady_state", "responses": {benchmark:
 analysis object}, "boots": the boots report, "notes"}``.
 
 ``boots --json``: see ``analysis.screen.boots``.
@@ -111,6 +111,8 @@ def add_screen_commands(subparsers, *, level: ArgumentType, count: ArgumentType)
     screen.add_argument("--samples", choices=SAMPLE_UNITS, default="executions",
                         help="RESULTS: one sample per execution (its mean; default) or per iteration")
     _steady_state_flag(screen)
+    screen.add_argument("--metric", choices=("wallclock", "core-cycles", "aperf", "mperf"), default="wallclock",
+                        help="RESULTS: the response per iteration (counters summed over cores; default wallclock)")
     _replication_arguments(screen, level, count)
     screen.set_defaults(func=run_screen)
 
@@ -201,7 +203,7 @@ def run_screen(args: argparse.Namespace) -> int:
         from analysis.screen.native import screen_results
 
         doc = screen_results(args.results, options, per_iteration=args.samples == "iterations",
-                             steady_state=not args.no_steady_state)
+                             steady_state=not args.no_steady_state, metric=args.metric)
         machine = doc
     if args.json:
         emit(json.dumps(machine, indent=2) + "\n", args.output)

@@ -11,7 +11,9 @@ Samples: by default one per completed execution, the mean of its kept
 iterations (executions are the independent units: each is its own boot);
 ``per_iteration`` makes every kept iteration a sample, which is only sound
 when the boot-dependency section shows no between-boot variance. Kept
-iterations: ``analysis.screen.executions``. Responses are grouped by the
+iterations: ``analysis.screen.executions``. The response is the wall-clock
+time per iteration, or (``metric``) a counter summed over the cores; an
+execution without that counter is left out and noted. Responses are grouped by the
 key's benchmark (a variant or runner factor changes the rest of the key).
 A treatment with any execution whose record carries post-check ``flags``
 (kernel log, throttling, ...) is left out of the ``abridged`` re-analysis,
@@ -73,7 +75,24 @@ class _Collected:
     notes: list[str] = field(default_factory=list)
 
 
-def _collect(bundle: dict, factors: dict[str, list[str]], wct: dict, path: str, steady_state: bool) -> _Collected:
+# --metric: the response, per in-process iteration. Counters are summed over cores.
+METRICS = {"wallclock": "wallclock_times", "core-cycles": "core_cycle_counts", "aperf": "aperf_counts",
+           "mperf": "mperf_counts"}
+
+
+def _series(results: dict, metric: str, key: Any, pexec: Any) -> list[float]:
+    """One execution's response per iteration ([] when it has none)."""
+    executions = results.get(METRICS[metric], {}).get(key, [])
+    if not isinstance(pexec, int) or not 0 <= pexec < len(executions) or not executions[pexec]:
+        return []
+    if metric == "wallclock":
+        return executions[pexec]
+    per_core = executions[pexec]
+    return [float(sum(values)) for values in zip(*per_core)]
+
+
+def _collect(bundle: dict, factors: dict[str, list[str]], results: dict, metric: str, path: str,
+             steady_state: bool) -> _Collected:
     from analysis.screen.executions import kept_iterations
 
     out = _Collected()
@@ -89,9 +108,11 @@ def _collect(bundle: dict, factors: dict[str, list[str]], wct: dict, path: str, 
             label = f"{bench} " + (",".join(f"{f}={v}" for f, v in read.items()) if isinstance(read, dict) else "?")
             out.missing[label] = out.missing.get(label, 0) + 1
             continue
-        times = wct.get(key, [])[pexec] if isinstance(pexec, int) and pexec < len(wct.get(key, [])) else []
+        times = _series(results, metric, key, pexec)
         if not times:
-            continue  # dropped by the loader, which said why
+            if metric != "wallclock" and _series(results, "wallclock", key, pexec):
+                out.notes.append(f"{key} execution {pexec} left out: no {metric} counts")
+            continue  # no wall-clock times: dropped by the loader, which said why
         levels = _levels(entry, factors, f"{path}: executions[{i}] ({key} #{pexec})")
         if entry.get("flags"):
             out.flagged.setdefault(bench, set()).add(levels)
@@ -106,7 +127,7 @@ def _collect(bundle: dict, factors: dict[str, list[str]], wct: dict, path: str, 
 
 
 def screen_results(path: str, options: ScreenOptions, *, per_iteration: bool = False,
-                   steady_state: bool = True) -> dict:
+                   steady_state: bool = True, metric: str = "wallclock") -> dict:
     import numpy as np
 
     from analysis.inputs import NATIVE_FORMAT, read_document, results_from_document
@@ -117,8 +138,7 @@ def screen_results(path: str, options: ScreenOptions, *, per_iteration: bool = F
     if not isinstance(bundle, dict) or bundle.get("format") != NATIVE_FORMAT:
         raise AnalysisError(f"{path}: screening needs a coldrun native export (coldrun export --format native)")
     factors = _design(bundle, path)
-    collected = _collect(bundle, factors, results_from_document(bundle, Path(path))["wallclock_times"], path,
-                         steady_state)
+    collected = _collect(bundle, factors, results_from_document(bundle, Path(path)), metric, path, steady_state)
     if not collected.cells:
         raise AnalysisError(f"{path}: no completed execution of the screening experiment has data to analyse")
     responses: dict[str, dict] = {}
@@ -142,7 +162,7 @@ def screen_results(path: str, options: ScreenOptions, *, per_iteration: bool = F
         responses[bench] = analyse(table, options, flagged=sorted(collected.flagged.get(bench, ())))
     screening = bundle["screening"]
     return finite({"source": str(path), "design": screening.get("design"), "design_seed": screening.get("seed"),
-                   "samples_are": "iterations" if per_iteration else "executions",
+                   "metric": metric, "samples_are": "iterations" if per_iteration else "executions",
                    "steady_state": steady_state, "responses": responses,
                    "boots": {"confidence": options.confidence, "groups": boots, "warnings": warnings},
                    "notes": collected.notes})

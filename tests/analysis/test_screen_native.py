@@ -185,3 +185,21 @@ def test_failed_executions_are_noted_and_left_out(tmp_path, capsys):
         in out["notes"]
     assert out["responses"]["loop"]["samples"] == 11
     assert out["responses"]["loop"]["anova"]["balanced"] is False
+
+
+def test_counter_metric_sums_cores(tmp_path, capsys):
+    doc = bundle()
+    for e in doc["executions"]:
+        cycles = [round(t * 1e9) for t in e["wallclock_times"]]
+        e["core_cycle_counts"] = [cycles, [1000] * len(cycles)]
+    doc["executions"][0]["core_cycle_counts"] = []  # no counters in this one
+    out = screen_json(capsys, write(tmp_path, doc), "--metric", "core-cycles", "--no-steady-state")
+    assert out["metric"] == "core-cycles"
+    loop = out["responses"]["loop"]
+    assert loop["samples"] == 11
+    first = doc["executions"][0]
+    assert f"{first['key']} execution {first['pexec']} left out: no core-cycles counts" in out["notes"]
+    wall = screen_json(capsys, write(tmp_path, doc), "--no-steady-state")["responses"]["loop"]
+    # cycles = 1e9 x seconds + 1000 (second core): the effects scale by 1e9.
+    assert loop["main_effects"]["variant"]["1"]["effect"] == pytest.approx(
+        1e9 * wall["main_effects"]["variant"]["1"]["effect"], rel=0.05)
