@@ -94,8 +94,10 @@ def interactions_png(analysis: dict, dpi: int = 72) -> bytes | None:
     fig = _panels(len(pairs))
     for i, (a, b) in enumerate(pairs):
         ax = fig.add_subplot(1, len(pairs), i + 1)
-        for u, row in _cell_means(analysis, a, b).items():
+        cells = _cell_means(analysis, a, b)
+        for u, row in cells.items():
             ax.plot(list(row), list(row.values()), marker="o", label=f"{a}={u}")
+        ax.set_xticks(sorted({v for row in cells.values() for v in row}))
         ax.set_xlabel(b)
         ax.set_title(f"{a} x {b}", fontsize=9)
         ax.legend(fontsize=7)
