@@ -9,7 +9,10 @@ estimators: ``σ²_w = MSW``, ``σ²_b = max(0, (MSB - MSW) / n0)`` with
 correlation ``σ²_b / (σ²_b + σ²_w)``; its CI comes from the F distribution
 (``F = MSB/MSW``, ``(F/F_hi - 1)/(F/F_hi + n0 - 1)`` .. ``(F/F_lo - 1)/(F/F_lo +
 n0 - 1)``, clipped to [0, 1]): exact when every execution keeps the same
-number of iterations, the usual n0 approximation otherwise.
+number of iterations, the usual n0 approximation otherwise. The model takes
+the iterations of an execution as independent; autocorrelated iterations
+make MSW too small and the between share too large (Pilot's subsession
+analysis, ``analysis.pilot``, measures that autocorrelation).
 
 The warning: the variance of a key's mean over k executions of about m
 iterations each is ``σ²_b/k + σ²_w/(k m)``. When the between part is more
