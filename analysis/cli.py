@@ -38,7 +38,7 @@ from analysis.errors import AnalysisError
 from analysis.output import emit as _emit
 from analysis.output import write_output as _write_output
 from analysis.pilot.command import add_pilot_commands
-from analysis.screen.command import add_screen_commands
+from analysis.screen.command import add_screen_commands, is_screening, screening_section
 
 if TYPE_CHECKING:
     from analysis.prepare import AnalysisOptions
@@ -284,6 +284,7 @@ def run_table(args: argparse.Namespace) -> int:
     items = [load_input(p) for p in args.results]
     # Read before the analysis, which replaces each item's document with its annotated results.
     provenances = [provenance(item.path.name, item.document) for item in items]
+    screening = [str(item.path) for item in items if is_screening(item.document)]
     reasons: dict = {}
     for item in items:
         reasons.update(failure_reasons(item.document))
@@ -307,6 +308,7 @@ def run_table(args: argparse.Namespace) -> int:
                 except AnalysisError as exc:  # PlotError: which execution, not which file
                     raise named(path, exc) from None
         sections = [] if args.no_pilot or not annotated else [pilot_section(annotated, options.jobs)]
+        sections += [screening_section(path) for path in screening]
         parameters = analysis_parameters(options.window, options.steady, options.delta, analysed_here)
         text = render_html(summary, plots, sections=sections, provenances=provenances,
                            parameters=parameters, failure_reasons=reasons)

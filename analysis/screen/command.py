@@ -214,6 +214,20 @@ def run_screen(args: argparse.Namespace) -> int:
     return 0
 
 
+def is_screening(document: object) -> bool:
+    """A native export of a screening experiment (``table --format html`` adds its section)."""
+    return isinstance(document, dict) and isinstance(document.get("screening"), dict)
+
+
+def screening_section(path: str) -> str:
+    """The HTML report's screening section for a native export, at the defaults of ``screen``."""
+    from analysis.reports import screen_tables
+    from analysis.screen.native import screen_results
+    from analysis.screen.report import ScreenOptions
+
+    return screen_tables.section(screen_results(path, ScreenOptions()))
+
+
 def run_boots(args: argparse.Namespace) -> int:
     from analysis.screen.boots import boots_report, render_text
 

@@ -203,3 +203,11 @@ def test_counter_metric_sums_cores(tmp_path, capsys):
     # cycles = 1e9 x seconds + 1000 (second core): the effects scale by 1e9.
     assert loop["main_effects"]["variant"]["1"]["effect"] == pytest.approx(
         1e9 * wall["main_effects"]["variant"]["1"]["effect"], rel=0.05)
+
+
+def test_table_html_of_a_screening_export_has_the_screening_section(tmp_path, capsys):
+    out = tmp_path / "t.html"
+    assert main(["table", str(FIXTURE), "--format", "html", "--no-plots", "--no-pilot", "-o", str(out)]) == 0
+    page = out.read_text()
+    assert "Screening experiment (NIST TN 1855)" in page and "Boot dependency" in page
+    assert page.count("data:image/png;base64,") == 4
