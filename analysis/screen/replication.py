@@ -15,7 +15,10 @@ replications, as TN 1855's Fig. 10 used 50,000).
 from __future__ import annotations
 
 import math
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from itertools import repeat
 from typing import TYPE_CHECKING, Sequence
 
 from analysis.screen.bca import BcaInterval, acceleration, interval, resample_means
@@ -71,22 +74,26 @@ def bca_intervals(samples: Sequence[np.ndarray], names: Sequence[str], combinati
     batches: list[np.ndarray] = []
     answers: list[list[tuple[float, float, float]]] = []
     error = None
-    while True:
-        h = len(batches)
-        means = np.vstack([resample_means(s, replication.batch, replication.seed, f"{name}/batch {h}")
-                           for s, name in zip(samples, names)])
-        combined = combinations @ means
-        batches.append(combined)
-        if replication.resolution is None:
-            break
-        answers.append([_answer(row, est, a, confidence) for row, est, a in zip(combined, estimates, accels)])
-        h += 1
-        if h >= 2:
-            spread = np.std(np.array(answers), axis=0, ddof=1)
-            error = 2.0 * float(spread.max()) / math.sqrt(h)
-            # error == 0: every interval is degenerate (constant data), nothing to refine.
-            if error < replication.resolution or error == 0.0 or h * replication.batch >= replication.limit:
+    # The C resampler releases the GIL: threads draw the samples' streams in
+    # parallel, and each stream depends only on (seed, name, batch).
+    with ThreadPoolExecutor(max_workers=min(len(samples), os.cpu_count() or 1)) as pool:
+        while True:
+            h = len(batches)
+            streams = [f"{name}/batch {h}" for name in names]
+            means = np.vstack(list(pool.map(resample_means, samples, repeat(replication.batch),
+                                            repeat(replication.seed), streams)))
+            combined = combinations @ means
+            batches.append(combined)
+            if replication.resolution is None:
                 break
+            answers.append([_answer(row, est, a, confidence) for row, est, a in zip(combined, estimates, accels)])
+            h += 1
+            if h >= 2:
+                spread = np.std(np.array(answers), axis=0, ddof=1)
+                error = 2.0 * float(spread.max()) / math.sqrt(h)
+                # error == 0: every interval is degenerate (constant data), nothing to refine.
+                if error < replication.resolution or error == 0.0 or h * replication.batch >= replication.limit:
+                    break
     pooled = np.hstack(batches)
     found = [interval(row, float(est), a, confidence) for row, est, a in zip(pooled, estimates, accels)]
     return Intervals(found, int(pooled.shape[1]), len(batches), error)
