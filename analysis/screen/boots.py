@@ -22,7 +22,6 @@ execution cannot narrow the CI much: more executions (boots) are needed.
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, Sequence
 
 from analysis.errors import AnalysisError
