@@ -137,7 +137,8 @@ def add_report_commands(subparsers) -> None:
     plot.add_argument("-o", "--output", metavar="DIR", required=True, help="directory for the plots")
     plot.add_argument("--key", metavar="BENCH:VM:VARIANT", help="only this benchmark")
     plot.add_argument("--execution", type=int, metavar="N",
-                      help="only process execution N (numbered from 0)")
+                      help="only process execution N: Krun's 0-based index, as in file names and JSON "
+                           "(reports and plot titles number from 1, as the paper did: #1 is --execution 0)")
     plot.add_argument("--machine", help="machine name for titles (default: from the audit's uname)")
     plot.add_argument("--image-format", choices=PLOT_SUFFIXES, default="png")
     _analysis_arguments(plot, summary=False)
@@ -363,8 +364,8 @@ def run_plot(args: argparse.Namespace) -> int:
         if args.execution is not None:
             if not 0 <= args.execution < len(executions):
                 raise AnalysisError(f"{item.path}: {key} has {len(executions)} process executions "
-                                    f"(numbered 0 to {len(executions) - 1}); --execution {args.execution} "
-                                    "does not exist")
+                                    f"(--execution 0 to {len(executions) - 1}, titled #1 to #{len(executions)}); "
+                                    f"--execution {args.execution} does not exist")
             wanted = [args.execution]
         else:
             wanted = [i for i, times in enumerate(executions) if times]
