@@ -139,7 +139,8 @@ def add_report_commands(subparsers) -> None:
     plot.add_argument("-o", "--output", metavar="DIR", required=True, help="directory for the plots")
     plot.add_argument("--key", metavar="BENCH:VM:VARIANT", help="only this benchmark")
     plot.add_argument("--execution", type=int, metavar="N",
-                      help="only process execution N (numbered from 0)")
+                      help="only process execution N: Krun's 0-based index, as in file names and JSON "
+                           "(reports and plot titles number from 1, as the paper did: #1 is --execution 0)")
     plot.add_argument("--machine", help="machine name for titles (default: from the audit's uname)")
     plot.add_argument("--image-format", choices=PLOT_SUFFIXES, default="png")
     _analysis_arguments(plot, summary=False)
@@ -206,15 +207,31 @@ def _progress(args: argparse.Namespace) -> bool:
 
 
 def run_annotate(args: argparse.Namespace) -> int:
-    from analysis.json_text import indented_chunks
+    from analysis.inputs import ANNOTATION_KEYS
+    from analysis.json_text import object_chunks
+    from analysis.output import StreamedWrite
     from analysis.pipeline import annotate, load_results
 
     by_machine = load_results([args.results], vm=args.vm, language=args.language, uname=args.uname)
     (results,) = by_machine.values()
-    annotated = annotate(results, window=args.window, steady=args.steady, delta=args.delta,
-                         jobs=_jobs(args), progress=_progress(args))
-    # json.dumps(annotated, indent=4)'s text, made in chunks while bzip2 compresses.
-    _write_output(Path(args.output), indented_chunks(annotated))
+    # The input part of the output is written (and bzip2-compressed) while the workers annotate.
+    head: dict = {}
+    writer: list[StreamedWrite] = []
+
+    def started(known: dict) -> None:
+        head.update((k, v) for k, v in known.items() if k not in ANNOTATION_KEYS)
+        writer.append(StreamedWrite(Path(args.output), object_chunks(head.items(), close=False)))
+
+    try:
+        annotated = annotate(results, window=args.window, steady=args.steady, delta=args.delta,
+                             jobs=_jobs(args), progress=_progress(args), started=started)
+    except BaseException as exc:
+        for w in writer:
+            w.abandon(exc)
+        raise
+    if any(annotated[k] is not v for k, v in head.items()):
+        raise AssertionError("annotate replaced a part of the output already written")
+    writer[0].finish(object_chunks([(k, v) for k, v in annotated.items() if k not in head], opened=True))
     wct = annotated["wallclock_times"]
     _say_wrote(args.output, sum(map(len, wct.values())), len(wct))
     return 0
@@ -352,8 +369,8 @@ def run_plot(args: argparse.Namespace) -> int:
         if args.execution is not None:
             if not 0 <= args.execution < len(executions):
                 raise AnalysisError(f"{item.path}: {key} has {len(executions)} process executions "
-                                    f"(numbered 0 to {len(executions) - 1}); --execution {args.execution} "
-                                    "does not exist")
+                                    f"(--execution 0 to {len(executions) - 1}, titled #1 to #{len(executions)}); "
+                                    f"--execution {args.execution} does not exist")
             wanted = [args.execution]
         else:
             wanted = [i for i, times in enumerate(executions) if times]

@@ -54,7 +54,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from analysis import classify
+from analysis import classify, json_text
 from analysis import execution_states as states
 from analysis.errors import AnalysisError, WarningSink, stderr_warning
 
@@ -112,7 +112,7 @@ def read_document(path: Path) -> Any:
     if not raw.strip():
         raise AnalysisError(f"{path}: empty file; expected results, annotated results or a summary JSON")
     try:
-        doc = json.loads(raw)
+        doc = json_text.loads(raw)
     except UnicodeDecodeError:
         raise AnalysisError(f"{path}: not text; expected JSON (or bzip2-compressed JSON)") from None
     except json.JSONDecodeError as exc:

@@ -1,119 +1,111 @@
-"""``json.dumps(doc, indent=4)``'s exact text, produced in chunks and fast.
+"""Reading and writing big JSON documents fast, with the standard library's meaning.
 
-With ``indent`` set, the standard library encodes in pure Python, one
-generator step per value: for paper-scale annotated results (7.3 million
-iteration times) that alone takes seconds. Results are mostly long lists of
-plain floats or ints, so each such list is joined at C speed here
-(``float.__repr__``, as json uses); anything else goes the general way with
-json's own rules (``NaN``/``Infinity``, ASCII-escaped strings, non-string
-keys as json converts them, tuples as lists). Output is byte-identical to
-``json.dumps(doc, indent=4)``; tests/analysis compare the two.
+Paper-scale results hold 7.3 million iteration times; the standard library
+takes about 2.3 s to parse them and as long to write them, orjson about a
+quarter and a tenth of that. orjson is used when it is installed and gives
+what ``json`` would:
+
+- reading: orjson refuses what is not strict JSON (``NaN``, lone surrogates,
+  UTF-16 text, nesting deeper than 1024), so on any refusal the text is parsed
+  again by ``json.loads``, which accepts those or raises its own error; and it
+  reads an integer beyond 64 bits as a float, so a parsed float that big
+  (which Python would have written as ``1.8e+19``, which orjson reads the same)
+  also sends the text to ``json.loads``;
+- writing: orjson writes ``NaN``/``Infinity`` as ``null`` and refuses float
+  subclasses, big integers and non-string keys, so a value holding any of
+  those is written by ``json.dumps`` instead (``NaN`` stays ``NaN``, as Python
+  writes it).
+
+Written text is compact (no indentation): warmup_stats wrote ``indent=4``, but
+readers parse it either way, and the indented text is 2.5 times longer, which
+bzip2 pays for (issue 15: 211 MB against 85 MB for paper-scale annotated results).
+Float text may differ from ``json.dumps``' (``1e-05`` vs ``1e-5``); the values are the same.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from typing import Any, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
-_escape = json.encoder.encode_basestring_ascii  # json's own (C) string encoder
-CHUNK_CHARS = 1 << 20  # yield roughly this much text at a time
+try:
+    import orjson
+except ImportError:  # an optional speed-up: without it the standard library does all
+    orjson = None
 
-
-def _float_text(value: float) -> str:
-    if math.isfinite(value):
-        return float.__repr__(value)
-    return "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
-
-
-def _scalar_text(value: Any) -> str | None:
-    """json's text of a non-container value, None for containers."""
-    if isinstance(value, str):
-        return _escape(value)
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, int):
-        return int.__repr__(value)
-    if isinstance(value, float):
-        return _float_text(value)
-    if isinstance(value, (list, tuple, dict)):
-        return None
-    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+_PLAIN_SCALARS = frozenset({int, bool, type(None), str})
+_INT64_BOUND = 2.0**63  # orjson reads integers beyond (u)int64 as floats
 
 
-def _key_text(key: Any) -> str:
-    """json's conversion of a dict key (skipkeys=False)."""
-    if isinstance(key, str):
-        return _escape(key)
-    if isinstance(key, float):
-        return _escape(_float_text(key))
-    if key is True or key is False or key is None:
-        return _escape({True: "true", False: "false", None: "null"}[key])
-    if isinstance(key, int):
-        return _escape(int.__repr__(key))
-    raise TypeError(f"keys must be str, int, float, bool or None, not {type(key).__name__}")
+def loads(raw: bytes) -> Any:
+    """``json.loads(raw)``: the same value, or the same error."""
+    if orjson is not None:
+        try:
+            doc = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            pass  # not strict JSON (or not JSON): the standard library decides
+        else:
+            if _all_floats(doc, lambda v: -_INT64_BOUND < v < _INT64_BOUND,
+                           lambda vs: -_INT64_BOUND < min(vs) and max(vs) < _INT64_BOUND):
+                return doc
+    return json.loads(raw)
 
 
-def _flat_list_text(values: list | tuple, inner: str, outer: str) -> str | None:
-    """A list of plain finite floats or plain ints in one join, else None."""
-    kinds = set(map(type, values))
-    if kinds == {float}:
-        if not all(map(math.isfinite, values)):
-            return None
-        text = inner.join(map(float.__repr__, values))
-    elif kinds == {int}:
-        text = inner.join(map(int.__repr__, values))
-    else:
-        return None
-    return "[" + inner[1:] + text + outer + "]"
+def dumps(value: Any) -> bytes:
+    """Compact JSON of ``value`` that ``json.loads`` reads back as ``json.dumps``' would."""
+    if orjson is not None and _all_floats(value, math.isfinite, lambda vs: math.isfinite(sum(vs))):
+        try:
+            return orjson.dumps(value)
+        except TypeError:  # a float subclass, an int beyond 64 bits, a non-string key, a surrogate
+            pass
+    return json.dumps(value, separators=(",", ":")).encode("utf-8")
 
 
-def _pieces(value: Any, level: int, indent: str) -> Iterator[str]:
-    scalar = _scalar_text(value)
-    if scalar is not None:
-        yield scalar
-        return
-    if not value:
-        yield "{}" if isinstance(value, dict) else "[]"
-        return
-    inner = "\n" + indent * (level + 1)
-    outer = "\n" + indent * level
-    if isinstance(value, dict):
-        yield "{" + inner
-        first = True
-        for key, item in value.items():
-            if not first:
-                yield "," + inner
-            first = False
-            yield _key_text(key) + ": "
-            yield from _pieces(item, level + 1, indent)
-        yield outer + "}"
-        return
-    flat = _flat_list_text(value, "," + inner, outer)
-    if flat is not None:
-        yield flat
-        return
-    yield "[" + inner
-    for i, item in enumerate(value):
-        if i:
-            yield "," + inner
-        yield from _pieces(item, level + 1, indent)
-    yield outer + "]"
+def _all_floats(doc: Any, each: Callable[[float], bool], whole: Callable[[Iterable[float]], bool]) -> bool:
+    """True when every float in ``doc`` passes ``each``; a list of only plain floats (the bulk
+    of results) is checked at C speed by ``whole`` instead (which may refuse more than ``each``
+    would: that only costs the slow path).  Writing asks for finite floats (orjson would write
+    ``null``), reading for floats that cannot have been a big integer."""
+    stack = [doc]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            children: Any = value.values()
+        elif isinstance(value, (list, tuple)):
+            children = value
+        else:
+            if isinstance(value, float) and not each(value):
+                return False
+            continue
+        kinds = set(map(type, children))
+        if kinds == {float}:
+            if not whole(children):
+                return False
+        elif kinds <= _PLAIN_SCALARS:
+            continue
+        else:
+            stack.extend(children)
+    return True
 
 
-def indented_chunks(doc: Any, indent: int = 4) -> Iterator[str]:
-    """The text of ``json.dumps(doc, indent=indent)`` in chunks of about CHUNK_CHARS."""
-    buffer: list[str] = []
-    size = 0
-    for piece in _pieces(doc, 0, " " * indent):
-        buffer.append(piece)
-        size += len(piece)
-        if size >= CHUNK_CHARS:
-            yield "".join(buffer)
-            buffer, size = [], 0
-    if buffer:
-        yield "".join(buffer)
+def object_chunks(items: Iterable[tuple[str, Any]], *, opened: bool = False, close: bool = True) -> Iterator[bytes]:
+    """The text of a JSON object with ``items``, one chunk per key (per entry, for dict values).
+
+    ``close=False`` leaves the object open; a later call with ``opened=True``
+    (for an object already holding at least one item) adds more and closes it."""
+    prefix = b"," if opened else b"{"
+    for key, value in items:
+        yield prefix + dumps(key) + b":"
+        prefix = b","
+        if isinstance(value, dict) and value and all(type(k) is str for k in value):
+            inner = b"{"
+            for k, v in value.items():
+                yield inner + dumps(k) + b":" + dumps(v)
+                inner = b","
+            yield b"}"
+        else:
+            yield dumps(value)
+    if prefix == b"{":
+        yield b"{"
+    if close:
+        yield b"}"

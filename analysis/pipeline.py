@@ -28,7 +28,7 @@ from __future__ import annotations
 import copy
 import gc
 import os
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from analysis import changepoints as cp
 from analysis import classify, outliers
@@ -124,10 +124,16 @@ def _annotate_key_star(args: tuple) -> tuple[str, dict[str, list], list[str]]:
     return _annotate_key(*args)
 
 
-def run_parallel(func, tasks: list[tuple], jobs: int, progress: Progress | None, weight=lambda t: 1) -> list:
-    """``func`` over ``tasks`` in ``jobs`` forked workers, results in task order."""
+def run_parallel(func, tasks: list[tuple], jobs: int, progress: Progress | None, weight=lambda t: 1,
+                 started: Callable[[], None] = lambda: None) -> list:
+    """``func`` over ``tasks`` in ``jobs`` forked workers, results in task order.
+
+    ``started`` is called once the workers exist: a thread it starts is not
+    forked into them (a fork copies only the forking thread, not the locks it
+    would need)."""
     results: list[Any] = [None] * len(tasks)
     if jobs <= 1 or len(tasks) <= 1:
+        started()
         for i, task in enumerate(tasks):
             results[i] = func(task)
             if progress:
@@ -145,6 +151,7 @@ def run_parallel(func, tasks: list[tuple], jobs: int, progress: Progress | None,
     try:
         with concurrent.futures.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
             futures = {pool.submit(func, task): i for i, task in enumerate(tasks)}
+            started()  # every worker is forked by the time all tasks are submitted
             for fut in concurrent.futures.as_completed(futures):
                 i = futures[fut]
                 results[i] = fut.result()
@@ -164,6 +171,7 @@ def annotate(
     jobs: int = 1,
     progress: bool = False,
     warn: WarningSink = stderr_warning,
+    started: Callable[[dict], None] = lambda known: None,
 ) -> dict:
     """A copy of a Krun-shaped ``results`` dict with warmup_stats' annotations added.
 
@@ -172,7 +180,8 @@ def annotate(
     ``"N%"``. ``jobs`` > 1 analyses benchmark keys in forked worker
     processes; ``progress`` draws a bar on stderr.
     ``load_results``' ``{machine: results}`` with a single machine is
-    accepted too (that machine's results are annotated).
+    accepted too (that machine's results are annotated). ``started(known)``
+    is called with the copy as known before the annotations, once the workers run.
     """
     classify.parse_delta(delta)  # fail early, with a clear message
     if "wallclock_times" not in results:
@@ -197,7 +206,8 @@ def annotate(
     tasks = [(key, wct[key], states[key], window, steady, str(delta)) for key in sorted(wct)]
     total = sum(len(t[1]) for t in tasks)
     with Progress("annotate", total, force=progress) if progress else _NoProgress() as bar:
-        done = run_parallel(_annotate_key_star, tasks, jobs, bar if progress else None, weight=lambda t: len(t[1]))
+        done = run_parallel(_annotate_key_star, tasks, jobs, bar if progress else None, weight=lambda t: len(t[1]),
+                            started=lambda: started(dict(out)))
     for name in ANNOTATION_KEYS[1:-1]:
         out[name] = {}
     for key, annotations, notes in done:

@@ -17,7 +17,8 @@ machine pays). "read" is reading the file alone (analysis.inputs.read_results).
 ``--baseline DIR`` runs the same commands from another checkout of coldrun
 (e.g. ``git archive BASE | tar -x -C DIR`` and its C extensions built in place)
 interleaved with this one, prints both side by side with ratios, and checks
-that both write identical outputs (the annotated JSON compared decompressed).
+that both write the same outputs: the same JSON values, key order included (the
+annotated text itself may differ: indented before issue 15's speed work, compact since).
 
 Targets (issue 15): annotate and summary each <= 10 s wall and <= 1 GB.
 
@@ -184,9 +185,10 @@ def main() -> int:
                 if command not in wanted:
                     continue
                 a, b = (outs[t] / name for t in ("base", "this"))
-                same = bz2.decompress(a.read_bytes()) == bz2.decompress(b.read_bytes()) if name.endswith(".bz2") \
-                    else a.read_bytes() == b.read_bytes()
-                print(f"  {command} output identical to base: {same} "
+                docs = [json.loads(bz2.decompress(p.read_bytes()) if name.endswith(".bz2") else p.read_bytes())
+                        for p in (a, b)]
+                same = docs[0] == docs[1] and json.dumps(docs[0]) == json.dumps(docs[1])  # NaN-safe, ordered
+                print(f"  {command} output has the same JSON as base: {same} "
                       f"(sizes base {a.stat().st_size / 1e6:.1f} MB, this {b.stat().st_size / 1e6:.1f} MB)")
         print("targets: annotate and summary each <= 10 s wall and <= 1 GB")
     return 0

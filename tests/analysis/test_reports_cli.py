@@ -176,6 +176,6 @@ def test_bad_files_are_named(tmp_path, capsys, annotated_file):
     assert code == 2 and "no benchmark 'no:such:key'" in err
     code, _, err = run(["plot", str(annotated_file), "-o", str(tmp_path / "p"),
                         "--key", "richards:Graal:default-java", "--execution", "3"], capsys)
-    assert code == 2 and "numbered 0 to 2" in err
+    assert code == 2 and "(--execution 0 to 2, titled #1 to #3)" in err
     code, _, err = run(["table", SUMMARY, SUMMARY], capsys)
     assert code == 2 and "give each benchmark once" in err
