@@ -11,8 +11,7 @@ import sys
 
 import pytest
 
-from coldrun_helpers import REPO, coldrun
-from root_runs import runs_as_invoker
+from coldrun_helpers import REPO, coldrun, config_as_invoker
 
 if len(os.sched_getaffinity(0)) < 2:
     pytest.skip("the duet demo needs 2 CPUs; this machine gives the tests fewer", allow_module_level=True)
@@ -21,23 +20,12 @@ AA = "fib:python:default-python/fib:python:default-python"
 AB = "fib:python:default-python/fib:python:slow-python"
 
 
-def _demo(tmp_path) -> str:
-    """configs/duet.toml, or as root a copy whose benchmarks run as root (tests/root_runs.py says why)."""
-    text = (REPO / "configs" / "duet.toml").read_text()
-    if runs_as_invoker(text) == text:
-        return "configs/duet.toml"
-    p = tmp_path / "duet.toml"
-    p.write_text(runs_as_invoker(text.replace('benchmarks_dir = "demo/benchmarks"',
-                                              f'benchmarks_dir = "{REPO / "configs" / "demo" / "benchmarks"}"')))
-    return str(p)
-
-
 def test_duet_demo_runs_its_pairs_and_analyses_them(tmp_path):
     r = coldrun("check", "configs/duet.toml")
     assert r.returncode == 0, r.stderr
     assert "8 jobs" in r.stdout
     state = tmp_path / "state"
-    r = coldrun("start", _demo(tmp_path), "--simulate-reboots", "--state-dir", str(state), timeout=300)
+    r = coldrun("start", config_as_invoker(tmp_path, "duet.toml"), "--simulate-reboots", "--state-dir", str(state), timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
     st = coldrun("status", str(state))
     assert st.returncode == 0 and "pairs (a / b):" in st.stdout
