@@ -70,9 +70,12 @@ class PairSide(BaseModel):
     start_order: Literal["AB", "BA"] = Field(description="which side was started first")
     order_seed: NonNegativeInt = Field(description="the schedule's seed the start order was drawn from")
     cpu: NonNegativeInt = Field(description="the CPU this side was pinned to")
-    placement: Literal["sched_setaffinity"] = Field(description="how it was pinned")
+    placement: Literal["sched_setaffinity", "sched_setaffinity+taskset"] = Field(
+        description="how it was pinned: affinity set before exec; +taskset: again after the platform's wrappers "
+                    "moved it into the pinning partition (hardware with pinning)")
     verified_cpus: list[NonNegativeInt] | None = Field(
-        description="the runner's CPU affinity read back once it started (null: it never started)")
+        description="the runner's CPU affinity read back once it was exec'd (null: it never started); with "
+                    "+taskset this is read before the wrappers ran")
     barrier: str = Field(description="the duet barrier's POSIX shared-memory name")
     own_outcome: Outcome = Field(description="how this side's own run ended")
     own_reason: str | None

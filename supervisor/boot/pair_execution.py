@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from contracts.execution_record import MEASUREMENT_KEYS, STATE_OF_OUTCOME, ExecutionRecord, PairSide
@@ -65,8 +65,10 @@ def execute_pair(ctx: Boot, platform: Platform, job: JobLine, attempt: int, befo
         except ColdrunError as e:
             s.reason = f"cannot launch: {e}"
     barrier_name = ""
+    prefix_cgroup = None
     if all(s.launch for s in sides):
         prefix = platform.launch_prefix(job.key)
+        prefix_cgroup = prefix.cgroup
         try:
             with pair_barrier(prefix.user) as barrier_name:
                 _run_sides(ctx, job, sides, order, prefix, barrier_name)
@@ -79,7 +81,7 @@ def execute_pair(ctx: Boot, platform: Platform, job: JobLine, attempt: int, befo
     for s in sides:
         if s.outcome == "C" and s.verified_cpus != [s.cpu]:
             s.outcome, s.reason = "E", f"placement not as wanted: pinned to CPU {s.cpu}, runs on {s.verified_cpus}"
-    return _judge_pair(ctx, platform, job, attempt, before, sides, order, barrier_name)
+    return _judge_pair(ctx, platform, job, attempt, before, sides, order, barrier_name, prefix_cgroup)
 
 
 def _run_sides(ctx: Boot, job: JobLine, sides: list[_Side], order: str, prefix: LaunchPrefix,
@@ -107,8 +109,8 @@ def _run_sides(ctx: Boot, job: JobLine, sides: list[_Side], order: str, prefix: 
 
         launch = Launch(s.launch.argv, {**s.launch.env, **env})
         try:
-            s.outcome, s.reason = run_and_judge(ctx, s.key, launch, prefix, job.iterations, s.run, started,
-                                                cpu=s.cpu, duet=True, pause=False)
+            s.outcome, s.reason = run_and_judge(ctx, s.key, launch, side_prefix(prefix, s.cpu), job.iterations,
+                                                s.run, started, cpu=s.cpu, duet=True, pause=False)
         except BaseException as e:     # re-raised in the boot's thread
             s.error = e
 
@@ -134,8 +136,17 @@ def _run_sides(ctx: Boot, job: JobLine, sides: list[_Side], order: str, prefix: 
             raise s.error
 
 
+def side_prefix(prefix: LaunchPrefix, cpu: int) -> LaunchPrefix:
+    """A side's launch prefix: the platform's, plus ``taskset`` last when a wrapper moves the runner into the
+    pinning partition (moving into a cpuset resets a task's affinity, so the one set before exec is lost)."""
+    if prefix.cgroup is None:
+        return prefix
+    # No "--" after the list: taskset would try to run it.
+    return replace(prefix, wrappers=[*prefix.wrappers, "taskset", "--cpu-list", str(cpu)])
+
+
 def _judge_pair(ctx: Boot, platform: Platform, job: JobLine, attempt: int, before: dict[str, Any],
-                sides: list[_Side], order: str, barrier: str) -> Executed:
+                sides: list[_Side], order: str, barrier: str, prefix_cgroup: str | None) -> Executed:
     """The pair's outcome from its sides', post-checks per side, and the two records."""
     failed = [s for s in sides if s.outcome != "C"]
     outcome = min((s.outcome for s in sides), key=_WORST_FIRST.index)
@@ -148,12 +159,13 @@ def _judge_pair(ctx: Boot, platform: Platform, job: JobLine, attempt: int, befor
     verdict = rerun_verdict(ctx, attempt, outcome, reason, sorted({f for p in posts for f in p.flags}),
                             any(p.rerun for p in posts))
     records = []
+    placement = "sched_setaffinity" if prefix_cgroup is None else "sched_setaffinity+taskset"
     for s, post, partner in zip(sides, posts, sides[::-1]):
         own_failed = s.outcome != "C"
         vm = ctx.exp.vms[s.key.split(":")[1]]
         flags = list(verdict.flags) + (["partner_failed"] if verdict.outcome != "C" and not own_failed else [])
         pair = PairSide(pair_id=f"{job.key}#{job.pexec}", side=s.side, partner_key=partner.key,
-                        start_order=order, order_seed=ctx.schedule.seed, cpu=s.cpu, placement="sched_setaffinity",
+                        start_order=order, order_seed=ctx.schedule.seed, cpu=s.cpu, placement=placement,
                         verified_cpus=s.verified_cpus, barrier=barrier, own_outcome=s.outcome, own_reason=s.reason,
                         partner_failed=partner.outcome != "C")
         records.append(ExecutionRecord(

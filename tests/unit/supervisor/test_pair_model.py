@@ -87,3 +87,28 @@ def test_single_cpu_machine_is_refused_before_anything_is_created(tmp_path):
     with pytest.raises(ColdrunError, match="needs at least 2"):
         start(str(exp), str(state), simulate=True, stderr=io.StringIO(), machine=machine)
     assert not os.path.exists(state)
+
+
+def test_a_side_in_a_pinning_partition_gets_taskset_after_the_wrappers_that_move_it():
+    from supervisor.boot.pair_execution import side_prefix
+    from supervisor.platforms.base import LaunchPrefix
+    plain = LaunchPrefix(["nice", "-n", "-20"])
+    assert side_prefix(plain, 1) is plain
+    pinned = LaunchPrefix(["cgexec-wrapper", "--", "setpriv", "--"], {"HOME": "/h"}, cgroup="/sys/fs/cgroup/x", user="u")
+    side = side_prefix(pinned, 1)
+    assert side.argv() == ["cgexec-wrapper", "--", "setpriv", "--", "taskset", "--cpu-list", "1",
+                           "env", "HOME=/h"]
+    assert (side.cgroup, side.user) == (pinned.cgroup, "u") and pinned.wrappers[-1] == "--"
+
+
+def test_the_taskset_wrapper_really_pins_what_it_runs():
+    import shutil
+    import subprocess
+    from supervisor.boot.pair_execution import side_prefix
+    from supervisor.platforms.base import LaunchPrefix
+    if shutil.which("taskset") is None:
+        pytest.fail("taskset (util-linux) is not installed; pair executions in a pinning partition need it")
+    cpu = max(os.sched_getaffinity(0))
+    argv = side_prefix(LaunchPrefix([], cgroup="/x"), cpu).argv() + ["grep", "Cpus_allowed_list", "/proc/self/status"]
+    out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+    assert out.split()[-1] == str(cpu)
