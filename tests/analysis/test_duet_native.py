@@ -86,3 +86,14 @@ def test_bad_exports_are_one_line_naming_the_file(tmp_path, capsys, doc, message
 def test_results_and_pairs_are_exclusive(tmp_path, capsys):
     assert main(["duet"]) == 2
     assert "give either RESULTS" in capsys.readouterr().err
+
+
+def test_other_commands_see_each_side_as_an_execution_of_its_key(tmp_path):
+    from analysis.inputs import native_to_krun
+    bundle = _export({f"{A}/{B}": (TOY, ["completed"] * 3), f"{A}/{A}": ({"x": TOY["x"], "y": TOY["x"]},
+                                                                           ["completed", "errored"])})
+    bundle["jobs"] = [{"key": f"{A}/{B}", "pexec": 0, "state": "completed"}]   # pair keys are no keys
+    results = native_to_krun(bundle, tmp_path / "x.json", warn=lambda line: None)
+    assert results["pexec_flags"] == {A: ["C", "C", "C", "C", "C", "E", "E"], B: ["C", "C", "C"]}
+    assert results["wallclock_times"][B] == TOY["y"]
+    assert results["wallclock_times"][A][:3] == TOY["x"] and results["wallclock_times"][A][5] == []
