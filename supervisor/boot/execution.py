@@ -67,7 +67,13 @@ def record_header(ctx: Boot, job: JobLine, attempt: int, key: str) -> dict[str, 
     bench, vm_name, variant = key.split(":")
     return dict(record_version=RECORD_VERSION, supervisor_version=__version__, job_index=job.index, key=key,
                 bench=bench, vm=vm_name, variant=variant, pexec=job.pexec, attempt=attempt,
-                boot=ctx.schedule.boots, iterations=job.iterations, param=job.param, debug=ctx.state.debug())
+                boot=ctx.schedule.boots, iterations=job.iterations, param=run_param(ctx, job, key),
+                debug=ctx.state.debug())
+
+
+def run_param(ctx: Boot, job: JobLine, key: str) -> int:
+    """run_iter's param for ``key``: the job's; a pair job's side runs its own benchmark's."""
+    return job.param if key == job.key else ctx.exp.benchmarks[key.split(":")[0]]
 
 
 @dataclass
@@ -122,10 +128,9 @@ def build_launch(ctx: Boot, key: str, job: JobLine) -> Launch:
     """The runner command for ``key`` (a pair's side: its own benchmark's param); ColdrunError if it cannot be."""
     exp, state = ctx.exp, ctx.state
     bench, vm_name, variant = key.split(":")
-    # A pair job's param is its a side's; each side runs its own benchmark's.
-    param = job.param if key == job.key else exp.benchmarks[bench]
     return runner_launch(exp, state.experiment_dir(), str(state.experiment_path), bench, vm_name, variant,
-                         home=str(state.home_path), debug=state.debug(), iterations=job.iterations, param=param)
+                         home=str(state.home_path), debug=state.debug(), iterations=job.iterations,
+                         param=run_param(ctx, job, key))
 
 
 def run_and_judge(ctx: Boot, key: str, launch: Launch, prefix: LaunchPrefix, iterations: int,

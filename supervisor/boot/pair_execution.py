@@ -66,6 +66,9 @@ def execute_pair(ctx: Boot, platform: Platform, job: JobLine, attempt: int, befo
             s.reason = f"cannot launch: {e}"
     barrier_name = ""
     prefix_cgroup = None
+    for s in sides:
+        if s.launch and not all(other.launch for other in sides):
+            s.reason = "not started: its partner cannot launch"
     if all(s.launch for s in sides):
         prefix = platform.launch_prefix(job.key)
         prefix_cgroup = prefix.cgroup

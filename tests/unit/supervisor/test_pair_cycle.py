@@ -90,3 +90,28 @@ def test_a_side_that_completed_keeps_its_data_marked_when_its_partner_fails_afte
     assert [(s["side"], s["state"], len(s["wallclock_times"])) for s in slots] == [("a", "errored", 5),
                                                                                     ("b", "errored", 0)]
     assert json.loads(report.model_dump_json())["pairs"][0]["kept_sides"] == 1
+
+
+def test_a_side_that_cannot_launch_stops_the_experiment_naming_it_and_its_partner_is_not_started(tmp_path):
+    exp = pair_experiment(tmp_path, [("ok", "crash")])
+    state = tmp_path / "state"
+    assert start_quiet(exp, state) == 0
+    (tmp_path / "benchmarks" / "b" / "crash.py").unlink()     # gone after start checked it
+    assert run_to_end(state) == 3                              # stopped
+    reason = StateDir(state).stop_reason()
+    assert reason.startswith("b:py:ok/b:py:crash: the runner cannot launch (side b (b:py:crash): cannot launch:")
+    recs = {side: read_record(p) for side, p in list_attempts(state)[(0, 1)].items()}
+    assert recs["a"].pair.own_reason == "not started: its partner cannot launch" and recs["a"].runner_pid is None
+    assert recs["b"].pair.own_reason.startswith("cannot launch:") and recs["a"].outcome == recs["b"].outcome == "E"
+
+
+def test_sides_run_their_own_benchmarks_param(tmp_path):
+    exp = pair_experiment(tmp_path, [("ok", "b2:py:ok")])
+    exp.write_text(exp.read_text().replace("[benchmarks]\nb = 1\n", "[benchmarks]\nb = 1\nb2 = 2\n"))
+    (tmp_path / "benchmarks" / "b2").mkdir()
+    (tmp_path / "benchmarks" / "b2" / "ok.py").write_text((tmp_path / "benchmarks" / "b" / "ok.py").read_text())
+    state = tmp_path / "state"
+    assert start_quiet(exp, state) == 0 and run_to_end(state) == 0
+    recs = {side: read_record(p) for side, p in list_attempts(state)[(0, 1)].items()}
+    assert (recs["a"].param, recs["b"].param) == (1, 2)
+    assert recs["b"].argv[-2:] == ["2", "0"]      # the runner got b2's param
