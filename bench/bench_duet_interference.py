@@ -10,16 +10,22 @@ ways, side by side in one run:
 - sequential: an ordinary experiment of the same keys in random order, R
   executions each; the 99% CI of the difference of means, relative to B's mean.
 
-Meanwhile a noise process per CPU alternates busy and idle slices with a duty
-cycle that drifts between 0 and 80% (a sine of period ~3 s, the same on both
-CPUs: interference both sides share, like a noisy neighbour), so the load
-changes over time; it is killed at the end.  Printed per trial and comparison: both relative CI widths and
+Meanwhile a noise process per CPU alternates busy and idle 1 ms slices with a
+duty cycle that drifts between 0 and 80% (a sine of period ~3 s, the same on
+both CPUs: interference both sides share, like a noisy neighbour), so the load
+changes over time; it is killed at the end.  An iteration (fib(param), ~20 ms
+at the default 25) spans many slices, so it feels the current load level
+rather than whether one slice happened to preempt it: the common-mode noise
+duet is for.  (With iterations shorter than the slices, preemption hits each
+side independently and duet gains nothing: see --param 20 --slice-ms 10.)
+
+Printed per trial and comparison: both relative CI widths and
 their ratio (sequential / duet), and the decision at 99%: "different" when
 the CI excludes 1 (duet) or 0 (sequential).  Then the A/A false-difference
 rate and the A/B detection rate of each method.
 
-    .venv/bin/python bench/bench_duet_interference.py [--trials 3] [--executions 8] [--iterations 40]
-                                                      [--no-noise]
+    .venv/bin/python bench/bench_duet_interference.py [--trials 3] [--executions 8] [--iterations 30]
+                                                      [--param 25] [--slice-ms 1] [--no-noise]
 """
 
 from __future__ import annotations
@@ -47,20 +53,20 @@ A, A2, B = "fib:python:default-python", "fib:python:copy-python", "fib:python:sl
 
 NOISE = r"""
 import math, os, sys, time
-cpu, phase = int(sys.argv[1]), float(sys.argv[2])
+cpu, phase, slice_s = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
 os.sched_setaffinity(0, {cpu})
 t0 = time.monotonic()
 while True:
     now = time.monotonic() - t0
     duty = 0.4 + 0.4 * math.sin(2 * math.pi * now / 3.0 + phase)   # 0..80 %, drifting
-    end = time.monotonic() + 0.01 * duty
+    end = time.monotonic() + slice_s * duty
     while time.monotonic() < end:
         pass
-    time.sleep(0.01 * (1 - duty))
+    time.sleep(slice_s * (1 - duty))
 """
 
 
-def experiment(directory: Path, name: str, body: str, iterations: int) -> Path:
+def experiment(directory: Path, name: str, body: str, iterations: int, param: int) -> Path:
     """A small experiment on configs/demo's fib (A, a copy of A, and the 5% slower B)."""
     user = "\n[platform]\nbenchmark_user = false\n" if os.geteuid() == 0 else ""   # root: /root is 0700
     text = f"""name = "{name}"
@@ -72,7 +78,7 @@ boot_settle = 0
 sync = 0
 baseline_pause = 0
 [benchmarks]
-fib = 20
+fib = {param}
 [variants.default-python]
 target = "bench.py"
 subdir = "python"
@@ -115,12 +121,13 @@ def sequential_runs(bundle: dict, x_key: str, y_key: str) -> PairedRuns:
     return PairedRuns(tuple(times[x_key][:n]), tuple(times[y_key][:n]))
 
 
-def one_trial(directory: Path, executions: int, iterations: int, seed: int) -> dict[str, dict[str, tuple]]:
+def one_trial(directory: Path, executions: int, iterations: int, param: int,
+              seed: int) -> dict[str, dict[str, tuple]]:
     """{comparison: {method: (relative width, CI excludes no-difference, estimate)}}."""
     duet = experiment(directory, f"duet{seed}", f"executions = {executions}\nseed = {seed}\n[duet]\npairs = [\n"
-                      f'  {{ a = "{A}", b = "{A}" }},\n  {{ a = "{A}", b = "{B}" }},\n]\n', iterations)
+                      f'  {{ a = "{A}", b = "{A}" }},\n  {{ a = "{A}", b = "{B}" }},\n]\n', iterations, param)
     seq = experiment(directory, f"seq{seed}", f'executions = {executions}\norder = "random"\nseed = {seed}\n'
-                     f'skip = []\n', iterations)
+                     f'skip = []\n', iterations, param)
     pairs = {p.pair: p.runs for p in exported_pairs(run_coldrun(duet, directory), "duet export")}
     seq_bundle = run_coldrun(seq, directory)
     out: dict[str, dict[str, tuple]] = {}
@@ -133,27 +140,29 @@ def one_trial(directory: Path, executions: int, iterations: int, seed: int) -> d
     return out
 
 
-def start_noise(cpus: list[int]) -> list[subprocess.Popen]:
-    return [subprocess.Popen([sys.executable, "-c", NOISE, str(cpu), "0"]) for cpu in cpus]
+def start_noise(cpus: list[int], slice_ms: float) -> list[subprocess.Popen]:
+    return [subprocess.Popen([sys.executable, "-c", NOISE, str(cpu), "0", str(slice_ms / 1000)]) for cpu in cpus]
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--trials", type=int, default=3)
     ap.add_argument("--executions", type=int, default=8, help="pair executions per pair, executions per key")
-    ap.add_argument("--iterations", type=int, default=40)
+    ap.add_argument("--iterations", type=int, default=30)
+    ap.add_argument("--param", type=int, default=25, help="fib's param (fib(25): ~20 ms per iteration)")
+    ap.add_argument("--slice-ms", type=float, default=1.0, help="the noise's busy+idle slice")
     ap.add_argument("--no-noise", action="store_true", help="without the injected interference")
     args = ap.parse_args()
     cpus = sorted(os.sched_getaffinity(0))[:2]
     if len(cpus) < 2:
         raise SystemExit("duet needs 2 CPUs")
-    noise = [] if args.no_noise else start_noise(cpus)
+    noise = [] if args.no_noise else start_noise(cpus, args.slice_ms)
     results = []
     t0 = time.monotonic()
     try:
         with tempfile.TemporaryDirectory(prefix="coldrun-duet-bench-") as tmp:
             for trial in range(args.trials):
-                r = one_trial(Path(tmp), args.executions, args.iterations, seed=1000 + trial)
+                r = one_trial(Path(tmp), args.executions, args.iterations, args.param, seed=1000 + trial)
                 results.append(r)
                 for comparison, methods in r.items():
                     (dw, dd, dg), (sw, sd, sdiff) = methods["duet"], methods["sequential"]
@@ -166,8 +175,9 @@ def main() -> int:
             p.kill()
             p.wait()
     n = len(results)
-    print(f"\n{n} trials x {args.executions} executions x {args.iterations} iterations, noise "
-          f"{'off' if args.no_noise else 'on (0-80% duty, drifting, both CPUs)'}, {time.monotonic() - t0:.0f} s")
+    print(f"\n{n} trials x {args.executions} executions x {args.iterations} iterations of fib({args.param}), noise "
+          f"{'off' if args.no_noise else f'on (0-80% duty of {args.slice_ms:g} ms slices, drifting, both CPUs)'}, "
+          f"{time.monotonic() - t0:.0f} s")
     for comparison in ("A/A", "A/B"):
         ratios = [r[comparison]["sequential"][0] / r[comparison]["duet"][0] for r in results]
         gm = math.exp(sum(map(math.log, ratios)) / n)
