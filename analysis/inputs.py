@@ -296,6 +296,21 @@ def _file_stem(path: Path) -> str:
     return name
 
 
+def _pair_sides_as_executions(executions: list) -> list:
+    """A [duet] export: each side of each pair execution becomes its own process execution of its key,
+    numbered in export order (as coldrun's Krun export does), so sides of different pairs (or both of an
+    A/A pair) never share a slot; the jobs' pair keys ("A/B") are no keys."""
+    seen: dict[str, int] = {}
+    out = []
+    for entry in executions:
+        if isinstance(entry, dict) and isinstance(entry.get("key"), str):
+            n = seen.get(entry["key"], 0)
+            seen[entry["key"]] = n + 1
+            entry = dict(entry, pexec=n)
+        out.append(entry)
+    return out
+
+
 def native_to_krun(bundle: dict, path: Path, warn: WarningSink) -> dict:
     """Convert a coldrun native export to Krun's results shape."""
     # Only native exports need the record contract; importing pydantic costs
@@ -311,6 +326,8 @@ def native_to_krun(bundle: dict, path: Path, warn: WarningSink) -> dict:
     if not isinstance(executions, list):
         raise AnalysisError(f"{path}: missing key 'executions' in the coldrun native export")
     jobs = bundle.get("jobs") if isinstance(bundle.get("jobs"), list) else []
+    if any(isinstance(e, dict) and "pair_id" in e for e in executions):
+        executions, jobs = _pair_sides_as_executions(executions), []
     count: dict[str, int] = {}
     for rec in list(jobs) + list(executions):
         if isinstance(rec, dict) and isinstance(rec.get("key"), str) and isinstance(rec.get("pexec"), int):

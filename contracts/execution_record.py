@@ -55,6 +55,33 @@ class Startup(BaseModel):
     seconds: Seconds
 
 
+class PairSide(BaseModel):
+    """One side of a pair execution (duet benchmarking): which, where it ran, and how the pair ended.
+
+    Both sides' records of a pair execution carry the pair's outcome; a side
+    whose own run completed while its partner failed keeps its measurements,
+    with ``own_outcome`` "C" and ``partner_failed`` true.
+    """
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    pair_id: str = Field(description="the pair execution: the job's pair key and pexec, a/b#n")
+    side: Literal["a", "b"]
+    partner_key: Key
+    start_order: Literal["AB", "BA"] = Field(description="which side was started first")
+    order_seed: NonNegativeInt = Field(description="the schedule's seed the start order was drawn from")
+    cpu: NonNegativeInt = Field(description="the CPU this side was pinned to")
+    placement: Literal["sched_setaffinity", "sched_setaffinity+taskset"] = Field(
+        description="how it was pinned: affinity set before exec; +taskset: again after the platform's wrappers "
+                    "moved it into the pinning partition (hardware with pinning)")
+    verified_cpus: list[NonNegativeInt] | None = Field(
+        description="the runner's CPU affinity read back once it was exec'd (null: it never started); with "
+                    "+taskset this is read before the wrappers ran")
+    barrier: str = Field(description="the duet barrier's POSIX shared-memory name")
+    own_outcome: Outcome = Field(description="how this side's own run ended")
+    own_reason: str | None
+    partner_failed: bool
+
+
 class ExecutionSlot(BaseModel):
     """One scheduled execution as a native export lists it: which one, its state, its measurements.
 
@@ -75,6 +102,12 @@ class ExecutionSlot(BaseModel):
     core_cycle_counts: PerCore = []
     aperf_counts: PerCore = []
     mperf_counts: PerCore = []
+    pair: PairSide | None = Field(default=None, description="set on both sides of a pair execution")
+    # A native export's slot of a pair execution's side (with or without a record): which pair execution.
+    pair_id: str | None = None
+    side: Literal["a", "b"] | None = None
+    iteration_start_ns: list[int] | None = None
+    iteration_end_ns: list[int] | None = None
 
 
 class ExecutionRecord(ExecutionSlot):

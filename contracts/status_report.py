@@ -78,6 +78,19 @@ class RunLength(_Strict):
     keys: list[KeyProgress]
 
 
+class PairProgress(_Strict):
+    """One pair of a [duet] experiment: its pair executions (jobs) so far."""
+
+    pair: str = Field(description="the pair's job key, a/b")
+    a: Key
+    b: Key
+    completed: NonNegativeInt
+    failed: NonNegativeInt = Field(description="pair executions errored, timed out or crashed")
+    remaining: NonNegativeInt = Field(description="outstanding or running")
+    kept_sides: NonNegativeInt = Field(description="sides of failed pair executions that completed on their own; "
+                                                   "their records keep the data, marked partner_failed")
+
+
 class StatusReport(_Strict):
     """Everything `coldrun status` says about a state dir."""
 
@@ -101,6 +114,7 @@ class StatusReport(_Strict):
     stop_reason: str | None = Field(description="why the experiment stopped (status stopped only)")
     altered: list[str] = Field(description="one line per way the records were altered (exit status 4)")
     run_length: RunLength | None = Field(description="[stop] experiments only")
+    pairs: list[PairProgress] | None = Field(default=None, description="[duet] experiments only: per pair")
 
 
 def schema_text() -> str:

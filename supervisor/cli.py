@@ -32,7 +32,7 @@ RUN_EXIT_CODES = """exit status when the experiment ends in this process: 0 ever
 
 def _cmd_check(args: argparse.Namespace) -> int:
     prep = prepare(args.experiment, as_benchmark_user=True)
-    exp, jobs, run_keys = prep.exp, prep.jobs, prep.run_keys
+    exp, jobs = prep.exp, prep.jobs
     # A runner that cannot run fails the check: start would refuse the same experiment.
     print(f"{args.experiment}: {'NOT READY' if prep.runner_problems else 'OK'}, experiment {exp.name!r}")
     for vm_name, vm in exp.vms.items():
@@ -51,7 +51,9 @@ def _cmd_check(args: argparse.Namespace) -> int:
         print(f"order: {exp.order}{seed_text}; {exp.executions} process executions per key")
     else:
         print(f"order: {exp.order}{seed_text}; run length: {target_text(exp.stop)}")
-    print(f"keys ({len({j.key for j in jobs})}, {len(run_keys)} run):")
+    if exp.duet is not None:    # a pair's key is a/b: one pair execution per job, both sides at once
+        print(f"duet: {len(exp.duet.pairs)} pairs (a/b), each pair execution runs both sides at once, one per CPU")
+    print(f"keys ({len({j.key for j in jobs})}, {len({j.key for j in jobs if not j.skipped})} run):")
     for key in dict.fromkeys(j.key for j in jobs):
         vm = exp.vms[key.split(":")[1]]
         count = f"{exp.executions}" if exp.stop is None else f"{exp.stop.min_executions}..{exp.stop.max_executions}"
@@ -59,7 +61,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
                       else f"{vm.iterations}..{exp.stop.max_iterations}")
         if exp.stop and exp.stop.wps:
             iterations += f", param {exp.stop.wps.min_param}..{exp.stop.wps.max_param} (WPS)"
-        print(f"  {key:40s} {'skipped' if key not in run_keys else f'{count} x {iterations} iterations'}")
+        skipped = all(j.skipped for j in jobs if j.key == key)
+        print(f"  {key:40s} {'skipped' if skipped else f'{count} x {iterations} iterations'}")
     print(f"schedule ({len(jobs)} jobs, {prep.n_run} to run):")
     shown = jobs if args.all or len(jobs) <= 24 else jobs[:20]
     for i, j in enumerate(shown):

@@ -2,8 +2,13 @@
 
     coldrun-analyze duet --pairs FILE.json [--json] [--confidence C] [--resamples N]
                          [--seed S] [--no-steady-state]
+    coldrun-analyze duet RESULTS [--html OUT.html] [same options]
 
-FILE holds ``{"x": [[...], ...], "y": [[...], ...]}`` (``analysis.duet.pairs``).
+FILE holds ``{"x": [[...], ...], "y": [[...], ...]}`` (``analysis.duet.pairs``);
+RESULTS is a coldrun native export of a [duet] experiment (``analysis.duet.native``:
+x = side a, y = side b of each completed pair execution), reported per pair
+(``--json``: ``{"results", "pairs": [{"pair", "a", "b", "pexecs", "left_out", ...the
+fields below}]}``; ``--html`` writes the page of ``analysis.reports.duet_html``).
 By default each execution is first cut to its steady state
 (``analysis.duet.steady``; sides under 30 iterations are kept whole and say
 so). ``--json`` prints one object:
@@ -13,6 +18,7 @@ so). ``--json`` prints one object:
   ``sequential_ci``, ``sequential_relative_ci_width`` (width / mean of y),
   ``sequential_method``;
 - ``reduction`` (sequential / duet relative width; null when the duet CI has zero width);
+- ``y_mean`` (the mean of y's execution means, the sequential widths' reference);
 - ``shuffle_pairing``, ``shuffle_gms``, ``shuffle_ci``, ``shuffle_relative_ci_width``;
 - ``seed`` (the one used, drawn and reported when not given), ``confidence``,
   ``resamples``, ``steady_state``, ``executions``, ``iterations`` (kept per
@@ -28,6 +34,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
+from statistics import fmean
 from typing import Callable
 
 from analysis.errors import AnalysisError
@@ -52,8 +60,12 @@ def add_duet_command(subparsers, *, level: ArgumentType, count: ArgumentType) ->
         "duet", help="duet benchmarking: ratio CI of paired runs vs the sequential baseline",
         description="Duet benchmarking (Bulej et al., ICPE 2020): geometric mean of paired ratios x/y, "
                     "percentile-bootstrap CI over executions, the sequential baseline and a shuffle control.")
-    duet.add_argument("--pairs", required=True, metavar="FILE.json",
+    duet.add_argument("results", nargs="?", metavar="RESULTS",
+                      help="a coldrun native export (json or json.bz2) of a [duet] experiment: every pair")
+    duet.add_argument("--pairs", metavar="FILE.json",
                       help='{"x": [[...], ...], "y": [[...], ...]}: one list per execution, paired by position')
+    duet.add_argument("--html", metavar="OUT.html", help="RESULTS only: also write an HTML page with, per pair, "
+                                                          "the per-execution ratio plot and the two CIs side by side")
     duet.add_argument("--json", action="store_true", help="print one JSON object (the machine interface)")
     duet.add_argument("--confidence", type=level, default=DEFAULT_CONFIDENCE,
                       help="CI level (default 0.99, as the paper)")
@@ -67,10 +79,35 @@ def add_duet_command(subparsers, *, level: ArgumentType, count: ArgumentType) ->
 def report(path: str, *, confidence: float = float(DEFAULT_CONFIDENCE), resamples: int = DEFAULT_RESAMPLES,
            seed: int | None = None, steady_state: bool = True) -> dict:
     """The ``--json`` object for the pairs file at ``path``."""
-    from analysis.duet import steady, stats
     from analysis.duet.pairs import load_pairs
 
-    runs = load_pairs(path)
+    return report_runs(load_pairs(path), str(path), confidence=confidence, resamples=resamples, seed=seed,
+                       steady_state=steady_state)
+
+
+def results_report(path: str, *, confidence: float = float(DEFAULT_CONFIDENCE), resamples: int = DEFAULT_RESAMPLES,
+                   seed: int | None = None, steady_state: bool = True) -> dict:
+    """The ``--json`` object for a native export of a [duet] experiment: one report per pair."""
+    from analysis.duet.native import exported_pairs
+    from analysis.inputs import read_document
+
+    pairs = exported_pairs(read_document(Path(path)), path)
+    docs = []
+    for p in pairs:
+        doc = report_runs(p.runs, f"{path}: pair {p.pair}", confidence=confidence, resamples=resamples, seed=seed,
+                          steady_state=steady_state)
+        seed = doc["seed"]      # one seed for the whole report, drawn once when not given
+        docs.append({"pair": p.pair, "a": p.a, "b": p.b, "pexecs": list(p.pexecs),
+                     "left_out": {str(k): v for k, v in p.left_out.items()}, **doc})
+    return {"results": str(path), "pairs": docs}
+
+
+def report_runs(runs, source: str, *, confidence: float, resamples: int, seed: int | None,
+                steady_state: bool) -> dict:
+    """The report's fields for paired runs (``source`` names them in errors and in the ``pairs`` field)."""
+    from analysis.duet import steady, stats
+
+    path = source
     if steady_state:
         runs, trims = steady.steady_state(runs)
     else:
@@ -92,6 +129,7 @@ def report(path: str, *, confidence: float = float(DEFAULT_CONFIDENCE), resample
         "sequential_relative_ci_width": result.sequential_ci.relative_width,
         "sequential_method": SEQUENTIAL_METHOD,
         "reduction": result.reduction,
+        "y_mean": fmean(fmean(yr) for yr in runs.y),
         "shuffle_pairing": result.shuffle_pairing,
         "shuffle_gms": result.shuffle_gms,
         "shuffle_ci": [result.shuffle_ci.low, result.shuffle_ci.high],
@@ -103,6 +141,17 @@ def report(path: str, *, confidence: float = float(DEFAULT_CONFIDENCE), resample
         "excluded": [t.as_json() for t in trims],
         "notes": result.notes,
     }
+
+
+def render_results_text(doc: dict) -> str:
+    """Every pair's report, each headed by its two keys (x = a, y = b)."""
+    parts = []
+    for p in doc["pairs"]:
+        left = (f"; left out (not completed): " + ", ".join(f"#{k} {v}" for k, v in p["left_out"].items())
+                if p["left_out"] else "")
+        parts.append(f"pair {p['a']} / {p['b']} (x = a, y = b), pair executions {p['pexecs']}{left}\n"
+                     + render_text(p))
+    return "\n".join(parts)
 
 
 def render_text(doc: dict) -> str:
@@ -134,7 +183,20 @@ def render_text(doc: dict) -> str:
 def run_duet(args: argparse.Namespace) -> int:
     if args.resamples < 1:
         raise AnalysisError("--resamples must be at least 1")
-    doc = report(args.pairs, confidence=float(args.confidence), resamples=args.resamples, seed=args.seed,
-                 steady_state=not args.no_steady_state)
-    sys.stdout.write(json.dumps(doc, indent=2) + "\n" if args.json else render_text(doc))
+    if (args.results is None) == (args.pairs is None):
+        raise AnalysisError("duet: give either RESULTS (a native export of a [duet] experiment) or --pairs FILE")
+    options = dict(confidence=float(args.confidence), resamples=args.resamples, seed=args.seed,
+                   steady_state=not args.no_steady_state)
+    if args.pairs is not None:
+        if args.html:
+            raise AnalysisError("duet: --html needs RESULTS (a native export), not --pairs")
+        doc = report(args.pairs, **options)
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n" if args.json else render_text(doc))
+        return 0
+    doc = results_report(args.results, **options)
+    if args.html:
+        from analysis.output import write_output
+        from analysis.reports.duet_html import duet_page
+        write_output(Path(args.html), duet_page(doc))
+    sys.stdout.write(json.dumps(doc, indent=2) + "\n" if args.json else render_results_text(doc))
     return 0

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from supervisor.experiment.model import Experiment
 from supervisor.platforms.base import Platform
@@ -20,3 +21,4 @@ class Boot:
     log: Any
     platform: Platform      # everything done to the machine goes through it
     run_length: RunLengthAnalysis = field(default_factory=RunLengthAnalysis)   # [stop]'s numerics (Machine's)
+    cpus: Callable[[], list[int]] = field(default=lambda: sorted(os.sched_getaffinity(0)))   # Machine's

@@ -27,7 +27,8 @@ POINTS = (
     "after-claim",         # job marked running, runner not started
     "during-run",          # runner started and running
     "after-run",           # runner finished, record not written
-    "after-record",        # record written, flag not updated
+    "between-pair-records",  # a pair job: side a's record written, side b's not
+    "after-record",        # record written (a pair's both), flag not updated
     "after-flag",          # flag updated, not yet rebooted
     "before-finish",       # nothing outstanding, finish not done
     # [stop] run length (boot/run_length.py, state/schedule.py Schedule.append):

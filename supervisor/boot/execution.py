@@ -4,26 +4,27 @@ from __future__ import annotations
 
 import signal
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from contracts.execution_record import MEASUREMENT_KEYS, RECORD_VERSION, STATE_OF_OUTCOME, ExecutionRecord
-from iteration_runners.protocol import ProtocolError, parse_document
+from iteration_runners.protocol import TIMELINE_KEYS, ProtocolError, parse_document
 from supervisor import __version__
 from supervisor.boot.context import Boot
 from supervisor.boot.crash_points import pause_point
 from supervisor.errors import ColdrunError
 from supervisor.experiment.model import VM
 from supervisor.launch.process import ProcessResult, error_line, run_process
-from supervisor.launch.runner_command import env_size, runner_launch
-from supervisor.platforms.base import Platform
+from supervisor.launch.runner_command import Launch, env_size, runner_launch
+from supervisor.platforms.base import LaunchPrefix, Platform
 from supervisor.state.schedule import JobLine
 
 
 @dataclass
 class Executed:
-    """One finished attempt: its record (not yet written), outcome flag and why, and the re-run verdict."""
+    """One finished attempt: its records (not yet written; a pair's two sides, a and b), outcome flag
+    and why, and the re-run verdict."""
 
-    record: ExecutionRecord
+    records: list[ExecutionRecord]
     outcome: str
     reason: str | None
     disturbed: list[str]      # post-check flags the re-run policy acts on
@@ -35,62 +36,124 @@ def execute(ctx: Boot, platform: Platform, job: JobLine, attempt: int, before: d
     exp, schedule, log, state = ctx.exp, ctx.schedule, ctx.log, ctx.state
     bench, vm_name, variant = job.key.split(":")
     vm = exp.vms[vm_name]
-    if vm.instrument:
-        log.warning("instrumentation is on for this VM: it perturbs the measurement; do not use these "
-                    "times as results", vm=vm_name)
+    warn_instrumented(ctx, vm_name)
     # The launch, process and measurement fields of the record, as far as the run got.
-    run: dict[str, Any] = {"wallclock_times": [], "core_cycle_counts": [], "aperf_counts": [],
-                           "mperf_counts": [], "counters": None}
+    run = empty_run()
     outcome, reason = launch_and_judge(ctx, platform, job, run)
     post = platform.post_checks(before, {k: run[k] for k in MEASUREMENT_KEYS})
-    flags = list(post.flags)
+    verdict = rerun_verdict(ctx, attempt, outcome, reason, post.flags, post.rerun)
+    record = ExecutionRecord(
+        **record_header(ctx, job, attempt, job.key), mode=vm.mode, instrument=vm.instrument,
+        flags=verdict.flags, platform_before=before, platform_after=post.details,
+        rerun_requested=verdict.rerun_requested, outcome=verdict.outcome, state=STATE_OF_OUTCOME[verdict.outcome],
+        reason=verdict.reason, **run)
+    return Executed([record], verdict.outcome, verdict.reason, verdict.disturbed, verdict.exhausted)
+
+
+def warn_instrumented(ctx: Boot, vm_name: str) -> None:
+    if ctx.exp.vms[vm_name].instrument:
+        ctx.log.warning("instrumentation is on for this VM: it perturbs the measurement; do not use these "
+                        "times as results", vm=vm_name)
+
+
+def empty_run() -> dict[str, Any]:
+    """A record's measurement fields before the runner has written any."""
+    return {"wallclock_times": [], "core_cycle_counts": [], "aperf_counts": [], "mperf_counts": [],
+            "counters": None}
+
+
+def record_header(ctx: Boot, job: JobLine, attempt: int, key: str) -> dict[str, Any]:
+    """The fields that say which execution a record is (``key``: the side's, for a pair job)."""
+    bench, vm_name, variant = key.split(":")
+    return dict(record_version=RECORD_VERSION, supervisor_version=__version__, job_index=job.index, key=key,
+                bench=bench, vm=vm_name, variant=variant, pexec=job.pexec, attempt=attempt,
+                boot=ctx.schedule.boots, iterations=job.iterations, param=run_param(ctx, job, key),
+                debug=ctx.state.debug())
+
+
+def run_param(ctx: Boot, job: JobLine, key: str) -> int:
+    """run_iter's param for ``key``: the job's; a pair job's side runs its own benchmark's."""
+    return job.param if key == job.key else ctx.exp.benchmarks[key.split(":")[0]]
+
+
+@dataclass
+class Verdict:
+    """The re-run policy's say on one attempt, given its post-check flags."""
+
+    outcome: str
+    reason: str | None
+    flags: list[str]
+    disturbed: list[str]
+    rerun_requested: bool
+    exhausted: bool
+
+
+def rerun_verdict(ctx: Boot, attempt: int, outcome: str, reason: str | None, post_flags: list[str],
+                  post_rerun: bool) -> Verdict:
+    """A completed run that the post-checks call disturbed is re-queued ("O") until rerun.max_attempts;
+    the last attempt keeps its data and gets the flag rerun_exhausted."""
+    rerun = ctx.exp.rerun
+    flags = list(post_flags)
     exhausted = False
-    disturbed = sorted(set(post.flags) & set(exp.rerun.on_flags))
-    rerun_requested = bool(post.rerun and disturbed and outcome == "C")
+    disturbed = sorted(set(post_flags) & set(rerun.on_flags))
+    rerun_requested = bool(post_rerun and disturbed and outcome == "C")
     if rerun_requested:
-        if attempt < exp.rerun.max_attempts:
+        if attempt < rerun.max_attempts:
             outcome, reason = "O", f"re-run requested by post-checks ({', '.join(disturbed)})"
         else:
             exhausted = True
             flags.append("rerun_exhausted")
-    record = ExecutionRecord(
-        record_version=RECORD_VERSION, supervisor_version=__version__, job_index=job.index, key=job.key,
-        bench=bench, vm=vm_name, variant=variant, pexec=job.pexec, attempt=attempt, boot=schedule.boots,
-        iterations=job.iterations, param=job.param, mode=vm.mode, instrument=vm.instrument,
-        debug=state.debug(), flags=flags, platform_before=before, platform_after=post.details,
-        rerun_requested=rerun_requested, outcome=outcome, state=STATE_OF_OUTCOME[outcome], reason=reason,
-        **run)
-    return Executed(record, outcome, reason, disturbed, exhausted)
+    return Verdict(outcome, reason, flags, disturbed, rerun_requested, exhausted)
 
 
 def launch_and_judge(ctx: Boot, platform: Platform, job: JobLine, record: dict[str, Any]) -> tuple[str, str | None]:
     """Run the runner; fill the record's launch, process and measurement fields; return (outcome flag, reason)."""
-    exp, state, log = ctx.exp, ctx.state, ctx.log
-    bench, vm_name, variant = job.key.split(":")
     try:
-        launch = runner_launch(exp, state.experiment_dir(), str(state.experiment_path), bench, vm_name,
-                               variant, home=str(state.home_path), debug=state.debug(),
-                               iterations=job.iterations, param=job.param)
+        launch = build_launch(ctx, job.key, job)
     except ColdrunError as e:
         return "E", f"cannot launch: {e}"
     prefix = platform.launch_prefix(job.key)
+
+    def started(pid: int, created: float | None, cgroup: str | None) -> None:
+        ctx.state.note_runner(pid, created, cgroup)
+
+    try:
+        return run_and_judge(ctx, job.key, launch, prefix, job.iterations, record, started)
+    finally:
+        platform.end_launch(job.key)
+        ctx.state.clear_runner()
+
+
+def build_launch(ctx: Boot, key: str, job: JobLine) -> Launch:
+    """The runner command for ``key`` (a pair's side: its own benchmark's param); ColdrunError if it cannot be."""
+    exp, state = ctx.exp, ctx.state
+    bench, vm_name, variant = key.split(":")
+    return runner_launch(exp, state.experiment_dir(), str(state.experiment_path), bench, vm_name, variant,
+                         home=str(state.home_path), debug=state.debug(), iterations=job.iterations,
+                         param=run_param(ctx, job, key))
+
+
+def run_and_judge(ctx: Boot, key: str, launch: Launch, prefix: LaunchPrefix, iterations: int,
+                  record: dict[str, Any], note_started: Callable[[int, float | None, str | None], None], *,
+                  cpu: int | None = None, duet: bool = False, pause: bool = True) -> tuple[str, str | None]:
+    """Start one runner (``cpu``: pinned there; ``duet``: a pair's side, whose document has the timeline;
+    ``pause``: the during-run crash point, which a pair takes once both its runners started),
+    wait for it, fill ``record``'s launch, process and measurement fields; return (outcome flag, reason)."""
+    exp, state, log = ctx.exp, ctx.state, ctx.log
     argv = prefix.argv() + launch.argv
     seen_env = prefix.environment(launch.env)
     record.update({"argv": argv, "environment": seen_env, "environment_bytes": env_size(seen_env),
                    "cwd": str(state.home_path)})
 
     def started(pid: int, created: float | None, cgroup: str | None) -> None:
-        state.note_runner(pid, created, cgroup)
-        log.info("runner started", pid=pid, argv=" ".join(argv), cgroup=cgroup or "none")
-        pause_point("during-run", ctx.schedule.boots)
+        note_started(pid, created, cgroup)
+        log.info("runner started", pid=pid, argv=" ".join(argv), cgroup=cgroup or "none", key=key)
+        if pause:
+            pause_point("during-run", ctx.schedule.boots)
 
-    try:
-        res = run_process(argv, launch.env, cwd=str(state.home_path), heap_limit=exp.heap_limit,
-                          stack_limit=exp.stack_limit, timeout=exp.execution_timeout, on_started=started,
-                          cgroup_parent=prefix.cgroup)   # inside the pinning partition, if any
-    finally:
-        platform.end_launch(job.key)
-    state.clear_runner()
+    res = run_process(argv, launch.env, cwd=str(state.home_path), heap_limit=exp.heap_limit,
+                      stack_limit=exp.stack_limit, timeout=exp.execution_timeout, on_started=started,
+                      cgroup_parent=prefix.cgroup, cpu=cpu)   # inside the pinning partition, if any
     _fill_process_fields(record, res)
     if res.containment != "cgroup":
         log.info("runner contained by its process group", why=res.containment_detail)
@@ -110,20 +173,22 @@ def launch_and_judge(ctx: Boot, platform: Platform, job: JobLine, record: dict[s
         return "E", f"runner exited with status {res.exit_code}" + (f": {said}" if said else "")
     if res.results_oversize:
         return "E", "results document larger than the limit"
-    return judge_document(res.results, exp.vms[vm_name], job.iterations, record)
+    return judge_document(res.results, exp.vms[key.split(":")[1]], iterations, record, duet=duet)
 
 
-def judge_document(raw: bytes, vm: VM, iterations: int, record: dict[str, Any]) -> tuple[str, str | None]:
+def judge_document(raw: bytes, vm: VM, iterations: int, record: dict[str, Any], *,
+                   duet: bool = False) -> tuple[str, str | None]:
     """A runner that exited 0: its document, checked against what this VM's run of ``iterations``
     implies, fills the record's measurements (completed), or its refusal is the reason (errored)."""
     try:
         doc = parse_document(raw, iterations=iterations, startup=vm.mode == "startup",
-                             instrument=vm.instrument)
+                             instrument=vm.instrument, duet=duet)
     except ProtocolError as e:
         return "E", str(e)
     for k in (*MEASUREMENT_KEYS, "counters"):
         record[k] = doc[k]
-    for k in ("instrumentation", "startup"):     # optional objects, kept as the runner wrote them
+    # Optional objects and the iteration timeline (start/end ns, barrier waits), kept as the runner wrote them.
+    for k in ("instrumentation", "startup", *TIMELINE_KEYS):
         if k in doc:
             record[k] = doc[k]
     return "C", None

@@ -25,12 +25,14 @@ from pathlib import Path
 from supervisor.boot.context import Boot
 from supervisor.boot.crash_points import pause_point
 from supervisor.boot.execution import Executed, execute
+from supervisor.boot.pair_execution import execute_pair
 from supervisor.boot.lifecycle import finish, stop
 from supervisor.boot.reconcile import reconcile
 from supervisor.boot.run_length import settle_run_length
 from supervisor.boot.user_commands import HookFailed, run_hooks
 from supervisor.errors import ColdrunError, PlatformError
 from supervisor.eventlog import make_logger
+from supervisor.experiment.duet import pair_sides
 from supervisor.experiment.quantities import format_duration
 from supervisor.launch.process import error_line, last_lines
 from supervisor.platforms import compare_audit
@@ -88,7 +90,8 @@ def _boot_locked(state: StateDir, machine: Machine, stderr) -> int:
     boot_no = schedule.boots + 1
     schedule.set_boots(boot_no)
     log = log.bind(boot=boot_no)
-    ctx = Boot(state, schedule, exp, log, machine.platform(schedule.mode, exp, state.path, log), machine.run_length)
+    ctx = Boot(state, schedule, exp, log, machine.platform(schedule.mode, exp, state.path, log), machine.run_length,
+               machine.cpus)
     log.info("boot", state_dir=str(state.path), mode=schedule.mode, debug=state.debug())
     pause_point("after-boot-count", boot_no)
 
@@ -185,21 +188,27 @@ def run_one(ctx: Boot, job: JobLine) -> int | None:
     log.info("claimed job", index=job.index, key=job.key, pexec=job.pexec, attempt=attempt)
     pause_point("after-claim", schedule.boots)
 
-    ex = execute(ctx, platform, job, attempt, before)
-    record, outcome, reason = ex.record, ex.outcome, ex.reason
+    # A pair job (a [duet] experiment) runs both its sides at once and has a record per side.
+    ex = (execute_pair if pair_sides(job.key) else execute)(ctx, platform, job, attempt, before)
+    outcome, reason = ex.outcome, ex.reason
     pause_point("after-run", schedule.boots)
-    try:
-        write_record(state.path, record)
-    except OSError as e:   # e.g. a full disk: the job stays claimed and is settled at the next start
-        raise ColdrunError(f"{state.path}: cannot write the execution record ({e.strerror}); free space or fix "
-                           f"permissions, then coldrun resume {state.path}")
+    for n, record in enumerate(ex.records):
+        if n:     # a cut here leaves half a pair: reconciliation removes it and counts the attempt crashed
+            pause_point("between-pair-records", schedule.boots)
+        try:
+            write_record(state.path, record)
+        except OSError as e:   # e.g. a full disk: the job stays claimed and is settled at the next start
+            raise ColdrunError(f"{state.path}: cannot write the execution record ({e.strerror}); free space or "
+                               f"fix permissions, then coldrun resume {state.path}")
     pause_point("after-record", schedule.boots)
+    record = ex.records[0]
     schedule.set_job(job, outcome)
     pause_point("after-flag", schedule.boots)
     level = log.info if outcome == "C" else log.warning
     level("finished job", index=job.index, key=job.key, pexec=job.pexec, attempt=attempt,
-          outcome=record.state, reason=reason, seconds=round(record.duration_seconds or 0.0, 3),
-          stderr_tail=last_lines(record.stderr_tail or "", LOG_STDERR_CHARS) if outcome == "E" else None)
+          outcome=record.state, reason=reason, seconds=round(max(r.duration_seconds or 0.0 for r in ex.records), 3),
+          stderr_tail=" | ".join(last_lines(r.stderr_tail or "", LOG_STDERR_CHARS) for r in ex.records
+                                 if r.pair is None or r.pair.own_outcome != "C") if outcome == "E" else None)
     try:
         run_hooks("post-execution", exp.post_execution,
                   {"COLDRUN_STATE_DIR": str(state.path), "COLDRUN_LOG_FILE": str(state.log_path),
@@ -235,11 +244,11 @@ def _launch_failure(ctx: Boot, job: JobLine, ex: Executed) -> str | None:
         return None
     if any(j.key == job.key and j.state == COMPLETED for j in ctx.schedule.jobs):
         return None
-    reason = ex.reason or ""
-    if reason.startswith(("cannot launch", "runner could not start")):
-        return reason
-    record = ex.record
-    if record.exit_code == RUNNER_SETUP_EXIT and not record.wallclock_times:
-        said = error_line(record.stderr_tail or "")
-        return "runner exited with status 2 (usage/setup) before any iteration" + (f": {said}" if said else "")
+    for record in ex.records:    # a pair: either side's own failure
+        reason = (record.pair.own_reason if record.pair else ex.reason) or ""
+        if reason.startswith(("cannot launch", "runner could not start")):
+            return reason if record.pair is None else f"side {record.pair.side} ({record.key}): {reason}"
+        if record.exit_code == RUNNER_SETUP_EXIT and not record.wallclock_times:
+            said = error_line(record.stderr_tail or "")
+            return "runner exited with status 2 (usage/setup) before any iteration" + (f": {said}" if said else "")
     return None

@@ -8,10 +8,12 @@ Nothing here changes the machine or writes a state dir.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from supervisor.errors import ColdrunError
+from supervisor.experiment.duet import OneCpu, pair_cpus, pair_sides
 from supervisor.experiment.model import Experiment, load_experiment
 from supervisor.experiment.plan import JobSpec, expand
 from supervisor.launch.runner_access import unreachable_files
@@ -38,27 +40,35 @@ class Prepared:
 
 
 def prepare(experiment_file: str, *, random_seed: int | None = None,
-            as_benchmark_user: bool = False, run_length: RunLengthAnalysis | None = None) -> Prepared:
+            as_benchmark_user: bool = False, run_length: RunLengthAnalysis | None = None,
+            cpus: list[int] | None = None) -> Prepared:
     """Everything a start needs to know before it changes anything; ColdrunError for bad input.
 
     ``random_seed`` is used for order = "random" when the file names no seed
     (start draws one; check shows seed 0).  ``as_benchmark_user``: runners will
     run as the policy's fresh benchmark user (a real start), so probe them so.
     ``run_length``: the analysis a [stop] experiment needs between executions
-    (Machine.run_length); refused here when it cannot be imported.
+    (Machine.run_length); refused here when it cannot be imported.  ``cpus``: the CPUs
+    coldrun may use (Machine.cpus); a [duet] experiment is refused without two.
     """
     exp, text = load_experiment(experiment_file)
     if exp.stop is not None:
         missing = (run_length or RunLengthAnalysis()).unavailable()
         if missing:
             raise ColdrunError(f"{experiment_file}: stop: {missing}")
+    if exp.duet is not None:
+        try:
+            pair_cpus(exp.duet, sorted(os.sched_getaffinity(0)) if cpus is None else cpus)
+        except OneCpu as e:
+            raise ColdrunError(f"{experiment_file}: {e}")
     exp_dir = Path(experiment_file).absolute().parent
     if exp.seed is not None:
         seed = exp.seed
     else:
-        seed = random_seed if exp.order == "random" and random_seed is not None else 0
+        # A duet experiment's start orders (AB/BA) are drawn from the seed too.
+        seed = random_seed if (exp.order == "random" or exp.duet is not None) and random_seed is not None else 0
     jobs = expand(exp, seed)
-    run_keys = sorted({j.key for j in jobs if not j.skipped})
+    run_keys = sorted({key for j in jobs if not j.skipped for key in pair_sides(j.key) or (j.key,)})
     validate_files(exp, exp_dir, experiment_file, run_keys)
     unreachable = (unreachable_files(exp, exp_dir, experiment_file, run_keys)
                    if exp.platform.benchmark_user else [])

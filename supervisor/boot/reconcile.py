@@ -4,9 +4,11 @@
   never committed, so nothing acted on it; the next decision appends again);
 - half-written record temp files are removed (they never count);
 - a runner left running by a killed supervisor (simulated reboots) is killed,
-  if its pid still has the start time runner.json recorded, and its cgroup emptied;
+  if its pid still has the start time runner.json recorded, and its cgroup emptied
+  (a pair execution: both runners, and its duet barrier removed);
 - a job marked running whose record exists takes the record's outcome
-  (the cut fell between record and flag);
+  (the cut fell between record and flag); a pair job needs both sides' records:
+  a lone half is removed and the attempt counts as crashed;
 - a job marked running with no record crashed during its run: re-queued, or
   marked crashed, per the re-run policy (and always marked crashed once its
   attempts are used up).  Attempt counts stay in the schedule.
@@ -17,8 +19,9 @@ from __future__ import annotations
 from typing import Any
 
 from supervisor.experiment.model import Experiment
+from supervisor.launch.duet_barrier import remove_barrier
 from supervisor.launch.process import kill_orphan
-from supervisor.state.records import read_record, record_path, remove_temp_files
+from supervisor.state.records import attempt_paths, read_record, remove_temp_files
 from supervisor.state.schedule import CRASHED, OUTSTANDING, RUNNING, Schedule
 from supervisor.state.statedir import StateDir
 from supervisor.boot.crash_points import pause_point
@@ -39,17 +42,28 @@ def reconcile(state: StateDir, schedule: Schedule, exp: Experiment, log: Any) ->
              f"committed jobs)")
     for name in remove_temp_files(state.path):
         note(f"removed half-written record {name}")
-    orphan = state.runner_in_flight()
-    if orphan:
+    orphans = state.runners_in_flight()
+    for orphan in orphans:       # a pair execution leaves two
         what = kill_orphan(int(orphan["pid"]), orphan.get("create_time"), orphan.get("cgroup"))
         note(f"{what} (runner left by the previous boot)")
+    barrier = state.barrier_in_flight()
+    if barrier:
+        note(f"removed the duet barrier {barrier} (left by the previous boot)" if remove_barrier(barrier)
+             else f"could not remove the duet barrier {barrier} left by the previous boot")
+    if orphans or barrier:
         state.clear_runner()
     for job in schedule.jobs:
         if job.state != RUNNING:
             continue
-        rec = record_path(state.path, job.index, job.attempts)
-        if rec.exists():
-            outcome = read_record(rec).outcome     # a record whose outcome is not C/E/T/O is refused there
+        paths = attempt_paths(state.path, job.index, job.attempts, job.key)
+        written = [p for p in paths.values() if p.exists()]
+        if written and len(written) < len(paths):
+            for half in written:     # a cut between a pair's two records: half a pair never counts as whole
+                half.unlink()
+                note(f"removed {half.name}: the other side of its pair execution was never recorded")
+            written = []
+        if written:
+            outcome = read_record(written[0]).outcome   # a record whose outcome is not C/E/T/O is refused there
             schedule.set_job(job, outcome)
             note(f"job {job.index} ({job.key} #{job.pexec}) had its record: now {job.state_name}")
         elif exp.rerun.crashed == "requeue" and job.attempts < exp.rerun.max_attempts:

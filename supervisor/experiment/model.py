@@ -27,7 +27,8 @@ from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fi
 from supervisor.errors import ColdrunError
 from supervisor.experiment.platform_policy import PlatformPolicy
 from supervisor.experiment.quantities import format_size, parse_duration, parse_size
-from supervisor.experiment import run_length
+from supervisor.experiment import duet as duet_table, run_length
+from supervisor.experiment.duet import Duet
 from supervisor.experiment.run_length import Stop
 
 NAME_PATTERN = r"^[A-Za-z0-9_.+-]+$"
@@ -225,6 +226,9 @@ class Experiment(_Strict):
     stop: Stop | None = Field(
         default=None, description="run each key until its mean's confidence interval is narrow enough (Pilot's "
                                   "stopping rule), instead of a fixed number of executions")
+    duet: Duet | None = Field(
+        default=None, description="run pairs of keys side by side, one pair execution per boot, synchronised "
+                                  "before every iteration (duet benchmarking)")
     order: Literal["round-robin", "random"] = "round-robin"
     seed: int | None = Field(default=None, ge=0, le=2 ** 63 - 1, strict=True, description="seed for order = random; chosen and recorded when absent")
     benchmarks_dir: str = Field(default="benchmarks", description="relative to the experiment file's directory")
@@ -292,6 +296,9 @@ def _whole_experiment_problems(exp: Experiment) -> list[tuple[str, str]]:
                                  f"runner {KRUN_EXTERNAL_RUNNER!r} takes a variant without one"))
     if exp.stop is not None:
         problems += run_length.problems(exp.stop, exp.vms)
+    if exp.duet is not None and not problems:
+        problems += duet_table.problems(exp.duet, exp.vms, keys_in_order(exp), stop=exp.stop is not None,
+                                        skip=bool(exp.skip))
     if problems or (exp.executions is None and exp.stop is None):   # the latter: parse_experiment says so
         return problems
     n_keys = sum(len(exp.benchmarks) * len(vm.variants) for vm in exp.vms.values())

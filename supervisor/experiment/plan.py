@@ -1,4 +1,5 @@
-"""Expanding an experiment into its schedule of jobs (one job = one process execution).
+"""Expanding an experiment into its schedule of jobs (one job = one process execution, or one pair
+execution of a [duet] experiment: its key is the two sides' keys, experiment.duet).
 
 Round-robin order is Krun's: for pexec: for vm: for bench: for variant.  The
 random order shuffles the same jobs with a recorded seed and renumbers each
@@ -16,6 +17,7 @@ import random
 from dataclasses import dataclass
 
 # should_skip and keys_in_order live with the model, which refuses a skip list that skips everything.
+from supervisor.experiment.duet import pair_key
 from supervisor.experiment.model import Experiment, first_executions, first_param, keys_in_order, should_skip
 
 __all__ = ["JobSpec", "expand", "keys_in_order", "should_skip"]
@@ -43,7 +45,7 @@ class JobSpec:
 
 
 def expand(exp: Experiment, seed: int | None) -> list[JobSpec]:
-    keys = keys_in_order(exp)
+    keys = keys_in_order(exp) if exp.duet is None else [pair_key(p.a, p.b) for p in exp.duet.pairs]
     order = [(key, n) for n in range(first_executions(exp)) for key in keys]
     if exp.order == "random":
         if seed is None:
@@ -54,7 +56,7 @@ def expand(exp: Experiment, seed: int | None) -> list[JobSpec]:
     for key, _ in order:
         pexec = seen.get(key, 0)
         seen[key] = pexec + 1
-        bench, vm, _ = key.split(":")
+        bench, vm, _ = key.split(":")[:3]     # a pair's job: its a side's (the sides' iterations agree)
         jobs.append(JobSpec(key, pexec, should_skip(key, exp.skip), exp.vms[vm].iterations,
                             first_param(exp, bench)))
     return jobs

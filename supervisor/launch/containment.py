@@ -134,6 +134,9 @@ class CgroupContainment:
             os.rmdir(path)
             raise
 
+    def runner_started(self, pid: int) -> None:
+        """The cgroup holds the runner: nothing to note."""
+
     def enter(self) -> None:
         """In the forked child, before exec: move this process in (it is still root here)."""
         os.write(self._procs, str(os.getpid()).encode())
@@ -167,11 +170,21 @@ def _identity(p: psutil.Process) -> tuple[int, float] | None:
         return None
 
 
+# Runners in flight under the fallback: a pair's two sides run at once, and neither side's clean-up
+# may take the other's runner (or its group) for a process its own runner left.
+_IN_FLIGHT: set[int] = set()
+
+
 class ProcessGroupContainment:
     """The runner's process group plus the supervisor's new descendants (see the module doc)."""
 
     kind = "process_group"
     cgroup = None
+    _runner: int | None = None
+
+    def runner_started(self, pid: int) -> None:
+        self._runner = pid
+        _IN_FLIGHT.add(pid)
 
     def __init__(self):
         self.subreaper = become_subreaper()
@@ -196,7 +209,15 @@ class ProcessGroupContainment:
                         left[key] = p
             except (ProcessLookupError, psutil.Error):
                 pass
-        return {k: p for k, p in left.items() if k[0] != runner_pid}
+        others = _IN_FLIGHT - {runner_pid}
+        return {k: p for k, p in left.items() if k[0] != runner_pid and not self._in_group(p, others)}
+
+    @staticmethod
+    def _in_group(p: psutil.Process, groups: set[int]) -> bool:
+        try:
+            return bool(groups) and os.getpgid(p.pid) in groups
+        except (ProcessLookupError, psutil.Error):
+            return False
 
     def enter(self) -> None:
         """The child's own process group is set by the launcher itself."""
@@ -226,6 +247,7 @@ class ProcessGroupContainment:
         return len(killed)
 
     def close(self) -> str | None:
+        _IN_FLIGHT.discard(self._runner)
         return None
 
 

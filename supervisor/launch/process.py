@@ -113,11 +113,13 @@ def _high_dup(fd: int) -> int:
 
 
 def _child(argv: list[str], env: dict[str, str], cwd: str, heap: int | None, stack: int | None,
-           fds: tuple[int, int, int, int], err_w: int, enter) -> None:
+           fds: tuple[int, int, int, int], err_w: int, enter, cpu: int | None) -> None:
     """Runs in the forked child; never returns."""
     try:
         os.setpgid(0, 0)
         enter()    # into the execution's cgroup, before anything can fork
+        if cpu is not None:    # a pair's side: its own CPU, inherited by everything it starts
+            os.sched_setaffinity(0, {cpu})
         for limit, value in ((resource.RLIMIT_DATA, heap), (resource.RLIMIT_STACK, stack)):
             if value is not None:
                 soft, hard = resource.getrlimit(limit)
@@ -237,11 +239,13 @@ def run_process(argv: list[str], env: dict[str, str], *, cwd: str, heap_limit: i
                 stack_limit: int | None, timeout: float | None,
                 tail_bytes: int = DEFAULT_TAIL_BYTES, results_limit: int = DEFAULT_RESULTS_LIMIT,
                 on_started=None, cgroup_parent: str | None = None,
-                drain_seconds: float = DRAIN_SECONDS) -> ProcessResult:
+                drain_seconds: float = DRAIN_SECONDS, cpu: int | None = None) -> ProcessResult:
     """Run ``argv`` until it exits (or times out), kill what it left, and return what it did.
 
     ``on_started(pid, create_time, cgroup)`` is called once the exec succeeded;
-    ``cgroup_parent`` is where the per-execution cgroup goes (default: the cgroup v2 root).
+    ``cgroup_parent`` is where the per-execution cgroup goes (default: the cgroup v2 root);
+    ``cpu`` pins the runner to that CPU (sched_setaffinity before exec).  Two calls may
+    run at once in threads (a pair execution): each waits on its own pidfd.
     """
     if "/" not in argv[0]:   # execve needs a path; look names up on the child's PATH, here in the parent
         found = shutil.which(argv[0], path=env.get("PATH", ""))
@@ -257,7 +261,8 @@ def run_process(argv: list[str], env: dict[str, str], *, cwd: str, heap_limit: i
     t0 = time.monotonic()
     pid = os.fork()
     if pid == 0:
-        _child(argv, env, cwd, heap_limit, stack_limit, (devnull, out_w, err_w, res_w), exec_w, box.enter)
+        _child(argv, env, cwd, heap_limit, stack_limit, (devnull, out_w, err_w, res_w), exec_w, box.enter, cpu)
+    box.runner_started(pid)
     try:
         os.setpgid(pid, pid)   # also in the parent: no race with killpg below
     except (PermissionError, ProcessLookupError):

@@ -64,6 +64,7 @@ class LaunchPrefix:
     wrappers: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
     cgroup: str | None = None
+    user: str | None = None     # the user the wrappers switch to, if any (a pair's barrier must be theirs)
 
     def argv(self) -> list[str]:
         """The wrappers, then one `env K=V ...` for the variables."""

@@ -75,10 +75,11 @@ class BenchmarkUser:
         HOME, USER and LOGNAME itself).
         """
         if self.os_name == "openbsd":
-            return LaunchPrefix([sys.executable, "-m", "supervisor.platforms.runas", self.name, "--"])
+            return LaunchPrefix([sys.executable, "-m", "supervisor.platforms.runas", self.name, "--"],
+                                user=self.name)
         u = self.name
         return LaunchPrefix(["setpriv", f"--reuid={u}", f"--regid={u}", "--init-groups", "--"],
-                            {"HOME": str(self.home), "USER": u, "LOGNAME": u})
+                            {"HOME": str(self.home), "USER": u, "LOGNAME": u}, user=u)
 
     def _run_retrying(self, argv: list[str]):
         """Run useradd/userdel, again while another process holds the password file's lock."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from supervisor.errors import ColdrunError
 from supervisor.experiment.model import Experiment
@@ -30,6 +30,8 @@ class Machine:
     clock: Clock = field(default_factory=RealClock)
     # Pilot's run-length numerics for [stop] experiments, between executions (imported on first use).
     run_length: RunLengthAnalysis = field(default_factory=RunLengthAnalysis)
+    # The CPUs coldrun may run on (a pair needs two); tests hand in one to see a single-CPU machine refused.
+    cpus: Callable[[], list[int]] = field(default=lambda: sorted(os.sched_getaffinity(0)))
 
     def require_privileges(self, mode: str) -> None:
         """Refuse a start this process may not make: controlling the machine needs root."""

@@ -133,6 +133,7 @@ class LinuxPlatform(UnixPlatform):
             drop = self.user.switch()
             prefix.wrappers += drop.wrappers
             prefix.env.update(drop.env)
+            prefix.user = drop.user
         if self.policy.counters == "off":
             prefix.env["COLDRUN_COUNTERS"] = "off"  # libkruntime then reports wall-clock only, on purpose
         return prefix

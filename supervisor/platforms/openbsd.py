@@ -137,7 +137,9 @@ class OpenBSDPlatform(UnixPlatform):
         prefix = LaunchPrefix(["nice", "-n", str(self.policy.nice)])
         if self.policy.benchmark_user:
             self.user.create()
-            prefix.wrappers += self.user.switch().wrappers   # runas: doas/su would close the results channel (fd 3)
+            drop = self.user.switch()
+            prefix.wrappers += drop.wrappers   # runas: doas/su would close the results channel (fd 3)
+            prefix.user = drop.user
         if self.policy.malloc_options != "ignore":
             prefix.env["MALLOC_OPTIONS"] = self.policy.malloc_options
         return prefix

@@ -20,6 +20,12 @@ others of its key:
   "T" (timed out) or "O" (not run yet: outstanding or running); any flag but
   "C" has empty measurement lists.  Re-runs are left out.
 
+A [duet] experiment's pair job gives two slots, sides a then b: native ones
+under each side's key with ``pair_id`` ("a/b#pexec") and ``side`` (a record's
+``pair`` says the rest); Krun ones under each side's key, so an A/A pair's
+key gets two executions per pair execution.  A failed pair's slots carry its
+state; its native slots keep a side's data that completed on its own.
+
 Skipped jobs (the experiment's ``skip`` patterns, whole keys) are left out of
 both, as Krun's results never held them; the native ``jobs`` list has them.
 
@@ -38,9 +44,10 @@ from typing import Any, Iterator
 from contracts.execution_record import MEASUREMENT_KEYS, ExecutionRecord, ExecutionSlot
 from supervisor.durable import write_atomic
 from supervisor.errors import ColdrunError
+from supervisor.experiment.duet import record_sides, side_key
 from supervisor.experiment.model import experiment_sha256, parse_experiment
 from supervisor.state import layout
-from supervisor.state.records import list_records, read_record
+from supervisor.state.records import list_attempts, read_record
 from supervisor.state.schedule import (COMPLETED, CRASHED, ERRORED, OUTSTANDING, RUNNING, SKIPPED,
                                        TIMED_OUT, WITH_RECORD, JobLine, Schedule)
 from supervisor.state.statedir import StateDir
@@ -50,24 +57,26 @@ from supervisor.state.verify import altered_line, verify_records
 KRUN_FLAGS = {COMPLETED: "C", ERRORED: "E", CRASHED: "E", TIMED_OUT: "T", OUTSTANDING: "O", RUNNING: "O"}
 
 
-def job_records(state: StateDir, schedule: Schedule) -> Iterator[tuple[JobLine, ExecutionRecord | None]]:
-    """(job line, its final record or None) for every job, in schedule order.
+def job_records(state: StateDir, schedule: Schedule) -> Iterator[tuple[JobLine, str, ExecutionRecord | None]]:
+    """(job line, side, its final record or None) for every job, in schedule order; a pair job gives its
+    sides a then b, a single execution side "".
 
-    A job whose state has a record (completed, errored, timed out) must have it."""
-    available = list_records(state.path)
+    A job whose state has a record (completed, errored, timed out) must have it (a pair job: both)."""
+    available = list_attempts(state.path)
     for job in schedule.jobs:
-        if job.state not in WITH_RECORD:
-            yield job, None
-            continue
-        path = available.get((job.index, job.attempts))
-        if path is None:
-            raise ColdrunError(f"{state.path}: job {job.index} ({job.key}) is {job.state_name} but its record "
-                               f"for attempt {job.attempts} is missing; the state dir was altered")
-        rec = read_record(path)
-        if rec.key != job.key or rec.pexec != job.pexec:
-            raise ColdrunError(f"{path}: record is for {rec.key} #{rec.pexec}, schedule says "
-                               f"{job.key} #{job.pexec}; the state dir was altered")
-        yield job, rec
+        for side in record_sides(job.key):
+            if job.state not in WITH_RECORD:
+                yield job, side, None
+                continue
+            path = available.get((job.index, job.attempts), {}).get(side)
+            if path is None:
+                raise ColdrunError(f"{state.path}: job {job.index} ({job.key}) is {job.state_name} but its record "
+                                   f"for attempt {job.attempts} is missing; the state dir was altered")
+            rec = read_record(path)
+            if rec.key != side_key(job.key, side) or rec.pexec != job.pexec:
+                raise ColdrunError(f"{path}: record is for {rec.key} #{rec.pexec}, schedule says "
+                                   f"{job.key} #{job.pexec}; the state dir was altered")
+            yield job, side, rec
 
 
 def _failed(job: JobLine, rec: ExecutionRecord | None) -> bool:
@@ -96,12 +105,16 @@ def _experiment(state: StateDir, schedule: Schedule) -> tuple[str, str]:
     return text.decode("utf-8", "replace"), schedule.experiment_sha256
 
 
-def _native_slot(job: JobLine, rec: ExecutionRecord | None) -> dict[str, Any]:
+def _native_slot(job: JobLine, side: str, rec: ExecutionRecord | None) -> dict[str, Any]:
+    """One execution's slot; a pair's side also says its pair execution (pair_id) and side."""
+    key = side_key(job.key, side)
+    pair = {"pair_id": f"{job.key}#{job.pexec}", "side": side} if side else {}
     if rec is not None:
-        return dict(rec.as_json(), key=job.key, pexec=job.pexec, state=job.state_name)
-    bench, vm, variant = job.key.split(":")
-    return ExecutionSlot(key=job.key, pexec=job.pexec, state=job.state_name, job_index=job.index, bench=bench,
-                         vm=vm, variant=variant, attempt=job.attempts).model_dump(mode="json")
+        return dict(rec.as_json(), key=key, pexec=job.pexec, state=job.state_name, **pair)
+    bench, vm, variant = key.split(":")
+    return ExecutionSlot(key=key, pexec=job.pexec, state=job.state_name, job_index=job.index, bench=bench,
+                         vm=vm, variant=variant, attempt=job.attempts, **pair).model_dump(mode="json",
+                                                                                          exclude_none=bool(side))
 
 
 def native_bundle(state: StateDir) -> dict[str, Any]:
@@ -110,16 +123,17 @@ def native_bundle(state: StateDir) -> dict[str, Any]:
     name = parse_experiment(text.encode(), str(state.experiment_path)).name
     jobs = [{"index": j.index, "key": j.key, "pexec": j.pexec, "state": j.state_name, "attempts": j.attempts,
              "iterations": j.iterations, "param": j.param} for j in schedule.jobs]
-    slots = [(job, rec) for job, rec in job_records(state, schedule) if job.state != SKIPPED]
+    slots = [(job, side, rec) for job, side, rec in job_records(state, schedule) if job.state != SKIPPED]
     finals = {(j.index, j.attempts) for j in schedule.jobs}
-    reruns = [read_record(p).as_json() for (idx, att), p in sorted(list_records(state.path).items())
+    reruns = [read_record(p).as_json() for (idx, att), sides in sorted(list_attempts(state.path).items())
+              for _, p in sorted(sides.items())
               if (idx, att) not in finals or schedule.jobs[idx].state not in WITH_RECORD]
     return {"format": "coldrun-native", "format_version": 1,
             "experiment": {"name": name, "sha256": sha, "text": text},
             "audit": _audit(state), "seed": schedule.seed, "order": schedule.order,
             "status": schedule.status, "boots": schedule.boots,
-            "error_flag": any(_failed(job, rec) for job, rec in slots),
-            "jobs": jobs, "executions": [_native_slot(job, rec) for job, rec in slots],
+            "error_flag": any(_failed(job, rec) for job, _, rec in slots),
+            "jobs": jobs, "executions": [_native_slot(job, side, rec) for job, side, rec in slots],
             "rerun_attempts": reruns}
 
 
@@ -129,17 +143,18 @@ def krun_results(state: StateDir) -> dict[str, Any]:
     out: dict[str, Any] = {k: {} for k in MEASUREMENT_KEYS}
     out.update({"pexec_flags": {}, "eta_estimates": {}})
     error_flag = False
-    for job, rec in job_records(state, schedule):   # schedule order is pexec order within a key
+    for job, side, rec in job_records(state, schedule):   # schedule order is pexec order within a key
         if job.state == SKIPPED:
             continue
+        key = side_key(job.key, side)     # a pair's sides go under their own keys
         flag = KRUN_FLAGS[job.state]
         for k in MEASUREMENT_KEYS:
             # Krun stores failed and timed-out executions with empty measurements.
-            out[k].setdefault(job.key, []).append(getattr(rec, k) if flag == "C" else [])
-        out["pexec_flags"].setdefault(job.key, []).append(flag)
+            out[k].setdefault(key, []).append(getattr(rec, k) if flag == "C" else [])
+        out["pexec_flags"].setdefault(key, []).append(flag)
         # Krun's eta_estimates are durations; 0.0 where none was measured (crashed, not run yet).
         duration = rec.duration_seconds if rec is not None else None
-        out["eta_estimates"].setdefault(job.key, []).append(duration or 0.0)
+        out["eta_estimates"].setdefault(key, []).append(duration or 0.0)
         error_flag = error_flag or _failed(job, rec)
     out["audit"] = _audit(state)
     out["config"] = text

@@ -12,7 +12,7 @@
     home/             HOME of the runners in simulated mode
     benchmark_user    the name of the benchmark user coldrun created (it never touches one it did not)
     empty-skel/       the empty skeleton for fresh benchmark users (hardware mode)
-    executions/       one record per process execution attempt: job<index>-attempt<n>.json
+    executions/       one record per process execution attempt: job<index>-attempt<n>.json (-a/-b: a pair's sides)
     run_length.json   [stop] experiments: each key's latest run-length decision (state.run_length)
 
 A file being written durably is a dot-prefixed ``.tmp`` beside its final name
@@ -41,9 +41,9 @@ RUN_LENGTH = "run_length.json"
 # Written before the schedule exists: a start that failed before it left only these.
 BEFORE_SCHEDULE = frozenset({LOCK, LOG, EXPERIMENT, META, AUDIT, UNDO, HOME, EXECUTIONS})
 
-RECORD_NAME = re.compile(r"job(\d{6})-attempt(\d{3})\.json")
+RECORD_NAME = re.compile(r"job(\d{6})-attempt(\d{3})(?:-([ab]))?\.json")
 
 
-def record_name(index: int, attempt: int) -> str:
-    """The file name, inside executions/, of job ``index``'s record for ``attempt``."""
-    return f"job{index:06d}-attempt{attempt:03d}.json"
+def record_name(index: int, attempt: int, side: str = "") -> str:
+    """The file name, inside executions/, of job ``index``'s record for ``attempt`` (a pair job: one per side)."""
+    return f"job{index:06d}-attempt{attempt:03d}{'-' + side if side else ''}.json"

@@ -66,7 +66,7 @@ MODE_VALUES = ("simulated", "hardware")
 ORDER_VALUES = ("round-robin", "random")
 
 _JOB_LINE = re.compile(rb"([ORCETXS]) (\d{3}) (\d{6}) (\d{6}) ([+-]\d{10}) "
-                       rb"([A-Za-z0-9_.+-]+:[A-Za-z0-9_.+-]+:[A-Za-z0-9_.+-]+)\n")
+                       rb"([A-Za-z0-9_.+-]+:[A-Za-z0-9_.+-]+:[A-Za-z0-9_.+-]+(?:/[A-Za-z0-9_.+-]+:[A-Za-z0-9_.+-]+:[A-Za-z0-9_.+-]+)?)\n")  # key, or a pair job's A/B
 _JOB_LINE_RUN = re.compile(b"(?:" + _JOB_LINE.pattern + b")*")
 
 

@@ -394,6 +394,19 @@ class StateDir:
         write_atomic(self.runner_path,
                      json.dumps({"pid": pid, "create_time": create_time, "cgroup": cgroup}).encode())
 
+    def note_runners(self, runners: list[dict], barrier: str | None = None) -> None:
+        """A pair execution's runners in flight ({"pid", "create_time", "cgroup"} each) and its duet barrier,
+        for the next boot to kill and remove if we die."""
+        write_atomic(self.runner_path, json.dumps({"runners": runners, "barrier": barrier}).encode())
+
+    def barrier_in_flight(self) -> str | None:
+        try:
+            noted = json.loads(self.runner_path.read_text())
+        except (OSError, ValueError):
+            return None
+        barrier = noted.get("barrier") if isinstance(noted, dict) else None
+        return barrier if isinstance(barrier, str) else None
+
     def clear_runner(self) -> None:
         try:
             os.unlink(self.runner_path)
@@ -401,11 +414,14 @@ class StateDir:
         except FileNotFoundError:
             pass
 
-    def runner_in_flight(self) -> dict | None:
+    def runners_in_flight(self) -> list[dict]:
         try:
-            return json.loads(self.runner_path.read_text())
+            noted = json.loads(self.runner_path.read_text())
         except (OSError, ValueError):
-            return None
+            return []
+        if isinstance(noted, dict) and isinstance(noted.get("runners"), list):
+            return [r for r in noted["runners"] if isinstance(r, dict) and "pid" in r]
+        return [noted] if isinstance(noted, dict) and "pid" in noted else []   # one runner (note_runner)
 
     def stop_reason(self) -> str | None:
         try:

@@ -5,18 +5,19 @@ from __future__ import annotations
 
 import os
 import socket
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from contracts.status_report import JobCounts, KeyProgress, LastError, RunLength, StatusReport
+from contracts.status_report import JobCounts, KeyProgress, LastError, PairProgress, RunLength, StatusReport
 from supervisor.errors import ColdrunError
+from supervisor.experiment.duet import pair_sides
 from supervisor.experiment.model import Experiment
 from supervisor.state import layout
 from supervisor.state.outcome import FAILED_STATES, standing_code
-from supervisor.state.records import list_records
+from supervisor.state.records import list_attempts
 from supervisor.state.run_length import expected_jobs, finished_jobs, jobs_by_key, load_decisions, target_text
 from supervisor.state.schedule import OUTSTANDING, RUNNING, Schedule
 from supervisor.state.statedir import StateDir
@@ -56,7 +57,7 @@ def status_report(state_dir: str) -> StatusReport:
     exp, _ = state.experiment(schedule, check_source=False)
     altered = verify_records(state, schedule)
     c = schedule.counts()
-    per_iteration, last_error = _read_records(state.path)
+    per_iteration, last_error, kept_sides = _read_records(state.path, schedule)
     decisions = load_decisions(state.path) if exp.stop is not None else {}
     running = schedule.status == "running"
     expected = expected_jobs(schedule, decisions) if running else {}
@@ -71,7 +72,8 @@ def status_report(state_dir: str) -> StatusReport:
         last_error=last_error,
         stop_reason=state.stop_reason() if schedule.status == "stopped" else None,
         altered=altered,
-        run_length=None if exp.stop is None else _run_length(state.path, schedule, decisions, exp.stop))
+        run_length=None if exp.stop is None else _run_length(state.path, schedule, decisions, exp.stop),
+        pairs=None if exp.duet is None else _pairs(schedule, kept_sides))
 
 
 def report_exit_code(report: StatusReport) -> int:
@@ -81,19 +83,43 @@ def report_exit_code(report: StatusReport) -> int:
     return standing_code(report.status, sum(getattr(report.counts, k) for k in FAILED_STATES))
 
 
-def _read_records(state_path: Path) -> tuple[dict[str, list[float]], LastError | None]:
-    """Seconds per iteration of every key's records, and the newest errored or timed-out one."""
+def _read_records(state_path: Path, schedule: Schedule) -> tuple[dict[str, list[float]], LastError | None,
+                                                                  Counter[str]]:
+    """Seconds per iteration of every job key's records (a pair job's: both sides'), the newest errored or
+    timed-out one, and per pair job key the sides kept from failed pair executions (final attempts)."""
     per_iteration: dict[str, list[float]] = defaultdict(list)
     last_error = None
-    for (idx, attempt), path in sorted(list_records(state_path).items(), key=lambda kv: os.lstat(kv[1]).st_mtime):
+    kept: Counter[str] = Counter()
+    files = [(attempt, path) for (idx, attempt), sides in list_attempts(state_path).items() for path in sides.values()]
+    for attempt, path in sorted(files, key=lambda ap: os.lstat(ap[1]).st_mtime):
         rec, problem = load_record(path)
         if rec is None:
             continue   # listed in `altered`
+        job_key = rec.pair.pair_id.rpartition("#")[0] if rec.pair else rec.key
         if rec.duration_seconds is not None:
-            per_iteration[rec.key].append(rec.duration_seconds / rec.iterations)
+            per_iteration[job_key].append(rec.duration_seconds / rec.iterations)
         if rec.outcome in ("E", "T"):
             last_error = LastError(key=rec.key, pexec=rec.pexec, attempt=attempt, state=rec.state, reason=rec.reason)
-    return per_iteration, last_error
+        if (rec.pair and rec.pair.partner_failed and rec.pair.own_outcome == "C" and rec.job_index < len(schedule.jobs)
+                and schedule.jobs[rec.job_index].attempts == attempt):
+            kept[job_key] += 1
+    return per_iteration, last_error, kept
+
+
+def _pairs(schedule: Schedule, kept_sides: Counter[str]) -> list[PairProgress]:
+    """Each pair's pair executions by state, in the order the schedule first names them."""
+    by_pair: dict[str, Counter[str]] = {}
+    for job in schedule.jobs:
+        by_pair.setdefault(job.key, Counter())[job.state_name] += 1
+    out = []
+    for key, n in by_pair.items():
+        sides = pair_sides(key)
+        if sides is None:
+            continue
+        out.append(PairProgress(pair=key, a=sides[0], b=sides[1], completed=n["completed"],
+                                failed=sum(n[s] for s in FAILED_STATES), remaining=n["outstanding"] + n["running"],
+                                kept_sides=kept_sides[key]))
+    return out
 
 
 def _run_length(state_path: Path, schedule: Schedule, decisions: dict[str, dict[str, Any]], stop: Any) -> RunLength:

@@ -23,6 +23,11 @@ def status_text(report: StatusReport) -> str:
     if report.run_length is not None:
         lines.append(f"run length: {report.run_length.target}")
         lines.extend(_key_line(k, report.run_length) for k in report.run_length.keys)
+    if report.pairs is not None:
+        lines.append("pairs (a / b):")
+        lines.extend(f"  {p.a} / {p.b}: {p.completed} completed, {p.failed} failed, {p.remaining} to run"
+                     + (f" ({p.kept_sides} side(s) of failed pair executions kept, marked partner_failed)"
+                        if p.kept_sides else "") for p in report.pairs)
     if report.status == "running":
         lines.append(_eta_line(report))
     if report.supervisor_pid is not None:

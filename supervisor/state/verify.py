@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import os
 import stat
+from pathlib import Path
 
 from contracts.execution_record import OUTCOME_RERUN, ExecutionRecord
 from supervisor.errors import ColdrunError
-from supervisor.state.records import executions_dir, list_records, read_record, record_path
-from supervisor.state.schedule import OUTSTANDING, RUNNING, SKIPPED, WITH_RECORD, Schedule
+from supervisor.experiment.duet import side_key
+from supervisor.state.records import attempt_paths, executions_dir, list_attempts, read_record
+from supervisor.state.schedule import OUTSTANDING, RUNNING, SKIPPED, WITH_RECORD, JobLine, Schedule
 from supervisor.state.statedir import StateDir
 
 
@@ -39,51 +41,68 @@ def verify_records(state: StateDir, schedule: Schedule) -> list[str]:
     d = executions_dir(state.path)
     if os.path.lexists(d) and (os.path.islink(d) or not d.is_dir()):
         return [f"{d}: is not the directory of execution records; the state dir was altered"]
-    records = list_records(state.path)
+    records = list_attempts(state.path)
     jobs = schedule.jobs
-    for (index, attempt), path in sorted(records.items()):
-        if index >= len(jobs):
-            problems.append(f"{path}: record for job {index}, but the schedule has {len(jobs)} jobs")
-        elif attempt > jobs[index].attempts or attempt == 0:
-            problems.append(f"{path}: record for attempt {attempt}, but the schedule counts "
-                            f"{jobs[index].attempts} attempts of job {index}; the schedule was altered")
+    for (index, attempt), sides in sorted(records.items()):
+        for path in sides.values():
+            if index >= len(jobs):
+                problems.append(f"{path}: record for job {index}, but the schedule has {len(jobs)} jobs")
+            elif attempt > jobs[index].attempts or attempt == 0:
+                problems.append(f"{path}: record for attempt {attempt}, but the schedule counts "
+                                f"{jobs[index].attempts} attempts of job {index}; the schedule was altered")
     for job in jobs:
         if job.state == SKIPPED and job.attempts:
             problems.append(f"{schedule.path}: job {job.index} ({job.key}) is skipped but has {job.attempts} "
                             f"attempts; the schedule was altered")
         for attempt in range(1, job.attempts + 1):
-            path = records.get((job.index, attempt))
-            last = attempt == job.attempts
-            if path is None:
-                if last and job.state in WITH_RECORD:
-                    problems.append(f"{record_path(state.path, job.index, attempt)}: record missing, but job "
-                                    f"{job.index} ({job.key} #{job.pexec}) is {job.state_name} after attempt "
-                                    f"{attempt}; the state dir was altered")
-                continue          # a crash leaves no record: crashed, re-queued or still running
-            if last and job.state == RUNNING:
-                continue          # reconciliation settles it
-            rec, problem = load_record(path)
-            if problem:
-                problems.append(problem)
-                continue
-            assert rec is not None
-            if rec.key != job.key or rec.pexec != job.pexec:
-                problems.append(f"{path}: record is for {rec.key} #{rec.pexec}, the schedule says "
-                                f"{job.key} #{job.pexec}; the state dir was altered")
-                continue
-            outcome = rec.outcome
-            if not last:
-                want = {OUTCOME_RERUN}                  # an earlier attempt that ended in a re-run
-            elif job.state in WITH_RECORD:
-                want = {job.state}
-            elif job.state == OUTSTANDING:
-                want = {OUTCOME_RERUN}                  # re-queued after a disturbed attempt
-            else:                                       # crashed or skipped: no record for the last attempt
-                want = set()
-            if outcome not in want:
-                problems.append(f"{path}: record says outcome {outcome!r} but the schedule has job {job.index} "
-                                f"({job.key} #{job.pexec}) {job.state_name} after attempt {job.attempts}; the "
-                                f"schedule or the record was altered")
+            problems += _attempt_problems(state, job, attempt, records.get((job.index, attempt), {}))
+    return problems
+
+
+def _attempt_problems(state: StateDir, job: JobLine, attempt: int, found: dict[str, Path]) -> list[str]:
+    """One attempt's records (a pair job's: both sides) against the job's line."""
+    problems: list[str] = []
+    last = attempt == job.attempts
+    expected = attempt_paths(state.path, job.index, attempt, job.key)
+    stray = sorted(set(found) - set(expected))
+    for side in stray:
+        problems.append(f"{found[side]}: record of a {'pair side' if side else 'single execution'}, but job "
+                        f"{job.index} is {job.key}; the state dir was altered")
+    present = {side: found[side] for side in expected if side in found}
+    if not present:
+        if last and job.state in WITH_RECORD:
+            problems.append(f"{next(iter(expected.values()))}: record missing, but job {job.index} ({job.key} "
+                            f"#{job.pexec}) is {job.state_name} after attempt {attempt}; the state dir was altered")
+        return problems          # a crash leaves no record: crashed, re-queued or still running
+    if last and job.state == RUNNING:
+        return problems          # reconciliation settles it
+    for side, path in expected.items():
+        if side not in present:
+            problems.append(f"{path}: record missing, but the other side of this pair execution was recorded; "
+                            f"the state dir was altered")
+    for side, path in present.items():
+        rec, problem = load_record(path)
+        if problem:
+            problems.append(problem)
+            continue
+        assert rec is not None
+        if rec.key != side_key(job.key, side) or rec.pexec != job.pexec:
+            problems.append(f"{path}: record is for {rec.key} #{rec.pexec}, the schedule says "
+                            f"{job.key} #{job.pexec}; the state dir was altered")
+            continue
+        outcome = rec.outcome
+        if not last:
+            want = {OUTCOME_RERUN}                  # an earlier attempt that ended in a re-run
+        elif job.state in WITH_RECORD:
+            want = {job.state}
+        elif job.state == OUTSTANDING:
+            want = {OUTCOME_RERUN}                  # re-queued after a disturbed attempt
+        else:                                       # crashed or skipped: no record for the last attempt
+            want = set()
+        if outcome not in want:
+            problems.append(f"{path}: record says outcome {outcome!r} but the schedule has job {job.index} "
+                            f"({job.key} #{job.pexec}) {job.state_name} after attempt {job.attempts}; the "
+                            f"schedule or the record was altered")
     return problems
 
 

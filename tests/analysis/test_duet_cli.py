@@ -16,7 +16,7 @@ TOY_GMS = [1.0877573059372772, 1.0927586208054845, 1.0725891493349424]
 KEYS = {"pairs", "executions", "iterations", "gms", "ggms", "ci", "relative_ci_width", "sequential_difference",
         "sequential_ci", "sequential_relative_ci_width", "sequential_method", "reduction", "shuffle_pairing",
         "shuffle_gms", "shuffle_ci", "shuffle_relative_ci_width", "seed", "confidence", "resamples",
-        "steady_state", "excluded", "notes"}
+        "steady_state", "excluded", "notes", "y_mean"}
 
 
 def write(tmp_path, document, name="pairs.json") -> str:

@@ -25,6 +25,18 @@ def coldrun(*args: str, env: dict | None = None, timeout: float = 120, cwd: str 
                           env=full_env, timeout=timeout, cwd=cwd or str(REPO))
 
 
+def config_as_invoker(tmp_path: Path, name: str) -> str:
+    """configs/NAME (its benchmarks under configs/demo), or as root a copy whose benchmarks run as root
+    (tests/root_runs.py says why)."""
+    text = (REPO / "configs" / name).read_text()
+    if runs_as_invoker(text) == text:
+        return f"configs/{name}"
+    p = tmp_path / name
+    p.write_text(runs_as_invoker(text.replace('benchmarks_dir = "demo/benchmarks"',
+                                              f'benchmarks_dir = "{REPO / "configs" / "demo" / "benchmarks"}"')))
+    return str(p)
+
+
 def pause_env(pause: str | None = None) -> dict:
     """This environment, with COLDRUN_TEST_PAUSE_AT=``pause`` (a crash point, boot/crash_points.py) or without it."""
     env = {k: v for k, v in os.environ.items() if k != "COLDRUN_TEST_PAUSE_AT"}

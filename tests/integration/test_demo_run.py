@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from coldrun_helpers import REPO, coldrun, make_experiment
-from root_runs import runs_as_invoker
+from coldrun_helpers import REPO, coldrun, config_as_invoker, make_experiment
 
 
 @pytest.fixture(scope="module")
@@ -25,23 +24,12 @@ def demo_built():
         pytest.skip("C iteration runner not built (python setup.py build_ext --inplace)")
 
 
-def demo_as_invoker(tmp_path) -> str:
-    """configs/demo.toml, or as root a copy whose benchmarks run as root (tests/root_runs.py says why)."""
-    text = (REPO / "configs" / "demo.toml").read_text()
-    if runs_as_invoker(text) == text:
-        return "configs/demo.toml"
-    p = tmp_path / "demo.toml"
-    p.write_text(runs_as_invoker(text.replace('benchmarks_dir = "demo/benchmarks"',
-                                              f'benchmarks_dir = "{REPO / "configs" / "demo" / "benchmarks"}"')))
-    return str(p)
-
-
 def test_demo_completes_and_exports(demo_built, tmp_path):
     state = tmp_path / "demo-state"
     r = coldrun("check", "configs/demo.toml")
     assert r.returncode == 0, r.stderr
     assert "18 jobs" in r.stdout
-    r = coldrun("start", demo_as_invoker(tmp_path), "--simulate-reboots", "--state-dir", str(state), timeout=120)
+    r = coldrun("start", config_as_invoker(tmp_path, "demo.toml"), "--simulate-reboots", "--state-dir", str(state), timeout=120)
     assert r.returncode == 0, r.stderr[-2000:]
     assert "experiment finished" in r.stderr
 

@@ -1,0 +1,179 @@
+"""One pair execution (duet benchmarking): both sides of a pair job at once, and their two records.
+
+The two runners start together (in the AB or BA order drawn from the
+schedule's seed for this job and attempt), each pinned to its own CPU (which
+side gets which CPU drawn the same way), and
+meet at a fresh duet barrier before every iteration.  The pair completes
+only when both sides do; otherwise both records carry the pair's failure, and
+a side that completed keeps its measurements, marked ``partner_failed``.
+Each side waits on its own runner in a thread (run_process watches a pidfd,
+so two can wait at once).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from contracts.execution_record import MEASUREMENT_KEYS, STATE_OF_OUTCOME, ExecutionRecord, PairSide
+from supervisor.boot.context import Boot
+from supervisor.boot.crash_points import pause_point
+from supervisor.boot.execution import (Executed, build_launch, empty_run, record_header, rerun_verdict,
+                                       run_and_judge, warn_instrumented)
+from supervisor.errors import ColdrunError
+from supervisor.experiment.duet import SIDES, OneCpu, pair_cpus, pair_sides, side_cpus, start_order
+from supervisor.launch.duet_barrier import barrier_env, pair_barrier
+from supervisor.launch.runner_command import Launch
+from supervisor.platforms.base import LaunchPrefix, Platform
+from supervisor.state.schedule import JobLine
+
+# A side's own failure beats a partner's: the barrier makes the survivor exit 4 ("abandoned"), which
+# says nothing about it.  Timed out > errored > completed decides the pair's outcome.
+_WORST_FIRST = ("T", "E", "O", "C")
+
+
+@dataclass
+class _Side:
+    side: str
+    key: str
+    cpu: int
+    run: dict[str, Any] = field(default_factory=empty_run)
+    outcome: str = "E"
+    reason: str | None = None
+    launch: Launch | None = None
+    verified_cpus: list[int] | None = None
+    error: BaseException | None = None
+
+
+def execute_pair(ctx: Boot, platform: Platform, job: JobLine, attempt: int, before: dict[str, Any]) -> Executed:
+    """Run one pair execution of the claimed pair job; its two records (a, b), not yet written."""
+    sides_keys = pair_sides(job.key)
+    assert sides_keys is not None and ctx.exp.duet is not None
+    order = start_order(ctx.schedule.seed, job.index, attempt)
+    try:
+        cpus = side_cpus(pair_cpus(ctx.exp.duet, ctx.cpus()), ctx.schedule.seed, job.index, attempt)
+    except OneCpu as e:       # the machine lost a CPU since start
+        raise ColdrunError(f"{job.key}: {e}")
+    sides = [_Side(s, k, c) for s, k, c in zip(SIDES, sides_keys, cpus)]
+    for s in sides:
+        warn_instrumented(ctx, s.key.split(":")[1])
+        try:
+            s.launch = build_launch(ctx, s.key, job)
+        except ColdrunError as e:
+            s.reason = f"cannot launch: {e}"
+    barrier_name = ""
+    prefix_cgroup = None
+    for s in sides:
+        if s.launch and not all(other.launch for other in sides):
+            s.reason = "not started: its partner cannot launch"
+    if all(s.launch for s in sides):
+        prefix = platform.launch_prefix(job.key)
+        prefix_cgroup = prefix.cgroup
+        try:
+            with pair_barrier(prefix.user) as barrier_name:
+                _run_sides(ctx, job, sides, order, prefix, barrier_name)
+        except ColdrunError as e:      # no barrier: neither side could run
+            for s in sides:
+                s.reason = str(e)
+        finally:
+            platform.end_launch(job.key)
+            ctx.state.clear_runner()
+    for s in sides:
+        if s.outcome == "C" and s.verified_cpus != [s.cpu]:
+            s.outcome, s.reason = "E", f"placement not as wanted: pinned to CPU {s.cpu}, runs on {s.verified_cpus}"
+    return _judge_pair(ctx, platform, job, attempt, before, sides, order, barrier_name, prefix_cgroup)
+
+
+def _run_sides(ctx: Boot, job: JobLine, sides: list[_Side], order: str, prefix: LaunchPrefix,
+               barrier: str) -> None:
+    """Start both runners, first side first, and wait for both."""
+    noted: list[dict] = []
+    lock = threading.Lock()
+    env = barrier_env(barrier, ctx.exp.duet.barrier_timeout)
+    ctx.state.note_runners([], barrier)     # a cut from here on leaves nothing behind (reconcile removes it)
+    ctx.log.info("pair execution", key=job.key, start_order=order, barrier=barrier,
+                 cpus=" ".join(f"{s.side}:{s.cpu}" for s in sides))
+
+    def run(s: _Side) -> None:
+        def started(pid: int, created: float | None, cgroup: str | None) -> None:
+            try:
+                s.verified_cpus = sorted(os.sched_getaffinity(pid))   # what the kernel will schedule it on
+            except OSError:
+                s.verified_cpus = []
+            with lock:     # runner.json names both runners, so a crash of ours leaves no orphan
+                noted.append({"pid": pid, "create_time": created, "cgroup": cgroup})
+                ctx.state.note_runners(list(noted), barrier)
+                both = len(noted) == len(sides)
+            if both:
+                pause_point("during-run", ctx.schedule.boots)
+
+        launch = Launch(s.launch.argv, {**s.launch.env, **env})
+        try:
+            s.outcome, s.reason = run_and_judge(ctx, s.key, launch, side_prefix(prefix, s.cpu), job.iterations,
+                                                s.run, started, cpu=s.cpu, duet=True, pause=False)
+        except BaseException as e:     # re-raised in the boot's thread
+            s.error = e
+
+    first, second = (sides if order == "AB" else sides[::-1])
+    threads = [threading.Thread(target=run, args=(s,), name=f"coldrun-side-{s.side}") for s in (first, second)]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    except BaseException:    # SIGTERM (abort): end both runners, so each thread cleans up, then unwind
+        with lock:
+            for runner in noted:
+                try:
+                    os.killpg(runner["pid"], signal.SIGKILL)
+                except OSError:
+                    pass
+        for t in threads:
+            t.join()
+        raise
+    for s in sides:
+        if s.error is not None:
+            raise s.error
+
+
+def side_prefix(prefix: LaunchPrefix, cpu: int) -> LaunchPrefix:
+    """A side's launch prefix: the platform's, plus ``taskset`` last when a wrapper moves the runner into the
+    pinning partition (moving into a cpuset resets a task's affinity, so the one set before exec is lost)."""
+    if prefix.cgroup is None:
+        return prefix
+    # No "--" after the list: taskset would try to run it.
+    return replace(prefix, wrappers=[*prefix.wrappers, "taskset", "--cpu-list", str(cpu)])
+
+
+def _judge_pair(ctx: Boot, platform: Platform, job: JobLine, attempt: int, before: dict[str, Any],
+                sides: list[_Side], order: str, barrier: str, prefix_cgroup: str | None) -> Executed:
+    """The pair's outcome from its sides', post-checks per side, and the two records."""
+    failed = [s for s in sides if s.outcome != "C"]
+    outcome = min((s.outcome for s in sides), key=_WORST_FIRST.index)
+    reason = "; ".join(f"side {s.side} ({s.key}): {s.reason}" for s in failed) or None
+    if not failed:
+        lengths = {len(s.run["wallclock_times"]) for s in sides}
+        if len(lengths) > 1:    # the protocol checks each against the job; this guards the pairing itself
+            outcome, reason = "E", f"the sides ran different iteration counts ({sorted(lengths)})"
+    posts = [platform.post_checks(before, {k: s.run[k] for k in MEASUREMENT_KEYS}) for s in sides]
+    verdict = rerun_verdict(ctx, attempt, outcome, reason, sorted({f for p in posts for f in p.flags}),
+                            any(p.rerun for p in posts))
+    records = []
+    placement = "sched_setaffinity" if prefix_cgroup is None else "sched_setaffinity+taskset"
+    for s, post, partner in zip(sides, posts, sides[::-1]):
+        own_failed = s.outcome != "C"
+        vm = ctx.exp.vms[s.key.split(":")[1]]
+        flags = list(verdict.flags) + (["partner_failed"] if verdict.outcome != "C" and not own_failed else [])
+        pair = PairSide(pair_id=f"{job.key}#{job.pexec}", side=s.side, partner_key=partner.key,
+                        start_order=order, order_seed=ctx.schedule.seed, cpu=s.cpu, placement=placement,
+                        verified_cpus=s.verified_cpus, barrier=barrier, own_outcome=s.outcome, own_reason=s.reason,
+                        partner_failed=partner.outcome != "C")
+        records.append(ExecutionRecord(
+            **record_header(ctx, job, attempt, s.key), mode=vm.mode, instrument=vm.instrument, flags=flags,
+            platform_before=before, platform_after=post.details, rerun_requested=verdict.rerun_requested,
+            outcome=verdict.outcome, state=STATE_OF_OUTCOME[verdict.outcome], reason=verdict.reason,
+            pair=pair, **s.run))
+    return Executed(records, verdict.outcome, verdict.reason, verdict.disturbed, verdict.exhausted)

@@ -1,0 +1,99 @@
+"""coldrun-analyze duet RESULTS: the pairs of a native export of a [duet] experiment, per pair, with its
+HTML section; failed pair executions left out and said so; bad exports refused in one line."""
+
+from __future__ import annotations
+
+import bz2
+import json
+import pytest
+
+from analysis.cli import main
+
+TOY = {"x": [[10, 11, 10.5, 12], [20, 19, 21, 22], [9, 9.5, 9, 10]],
+       "y": [[9, 10, 10, 11], [18, 18, 19, 20], [8.5, 9, 8, 9.5]]}
+TOY_GGMS = 1.08433435181084
+A, B = "fib:py:fast", "fib:py:slow"
+
+
+def _slot(pair: str, pexec: int, side: str, key: str, times: list[float], state: str = "completed") -> dict:
+    bench, vm, variant = key.split(":")
+    return {"key": key, "pexec": pexec, "state": state, "bench": bench, "vm": vm, "variant": variant,
+            "wallclock_times": times, "pair_id": f"{pair}#{pexec}", "side": side}
+
+
+def _export(pairs: dict[str, tuple[dict, list[str]]]) -> dict:
+    """pair key -> (x/y times, per-pexec states); a failed pair execution keeps side a's data only."""
+    executions = []
+    for pair, (times, states) in pairs.items():
+        a_key, b_key = pair.split("/")
+        for pexec, state in enumerate(states):
+            x = times["x"][pexec] if pexec < len(times["x"]) else [1.0, 1.0, 1.0, 1.0]
+            y = times["y"][pexec] if state == "completed" else []
+            executions += [_slot(pair, pexec, "a", a_key, x, state), _slot(pair, pexec, "b", b_key, y, state)]
+    return {"format": "coldrun-native", "format_version": 1, "executions": executions, "jobs": []}
+
+
+def _write(tmp_path, doc, name="native.json.bz2") -> str:
+    path = tmp_path / name
+    raw = json.dumps(doc).encode()
+    path.write_bytes(bz2.compress(raw) if name.endswith(".bz2") else raw)
+    return str(path)
+
+
+def test_each_pair_of_the_export_gets_the_toy_ggms_and_failed_executions_are_left_out(tmp_path, capsys):
+    aa = {"x": TOY["x"], "y": TOY["x"]}
+    path = _write(tmp_path, _export({f"{A}/{B}": (TOY, ["completed"] * 3 + ["errored"]),
+                                     f"{A}/{A}": (aa, ["completed"] * 3)}))
+    html = tmp_path / "duet.html"
+    assert main(["duet", path, "--json", "--no-steady-state", "--seed", "3", "--resamples", "2000",
+                 "--html", str(html)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    ab, aa_doc = doc["pairs"]
+    assert (ab["a"], ab["b"], ab["pexecs"], ab["left_out"]) == (A, B, [0, 1, 2], {"3": "errored"})
+    assert ab["ggms"] == pytest.approx(TOY_GGMS, abs=1e-12, rel=0)
+    assert aa_doc["ggms"] == pytest.approx(1.0, abs=1e-12) and aa_doc["ci"] == pytest.approx([1.0, 1.0])
+    assert ab["seed"] == aa_doc["seed"] == 3
+    page = html.read_text()
+    assert page.count("<svg") == 4 and f"{A} / {B}" in page and "Left out (not completed): #3 errored" in page
+
+
+def test_text_report_names_each_pair_a_over_b(tmp_path, capsys):
+    path = _write(tmp_path, _export({f"{A}/{B}": (TOY, ["completed"] * 3)}), "native.json")
+    assert main(["duet", path, "--no-steady-state", "--seed", "3", "--resamples", "500"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"pair {A} / {B} (x = a, y = b), pair executions [0, 1, 2]\n")
+    assert f"ggms (x/y)         {TOY_GGMS:.6g}" in out
+
+
+@pytest.mark.parametrize("doc, message", [
+    ({"format": "coldrun-native", "format_version": 1, "executions": [], "jobs": []},
+     "no pair executions: the export is not of a [duet] experiment"),
+    ({"format": "coldrun-native", "format_version": 1, "jobs": [],
+      "executions": [_slot(f"{A}/{B}", 0, "a", A, [1.0])]},
+     f"pair execution {A}/{B}#0 has only side(s) a"),
+    ({"format": "coldrun-native", "format_version": 1, "jobs": [],
+      "executions": [_slot(f"{A}/{B}", 0, "a", A, [1.0, 2.0]), _slot(f"{A}/{B}", 0, "b", B, [1.0])]},
+     "execution 0 has 2 x iterations but 1 y iterations"),
+])
+def test_bad_exports_are_one_line_naming_the_file(tmp_path, capsys, doc, message):
+    path = _write(tmp_path, doc, "bad.json")
+    assert main(["duet", path]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and len(captured.err.splitlines()) == 1
+    assert captured.err.startswith(f"coldrun-analyze: error: {path}") and message in captured.err, captured.err
+
+
+def test_results_and_pairs_are_exclusive(tmp_path, capsys):
+    assert main(["duet"]) == 2
+    assert "give either RESULTS" in capsys.readouterr().err
+
+
+def test_other_commands_see_each_side_as_an_execution_of_its_key(tmp_path):
+    from analysis.inputs import native_to_krun
+    bundle = _export({f"{A}/{B}": (TOY, ["completed"] * 3), f"{A}/{A}": ({"x": TOY["x"], "y": TOY["x"]},
+                                                                           ["completed", "errored"])})
+    bundle["jobs"] = [{"key": f"{A}/{B}", "pexec": 0, "state": "completed"}]   # pair keys are no keys
+    results = native_to_krun(bundle, tmp_path / "x.json", warn=lambda line: None)
+    assert results["pexec_flags"] == {A: ["C", "C", "C", "C", "C", "E", "E"], B: ["C", "C", "C"]}
+    assert results["wallclock_times"][B] == TOY["y"]
+    assert results["wallclock_times"][A][:3] == TOY["x"] and results["wallclock_times"][A][5] == []
