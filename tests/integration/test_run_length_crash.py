@@ -48,10 +48,14 @@ def test_kills_in_decide_and_append_lose_and_duplicate_nothing(tmp_path):
         assert st.returncode == 8 and "ALTERED" not in st.stdout, (point, st.stdout, st.stderr)
 
     kills = len(POINTS)
-    while True:   # kills at random moments, analysis and appends included, until the experiment ends
+    # Kills at random moments, analysis and appends included, until the experiment ends.  The window
+    # widens while kills land before any new record (a loaded machine can take seconds to import), so
+    # the experiment always gets on.
+    window, records = 2.0, len(os.listdir(state / "executions"))
+    while True:
         proc = subprocess.Popen([sys.executable, "-m", "supervisor", "resume", str(state)], cwd=str(REPO),
                                 env=_env(None), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(rng.uniform(0.05, 2.0))
+        time.sleep(rng.uniform(0.05, window))
         proc.send_signal(signal.SIGKILL)
         rc = proc.wait()
         if rc != -signal.SIGKILL:
@@ -59,6 +63,9 @@ def test_kills_in_decide_and_append_lose_and_duplicate_nothing(tmp_path):
             break
         kills += 1
         assert kills < 200, "the experiment does not end"
+        now = len(os.listdir(state / "executions"))
+        window = 2.0 if now > records else min(window * 1.5, 60.0)
+        records = now
     r = coldrun("resume", str(state), timeout=300)   # already finished: says so, exit 0
     assert r.returncode == 0, r.stderr[-3000:]
 
