@@ -55,6 +55,17 @@ class Startup(BaseModel):
     seconds: Seconds
 
 
+class ScreeningLevels(BaseModel):
+    """A screening experiment's execution: its design row and the factor levels in force (read back)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    treatment: NonNegativeInt = Field(description="the row of the design (in the export's design order)")
+    levels: dict[str, str] = Field(description="factor -> level as read back before or at the launch; a level "
+                                               "that was not in force reads \"not in force: ...\"")
+    batch: NonNegativeInt = Field(description="the split-plot batch (levels of the factors needing a reboot)")
+    replicate: NonNegativeInt = Field(description="the replicate within the batch (boot check: the boot's position)")
+
+
 class ExecutionSlot(BaseModel):
     """One scheduled execution as a native export lists it: which one, its state, its measurements.
 
@@ -75,6 +86,7 @@ class ExecutionSlot(BaseModel):
     core_cycle_counts: PerCore = []
     aperf_counts: PerCore = []
     mperf_counts: PerCore = []
+    screening: ScreeningLevels | None = None
 
 
 class ExecutionRecord(ExecutionSlot):

@@ -30,8 +30,11 @@ class Executed:
     exhausted: bool           # disturbed on the last allowed attempt
 
 
-def execute(ctx: Boot, platform: Platform, job: JobLine, attempt: int, before: dict[str, Any]) -> Executed:
-    """Run the claimed job once and judge it, post-checks and re-run policy included."""
+def execute(ctx: Boot, platform: Platform, job: JobLine, attempt: int, before: dict[str, Any],
+            refusal: str | None = None) -> Executed:
+    """Run the claimed job once and judge it, post-checks and re-run policy included.
+
+    ``refusal``: why the job must not launch (a screening level not in force); recorded as errored."""
     exp, schedule, log, state = ctx.exp, ctx.schedule, ctx.log, ctx.state
     bench, vm_name, variant = job.key.split(":")
     vm = exp.vms[vm_name]
@@ -41,7 +44,7 @@ def execute(ctx: Boot, platform: Platform, job: JobLine, attempt: int, before: d
     # The launch, process and measurement fields of the record, as far as the run got.
     run: dict[str, Any] = {"wallclock_times": [], "core_cycle_counts": [], "aperf_counts": [],
                            "mperf_counts": [], "counters": None}
-    outcome, reason = launch_and_judge(ctx, platform, job, run)
+    outcome, reason = launch_and_judge(ctx, platform, job, run) if refusal is None else ("E", refusal)
     post = platform.post_checks(before, {k: run[k] for k in MEASUREMENT_KEYS})
     flags = list(post.flags)
     exhausted = False

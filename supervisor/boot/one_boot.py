@@ -28,6 +28,7 @@ from supervisor.boot.execution import Executed, execute
 from supervisor.boot.lifecycle import finish, stop
 from supervisor.boot.reconcile import reconcile
 from supervisor.boot.run_length import settle_run_length
+from supervisor.boot.screening import JobLevels, levels_for_job
 from supervisor.boot.user_commands import HookFailed, run_hooks
 from supervisor.errors import ColdrunError, PlatformError
 from supervisor.eventlog import make_logger
@@ -113,10 +114,17 @@ def _boot_locked(state: StateDir, machine: Machine, stderr) -> int:
     if job is None:
         pause_point("before-finish", boot_no)
         return finish(ctx)
+    levels = levels_for_job(ctx, machine, job) if exp.screening is not None else None
+    if levels is not None:
+        if levels.reboot_first:     # a level that needs a reboot was switched: boot into it first
+            ctx.platform.ensure_boot_service()
+            ctx.platform.reboot()
+            return 0
+        ctx = levels.ctx            # this job's experiment and platform (its levels)
 
     old = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
-        rc = run_one(ctx, job)
+        rc = run_one(ctx, job, levels)
     except _Terminated:
         log.warning("terminated by SIGTERM; the job in flight is settled at the next start")
         return 143
@@ -161,8 +169,11 @@ def _check_audit(ctx: Boot) -> str | None:
     return None
 
 
-def run_one(ctx: Boot, job: JobLine) -> int | None:
-    """Steps 4-9 for one job.  Returns an exit code to stop, or None to reboot."""
+def run_one(ctx: Boot, job: JobLine, levels: JobLevels | None = None) -> int | None:
+    """Steps 4-9 for one job.  Returns an exit code to stop, or None to reboot.
+
+    ``levels``: a screening job's levels; one not in force fails the execution, and the record
+    gets the levels read back."""
     exp, schedule, log, state, platform = ctx.exp, ctx.schedule, ctx.log, ctx.state, ctx.platform
     try:
         for report in platform.apply_and_verify():
@@ -185,7 +196,9 @@ def run_one(ctx: Boot, job: JobLine) -> int | None:
     log.info("claimed job", index=job.index, key=job.key, pexec=job.pexec, attempt=attempt)
     pause_point("after-claim", schedule.boots)
 
-    ex = execute(ctx, platform, job, attempt, before)
+    ex = execute(ctx, platform, job, attempt, before, refusal=levels.refusal if levels else None)
+    if levels is not None:
+        ex = levels.with_levels(ex)
     record, outcome, reason = ex.record, ex.outcome, ex.reason
     pause_point("after-run", schedule.boots)
     try:

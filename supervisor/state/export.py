@@ -41,6 +41,8 @@ from supervisor.errors import ColdrunError
 from supervisor.experiment.model import experiment_sha256, parse_experiment
 from supervisor.state import layout
 from supervisor.state.records import list_records, read_record
+from supervisor.state.screening import load_plan
+from supervisor.experiment.screening_plan import ScreeningPlan
 from supervisor.state.schedule import (COMPLETED, CRASHED, ERRORED, OUTSTANDING, RUNNING, SKIPPED,
                                        TIMED_OUT, WITH_RECORD, JobLine, Schedule)
 from supervisor.state.statedir import StateDir
@@ -96,31 +98,40 @@ def _experiment(state: StateDir, schedule: Schedule) -> tuple[str, str]:
     return text.decode("utf-8", "replace"), schedule.experiment_sha256
 
 
-def _native_slot(job: JobLine, rec: ExecutionRecord | None) -> dict[str, Any]:
+def _native_slot(job: JobLine, rec: ExecutionRecord | None, plan: ScreeningPlan | None) -> dict[str, Any]:
     if rec is not None:
         return dict(rec.as_json(), key=job.key, pexec=job.pexec, state=job.state_name)
     bench, vm, variant = job.key.split(":")
-    return ExecutionSlot(key=job.key, pexec=job.pexec, state=job.state_name, job_index=job.index, bench=bench,
-                         vm=vm, variant=variant, attempt=job.attempts).model_dump(mode="json")
+    slot = ExecutionSlot(key=job.key, pexec=job.pexec, state=job.state_name, job_index=job.index, bench=bench,
+                         vm=vm, variant=variant, attempt=job.attempts).model_dump(mode="json", exclude={"screening"})
+    if plan is not None:     # not run (or crashed): the levels it was planned with
+        run = plan.runs[job.index]
+        slot["screening"] = {"treatment": run.treatment, "levels": run.levels, "batch": run.batch,
+                             "replicate": run.replicate}
+    return slot
 
 
 def native_bundle(state: StateDir) -> dict[str, Any]:
     schedule = state.schedule()
     text, sha = _experiment(state, schedule)
-    name = parse_experiment(text.encode(), str(state.experiment_path)).name
+    exp = parse_experiment(text.encode(), str(state.experiment_path))
+    plan = load_plan(state.path) if exp.screening is not None else None
     jobs = [{"index": j.index, "key": j.key, "pexec": j.pexec, "state": j.state_name, "attempts": j.attempts,
              "iterations": j.iterations, "param": j.param} for j in schedule.jobs]
     slots = [(job, rec) for job, rec in job_records(state, schedule) if job.state != SKIPPED]
     finals = {(j.index, j.attempts) for j in schedule.jobs}
     reruns = [read_record(p).as_json() for (idx, att), p in sorted(list_records(state.path).items())
               if (idx, att) not in finals or schedule.jobs[idx].state not in WITH_RECORD]
-    return {"format": "coldrun-native", "format_version": 1,
-            "experiment": {"name": name, "sha256": sha, "text": text},
-            "audit": _audit(state), "seed": schedule.seed, "order": schedule.order,
-            "status": schedule.status, "boots": schedule.boots,
-            "error_flag": any(_failed(job, rec) for job, rec in slots),
-            "jobs": jobs, "executions": [_native_slot(job, rec) for job, rec in slots],
-            "rerun_attempts": reruns}
+    bundle = {"format": "coldrun-native", "format_version": 1,
+              "experiment": {"name": exp.name, "sha256": sha, "text": text},
+              "audit": _audit(state), "seed": schedule.seed, "order": schedule.order,
+              "status": schedule.status, "boots": schedule.boots,
+              "error_flag": any(_failed(job, rec) for job, rec in slots),
+              "jobs": jobs, "executions": [_native_slot(job, rec, plan) for job, rec in slots],
+              "rerun_attempts": reruns}
+    if plan is not None:
+        bundle["screening"] = {"factors": plan.factors, "design": plan.design, "seed": plan.seed}
+    return bundle
 
 
 def krun_results(state: StateDir) -> dict[str, Any]:
