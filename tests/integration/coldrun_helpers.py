@@ -25,6 +25,17 @@ def coldrun(*args: str, env: dict | None = None, timeout: float = 120, cwd: str 
                           env=full_env, timeout=timeout, cwd=cwd or str(REPO))
 
 
+def one_line_error(r, *fragments: str) -> str:
+    """The one "coldrun: " line a failed command printed (no traceback), holding every fragment."""
+    assert r.returncode != 0, r.stdout
+    assert "Traceback" not in r.stderr, r.stderr
+    lines = [ln for ln in r.stderr.splitlines() if ln.startswith("coldrun: ")]
+    assert len(lines) == 1, r.stderr
+    for f in fragments:
+        assert f in lines[0], lines[0]
+    return lines[0]
+
+
 def pause_env(pause: str | None = None) -> dict:
     """This environment, with COLDRUN_TEST_PAUSE_AT=``pause`` (a crash point, boot/crash_points.py) or without it."""
     env = {k: v for k, v in os.environ.items() if k != "COLDRUN_TEST_PAUSE_AT"}
