@@ -35,7 +35,7 @@ from supervisor.experiment.screening_plan import Run
 from supervisor.platforms.factory import Machine
 from supervisor.state.schedule import JobLine
 from supervisor.state.screening import load_plan, note_switch, switched_for
-from supervisor.system import SystemRoot
+from supervisor.state.undo import UndoLog
 
 NOT_IN_FORCE = "not in force: "
 
@@ -99,7 +99,7 @@ def levels_for_job(ctx: Boot, machine: Machine, job: JobLine) -> JobLevels:
                            f"the state dir was altered")
     run = plan.runs[job.index]
     levels = JobLevels(ctx, run)
-    problems = _reboot_levels(sc.factors, run, machine.root, levels)
+    problems = _reboot_levels(sc.factors, run, machine, levels)
     if problems and switched_for(state.path) != (job.index, job.attempts):
         switched = _switch(ctx, machine, job, run, problems)
         if switched is None:
@@ -139,26 +139,41 @@ def _control_level(factor: Factor, wanted: str, reports: dict[str, dict]) -> str
     return NOT_IN_FORCE + f"reads back {report.get('found')}"
 
 
-def _reboot_levels(factors: dict[str, Factor], run: Run, root: SystemRoot, levels: JobLevels) -> list[str]:
+def _reboot_levels(factors: dict[str, Factor], run: Run, machine: Machine, levels: JobLevels) -> list[str]:
     """Read each reboot factor's level from the running system; the mismatches, one phrase each."""
     problems = []
-    if not any(f.needs_reboot for f in factors.values()):
-        return problems
-    try:
-        cmdline = root.read_text("/proc/cmdline").strip()
-    except OSError as e:
+    if not any(f.kind == "kernel_cmdline" for f in factors.values()):
         cmdline = ""
-        problems.append(f"cannot read /proc/cmdline ({e.strerror})")
+    else:
+        try:
+            cmdline = machine.root.read_text("/proc/cmdline").strip()
+        except OSError as e:
+            cmdline = ""
+            problems.append(f"cannot read /proc/cmdline ({e.strerror})")
     for name, f in factors.items():
-        if not f.needs_reboot:
+        if f.kind == "kernel_cmdline":
+            found = cmdline_level(f, cmdline)
+            token = f.cmdline_token(run.levels[name]) or f"no {f.parameter}"
+            seen = f"/proc/cmdline shows {found or 'no level'}: {cmdline!r}"
+        elif f.kind == "boot_setting":
+            found, seen = reported_level(f, machine)
+            token = f.reported_value(run.levels[name])
+        else:
             continue
-        found = cmdline_level(f, cmdline)
-        levels.found[name] = found if found is not None else NOT_IN_FORCE + "/proc/cmdline matches no level"
+        levels.found[name] = found if found is not None else NOT_IN_FORCE + seen
         if found != run.levels[name]:
-            problems.append(f"{name} wanted {run.levels[name]} ({f.cmdline_token(run.levels[name]) or 'no '}"
-                            f"{'' if f.cmdline_token(run.levels[name]) else f.parameter}) but /proc/cmdline "
-                            f"shows {found or 'no level'}: {cmdline!r}")
+            problems.append(f"{name} wanted {run.levels[name]} ({token}) but {seen}")
     return problems
+
+
+def reported_level(factor: Factor, machine: Machine) -> tuple[str | None, str]:
+    """A boot_setting's level as its report command tells it, and what it printed (for the reason)."""
+    result = machine.commands.run(factor.report or [])
+    if not result.ok:
+        return None, f"{' '.join(factor.report or [])} failed: {result.stderr.strip() or result.returncode}"
+    out = result.stdout.strip()
+    found = [lv for lv in factor.texts() if factor.reported_value(lv) == out]
+    return (found[0] if len(found) == 1 else None), f"{' '.join(factor.report or [])} reports {out!r}"
 
 
 def _switch(ctx: Boot, machine: Machine, job: JobLine, run: Run, problems: list[str]) -> str | None:
@@ -170,6 +185,9 @@ def _switch(ctx: Boot, machine: Machine, job: JobLine, run: Run, problems: list[
         if not f.needs_reboot:
             continue
         level = run.levels[name]
+        if f.restore:    # in the undo log before the first switch, so finish and abort put the machine back
+            UndoLog(ctx.state.path).record(f"screening.{name}", f"screening.{name}",
+                                           {"action": "run", "argv": list(f.restore)})
         argv = [a.replace("{level}", level).replace("{token}", f.cmdline_token(level)) for a in f.switch or []]
         ctx.log.info("screening: switching a level that needs a reboot", factor=name, level=level,
                      argv=" ".join(argv))

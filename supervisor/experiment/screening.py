@@ -10,7 +10,10 @@ A factor is one of three things:
   ``"argument"`` (arguments of the VM before the benchmark file);
 - ``"kernel_cmdline"``: needs a reboot; ``switch`` is the command that makes
   the next boot use a level (e.g. ``grub-reboot``), and the level in force is
-  read back from /proc/cmdline after the boot.
+  read back from /proc/cmdline after the boot;
+- ``"boot_setting"``: any other setting that takes effect at boot (a kernel
+  chosen by the bootloader, a sysctl.d file): ``switch`` as above, and
+  ``report``, a command whose output after the boot names the level in force.
 
 ``executions`` (the top-level field) is the number of replicates: in each
 batch, each replicate runs every treatment once, in a fresh seeded order.
@@ -34,7 +37,7 @@ RUNTIME_CONTROLS = ("governor", "turbo", "energy_performance_preference", "perf_
 CHECK_ONLY_CONTROLS = {"smt": "nosmt", "tickless": "nohz_full=", "swap": None, "intel_pstate": "intel_pstate="}
 # Values that leave a control out or only report it: no level at all.
 NOT_A_LEVEL = ("ignore", "report")
-REBOOT_KINDS = ("kernel_cmdline",)
+REBOOT_KINDS = ("kernel_cmdline", "boot_setting")
 DESIGNS = ("full", "fractional", "plackett-burman")
 
 Level = Union[bool, int, str]
@@ -52,9 +55,10 @@ class _Strict(BaseModel):
 
 
 class Factor(_Strict):
-    kind: Literal["control", "variant", "vm", "env", "argument", "kernel_cmdline"] = Field(
+    kind: Literal["control", "variant", "vm", "env", "argument", "kernel_cmdline", "boot_setting"] = Field(
         description="what the factor changes: a [platform] control, the variant, the vm (runner), an "
-                    "environment variable, the VM's arguments, or a kernel command-line parameter (reboot)")
+                    "environment variable, the VM's arguments, a kernel command-line parameter (reboot), or "
+                    "another setting that takes effect at boot")
     levels: list[Level] = Field(description="two or more distinct levels; the first is the reference level")
     control: str | None = Field(default=None, description='kind = "control": the [platform] field, e.g. "aslr"')
     variable: str | None = Field(default=None, description='kind = "env": the variable\'s name')
@@ -68,8 +72,14 @@ class Factor(_Strict):
                     'variant name (default: the level is the variant name); kind = "env": level -> value '
                     '(default: the level)')
     switch: list[str] | None = Field(
-        default=None, description='kind = "kernel_cmdline": argv that makes the next boot use a level; '
+        default=None, description='kinds needing a reboot: argv that makes the next boot use a level; '
                                   '{level} and {token} are replaced (e.g. ["grub-reboot", "{level}"])')
+    restore: list[str] | None = Field(
+        default=None, description='kinds needing a reboot: argv that undoes the switches, run (from the undo '
+                                  'log) when the experiment finishes or is aborted')
+    report: list[str] | None = Field(
+        default=None, description='kind = "boot_setting": argv whose output (stripped) after a boot is the level '
+                                  'in force, or its value under values (e.g. ["uname", "-r"])')
 
     @property
     def needs_reboot(self) -> bool:
@@ -92,6 +102,11 @@ class Factor(_Strict):
         v = self.values.get(level, level)
         return v.get(vm) if isinstance(v, dict) else v if isinstance(v, str) else None
 
+    def reported_value(self, level: str) -> str:
+        """kind = "boot_setting": what ``report`` prints when ``level`` is in force."""
+        v = self.values.get(level, level)
+        return v if isinstance(v, str) else level
+
     def cmdline_token(self, level: str) -> str:
         v = self.values.get(level, f"{self.parameter}={level}")
         return v if isinstance(v, str) else " ".join(v)
@@ -109,14 +124,18 @@ class Factor(_Strict):
         for kind, field in needs.items():
             if self.kind == kind and getattr(self, field) is None:
                 raise ValueError(f'kind = "{kind}" needs {field} = "..."')
-        for field in ("control", "variable", "parameter", "switch"):
+        needs["boot_setting"] = "report"
+        for field in ("control", "variable", "parameter", "switch", "restore", "report"):
             if getattr(self, field) is not None and needs.get(self.kind) != field and \
-                    not (field == "switch" and self.kind == "kernel_cmdline"):
+                    not (field in ("switch", "restore") and self.needs_reboot):
                 raise ValueError(f'{field} is not used by kind = "{self.kind}"; remove it')
-        if self.values and self.kind not in ("argument", "kernel_cmdline", "variant", "env"):
+        if self.kind == "boot_setting" and not self.report:
+            raise ValueError('kind = "boot_setting" needs report = [...], the command that prints the level in '
+                             'force after a boot')
+        if self.values and self.kind not in ("argument", "kernel_cmdline", "variant", "env", "boot_setting"):
             raise ValueError(f'values is not used by kind = "{self.kind}"; remove it')
         shapes = {"argument": (list, str), "kernel_cmdline": (str,), "variant": (str, dict),
-                  "env": (str,)}.get(self.kind, ())
+                  "env": (str,), "boot_setting": (str,)}.get(self.kind, ())
         for level, v in self.values.items():
             if not isinstance(v, shapes):
                 raise ValueError(f'values.{level}: kind = "{self.kind}" takes '
@@ -124,9 +143,9 @@ class Factor(_Strict):
         unknown = sorted(set(self.values) - set(texts))
         if unknown:
             raise ValueError(f"values: {', '.join(unknown)} is not a level ({', '.join(texts)})")
-        if self.kind == "kernel_cmdline" and self.switch is None:
-            raise ValueError('kind = "kernel_cmdline" needs switch = [...], the command that makes the next '
-                             'boot use a level (e.g. ["grub-reboot", "{level}"])')
+        if self.needs_reboot and self.switch is None:
+            raise ValueError(f'kind = "{self.kind}" needs switch = [...], the command that makes the next '
+                             f'boot use a level (e.g. ["grub-reboot", "{{level}}"])')
         if self.kind == "control":
             self._control_levels()
         return self

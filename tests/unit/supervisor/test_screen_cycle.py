@@ -42,6 +42,7 @@ kind = "kernel_cmdline"
 parameter = "os"
 levels = ["a", "b"]
 switch = ["switch-os", "{level}", "{token}"]
+restore = ["switch-os", "a", "os=a"]
 [screening.factors.mode]
 kind = "env"
 variable = "MODE"
@@ -127,6 +128,9 @@ def test_levels_are_set_switched_and_read_back(tmp_path, needs_root):
     assert len({(r["screening"]["treatment"]) for r in runs}) == 8
     switches = [c for c in machine.commands.calls if c[0] == "switch-os"]
     assert switches in ([("switch-os", "b", "os=b")], [("switch-os", "b", "os=b"), ("switch-os", "a", "os=a")])
+    # restore's argv went into the undo log before the first switch (the double's restore only counts)
+    undo = json.loads((state / "undo.json").read_text())["entries"]
+    assert [e["argv"] for e in undo if e["key"] == "screening.os"] == [["switch-os", "a", "os=a"]]
     # boots: start's reboot, 8 executions, one boot per switch, the finishing boot (no reboot)
     assert Schedule.load(state / "schedule").boots == 8 + len(switches) + 1
     # each record's os level is what /proc/cmdline said at its boot (the batch's), not what was planned
@@ -139,7 +143,7 @@ def test_levels_are_set_switched_and_read_back(tmp_path, needs_root):
 def test_a_level_that_cannot_be_set_fails_its_executions_with_the_reason(tmp_path, needs_root):
     exp = experiment(tmp_path, {"b": "ok"}, extra='seed = 5\n' + SCREENING.replace(
         '[screening.factors.os]\nkind = "kernel_cmdline"\nparameter = "os"\nlevels = ["a", "b"]\n'
-        'switch = ["switch-os", "{level}", "{token}"]\n', ''))
+        'switch = ["switch-os", "{level}", "{token}"]\nrestore = ["switch-os", "a", "os=a"]\n', ''))
     machine = LevelMachine(machine_root(tmp_path), stuck={"0"})
     state = tmp_path / "s"
     run_all(exp, state, machine)

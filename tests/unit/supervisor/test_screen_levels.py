@@ -98,3 +98,19 @@ def test_benchmark_side_levels_are_read_from_what_was_launched():
                                                                    "fp": {"c": "c-fp"}})
     assert launched_level(build, _Record([], {}, "c", "c-fp")) == "fp"
     assert launched_level(build, _Record([], {}, "py", "py")) == "plain"
+
+
+def test_boot_setting_levels_come_from_the_report_command():
+    from supervisor.boot.screening import reported_level
+    f = Factor(kind="boot_setting", levels=["60", "10"], switch=["true"], report=["cat", "/proc/sys/vm/swappiness"])
+    commands = RecordingCommands(replies={("cat",): (0, "10\n", "")})
+    machine = FakeMachine(SimulatedPlatform(PlatformPolicy(), log=_Log()), commands=commands)
+    assert reported_level(f, machine) == ("10", "cat /proc/sys/vm/swappiness reports '10'")
+    commands.replies[("cat",)] = (0, "30\n", "")
+    assert reported_level(f, machine) == (None, "cat /proc/sys/vm/swappiness reports '30'")
+    kernel = Factor(kind="boot_setting", levels=["old", "new"], values={"old": "6.1.0-9", "new": "6.1.0-13"},
+                    switch=["grub-reboot", "{level}"], report=["uname", "-r"])
+    commands.replies[("uname",)] = (0, "6.1.0-13\n", "")
+    assert reported_level(kernel, machine)[0] == "new"
+    with pytest.raises(ValueError, match="needs report"):
+        Factor(kind="boot_setting", levels=["a", "b"], switch=["true"])
