@@ -179,3 +179,17 @@ def test_a_switch_that_does_not_take_fails_the_execution_instead_of_rebooting_ag
     # one switch per attempt, never a loop
     assert len([c for c in machine.commands.calls if c[0] == "switch-os"]) == 2
     assert json.loads((state / "screening_switch.json").read_text())["attempt"] == 0
+
+
+def test_slots_not_run_yet_carry_their_planned_levels_in_the_export(tmp_path):
+    from cycle_helpers import start_quiet
+    exp = experiment(tmp_path, {"b": "ok"}, extra='seed = 9\n[screening]\n[screening.factors.mode]\nkind = "env"\n'
+                                                  'variable = "MODE"\nlevels = ["x", "y"]\n')
+    state = tmp_path / "s"
+    assert start_quiet(exp, state) == 0
+    bundle = native_bundle(StateDir(state))
+    assert bundle["screening"] == {"factors": {"mode": ["x", "y"]}, "design": "full factorial", "seed": 9}
+    slots = bundle["executions"]
+    assert [s["state"] for s in slots] == ["outstanding", "outstanding"]
+    assert sorted(s["screening"]["levels"]["mode"] for s in slots) == ["x", "y"]
+    assert {s["screening"]["treatment"] for s in slots} == {0, 1}
