@@ -188,7 +188,8 @@ def _switch(ctx: Boot, machine: Machine, job: JobLine, run: Run, problems: list[
         if f.restore:    # in the undo log before the first switch, so finish and abort put the machine back
             UndoLog(ctx.state.path).record(f"screening.{name}", f"screening.{name}",
                                            {"action": "run", "argv": list(f.restore)})
-        argv = [a.replace("{level}", level).replace("{token}", f.cmdline_token(level)) for a in f.switch or []]
+        token = f.cmdline_token(level) if f.kind == "kernel_cmdline" else f.reported_value(level)
+        argv = [a.replace("{level}", level).replace("{token}", token) for a in f.switch or []]
         ctx.log.info("screening: switching a level that needs a reboot", factor=name, level=level,
                      argv=" ".join(argv))
         result = machine.commands.run(argv)
@@ -233,7 +234,7 @@ def with_levels(levels: JobLevels, ex: Executed) -> Executed:
     run, record = levels.run, ex.record
     found = dict(levels.found)
     for name, f in sc.factors.items():
-        if f.kind not in ("control", "kernel_cmdline"):
+        if not (f.kind == "control" or f.needs_reboot):   # those were read back before the launch
             found[name] = launched_level(f, record)
     wrong = [f"{n} wanted {run.levels[n]}, {found[n]}" for n in sc.factors if found[n] != run.levels[n]]
     data = record.as_json()

@@ -73,7 +73,8 @@ class Factor(_Strict):
                     '(default: the level)')
     switch: list[str] | None = Field(
         default=None, description='kinds needing a reboot: argv that makes the next boot use a level; '
-                                  '{level} and {token} are replaced (e.g. ["grub-reboot", "{level}"])')
+                                  '{level} and {token} (the cmdline token, or the reported value) are replaced (e.g. '
+                                  '["grub-reboot", "{level}"])')
     restore: list[str] | None = Field(
         default=None, description='kinds needing a reboot: argv that undoes the switches, run (from the undo '
                                   'log) when the experiment finishes or is aborted')

@@ -20,7 +20,7 @@ from supervisor.errors import PlatformError
 from supervisor.state.export import native_bundle
 from supervisor.state.schedule import Schedule
 from supervisor.state.statedir import StateDir
-from supervisor.system import SystemRoot
+from supervisor.system import CommandResult, SystemRoot
 
 pytest.importorskip("pyDOE3", reason="screening designs need pyDOE3 (the analysis extra)")
 ROOTS = Path(__file__).resolve().parents[2] / "fixtures" / "roots"
@@ -71,12 +71,24 @@ class LevelPlatform(ScriptedPlatform):
         self.machine.reboots += 1
         switches = [c for c in self.machine.commands.calls if c[0] == "switch-os"]
         if switches:
-            self.machine.root.write_text("/proc/cmdline", f"ro quiet {switches[-1][2]}\n")
+            self.machine.root.write_text("/proc/cmdline", f"ro quiet os={switches[-1][1]}\n")
+
+
+class ReportingCommands(RecordingCommands):
+    """`report-os` prints the os level the (fake) running kernel was booted with."""
+
+    def run(self, argv, *, input=None, timeout=None):
+        if tuple(argv) == ("report-os",):
+            self.calls.append(tuple(argv))
+            cmdline = self.root.read_text("/proc/cmdline").split()
+            return CommandResult(tuple(argv), 0, next(t[3:] for t in cmdline if t.startswith("os=")) + "\n", "")
+        return super().run(argv, input=input, timeout=timeout)
 
 
 class LevelMachine(FakeMachine):
     def __init__(self, root: SystemRoot, stuck: set[str] = frozenset()):
-        commands = RecordingCommands(replies={("switch-os",): (0, "", ""), ("sync",): (0, "", "")})
+        commands = ReportingCommands(replies={("switch-os",): (0, "", ""), ("sync",): (0, "", "")})
+        commands.root = root
         super().__init__(ScriptedPlatform(), root=root, commands=commands)
         self.aslr, self.stuck, self.reboots = "2", set(stuck), 0
 
@@ -109,8 +121,13 @@ def needs_root():
         pytest.skip("hardware-mode start requires root (test_hardware_mode.py shows the refusal otherwise)")
 
 
-def test_levels_are_set_switched_and_read_back(tmp_path, needs_root):
-    exp = experiment(tmp_path, {"b": "ok"}, extra='seed = 5\n' + SCREENING)
+BOOT_SETTING = SCREENING.replace('kind = "kernel_cmdline"\nparameter = "os"', 'kind = "boot_setting"\n'
+                                                                              'report = ["report-os"]')
+
+
+@pytest.mark.parametrize("screening", [SCREENING, BOOT_SETTING], ids=["kernel_cmdline", "boot_setting"])
+def test_levels_are_set_switched_and_read_back(tmp_path, needs_root, screening):
+    exp = experiment(tmp_path, {"b": "ok"}, extra='seed = 5\n' + screening)
     machine = LevelMachine(machine_root(tmp_path))
     state = tmp_path / "s"
     run_all(exp, state, machine)
@@ -127,7 +144,9 @@ def test_levels_are_set_switched_and_read_back(tmp_path, needs_root):
     assert [r["screening"]["batch"] for r in runs] == sorted(r["screening"]["batch"] for r in runs)
     assert len({(r["screening"]["treatment"]) for r in runs}) == 8
     switches = [c for c in machine.commands.calls if c[0] == "switch-os"]
-    assert switches in ([("switch-os", "b", "os=b")], [("switch-os", "b", "os=b"), ("switch-os", "a", "os=a")])
+    token = {"a": "os=a", "b": "os=b"} if screening is SCREENING else {"a": "a", "b": "b"}   # {token}
+    into_b, back_to_a = ("switch-os", "b", token["b"]), ("switch-os", "a", token["a"])
+    assert switches in ([into_b], [into_b, back_to_a])
     # restore's argv went into the undo log before the first switch (the double's restore only counts)
     undo = json.loads((state / "undo.json").read_text())["entries"]
     assert [e["argv"] for e in undo if e["key"] == "screening.os"] == [["switch-os", "a", "os=a"]]
