@@ -137,10 +137,11 @@ class Factor(_Strict):
             raise ValueError(f'values is not used by kind = "{self.kind}"; remove it')
         shapes = {"argument": (list, str), "kernel_cmdline": (str,), "variant": (str, dict),
                   "env": (str,), "boot_setting": (str,)}.get(self.kind, ())
+        shape_names = {list: "a list of strings", str: "a string", dict: "a table vm -> variant"}
         for level, v in self.values.items():
             if not isinstance(v, shapes):
                 raise ValueError(f'values.{level}: kind = "{self.kind}" takes '
-                                 f'{" or ".join({list: "a list of strings", str: "a string", dict: "a table vm -> variant"}[t] for t in shapes)}')
+                                 f'{" or ".join(shape_names[t] for t in shapes)}')
         unknown = sorted(set(self.values) - set(texts))
         if unknown:
             raise ValueError(f"values: {', '.join(unknown)} is not a level ({', '.join(texts)})")

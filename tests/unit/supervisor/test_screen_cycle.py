@@ -51,8 +51,8 @@ levels = ["x", "y"]
 
 
 class LevelPlatform(ScriptedPlatform):
-    """Simulated checks and boot service, but aslr is applied to (and read back from) the shared machine, and a reboot makes
-    the last switch command's kernel command line the running one."""
+    """Simulated checks and boot service, but aslr is applied to (and read back from) the shared machine,
+    and a reboot makes the last switch command's kernel command line the running one."""
 
     def __init__(self, machine: "LevelMachine", policy):
         super().__init__()

@@ -118,8 +118,9 @@ def test_boot_check_is_balanced_and_not_alternating():
 
 
 def test_a_design_needing_more_boots_than_the_maximum_is_refused():
-    with pytest.raises(ColdrunError, match=r"screening.max_boots: the full factorial design needs up to 39 boots "
-                                           r"\(36 executions, 2 level switches, 1 to finish\), more than max_boots = 30"):
+    with pytest.raises(ColdrunError, match=r"screening.max_boots: the full factorial design needs up to 39 "
+                                           r"boots \(36 executions, 2 level switches, 1 to finish\), more "
+                                           r"than max_boots = 30"):
         plan_screening(exp_of("max_boots = 30\n" + OS + FP + PRF), seed=1)
 
 

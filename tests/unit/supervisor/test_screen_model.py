@@ -68,7 +68,8 @@ def test_a_level_the_control_cannot_take_is_refused():
 
 
 def test_ignore_is_no_level():
-    msg = err(BUILD + '[screening.factors.g]\nkind = "control"\ncontrol = "governor"\nlevels = ["performance", "ignore"]\n')
+    msg = err(BUILD + '[screening.factors.g]\nkind = "control"\ncontrol = "governor"\n'
+                      'levels = ["performance", "ignore"]\n')
     assert "'ignore' leaves the control alone" in msg
 
 
