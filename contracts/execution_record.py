@@ -82,6 +82,17 @@ class PairSide(BaseModel):
     partner_failed: bool
 
 
+class ScreeningLevels(BaseModel):
+    """A screening experiment's execution: its design row and the factor levels in force (read back)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    treatment: NonNegativeInt = Field(description="the row of the design (in the export's design order)")
+    levels: dict[str, str] = Field(description="factor -> level as read back before or at the launch; a level "
+                                               "that was not in force reads \"not in force: ...\"")
+    batch: NonNegativeInt = Field(description="the split-plot batch (levels of the factors needing a reboot)")
+    replicate: NonNegativeInt = Field(description="the replicate within the batch (boot check: the boot's position)")
+
+
 class ExecutionSlot(BaseModel):
     """One scheduled execution as a native export lists it: which one, its state, its measurements.
 
@@ -108,6 +119,7 @@ class ExecutionSlot(BaseModel):
     side: Literal["a", "b"] | None = None
     iteration_start_ns: list[int] | None = None
     iteration_end_ns: list[int] | None = None
+    screening: ScreeningLevels | None = None
 
 
 class ExecutionRecord(ExecutionSlot):

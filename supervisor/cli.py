@@ -15,6 +15,7 @@ from supervisor.boot.prepare import prepare
 from supervisor.errors import ColdrunError
 from supervisor.experiment.model import json_schema
 from supervisor.experiment.quantities import format_duration
+from supervisor.experiment.screening_text import check_lines
 from supervisor.platform_cli import add_platform_commands
 from supervisor.state.export import write_export
 from supervisor.state.run_length import target_text
@@ -45,6 +46,9 @@ def _cmd_check(args: argparse.Namespace) -> int:
               f"non-root user runs as that user)")
     for line in prep.runner_problems:
         print(f"problem: {line} (coldrun start refuses this)")
+    if prep.screening is not None:     # its own order, boots and ETA
+        print("\n".join(check_lines(exp, prep.screening, show_all=args.all, seed_chosen=exp.seed is None)))
+        return 1 if prep.runner_problems else 0
     seed_text = "" if exp.order == "round-robin" else (
         f", seed {exp.seed}" if exp.seed is not None else ", seed chosen at start and recorded (shown with seed 0)")
     if exp.stop is None:

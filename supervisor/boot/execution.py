@@ -31,15 +31,18 @@ class Executed:
     exhausted: bool           # disturbed on the last allowed attempt
 
 
-def execute(ctx: Boot, platform: Platform, job: JobLine, attempt: int, before: dict[str, Any]) -> Executed:
-    """Run the claimed job once and judge it, post-checks and re-run policy included."""
+def execute(ctx: Boot, platform: Platform, job: JobLine, attempt: int, before: dict[str, Any],
+            refusal: str | None = None) -> Executed:
+    """Run the claimed job once and judge it, post-checks and re-run policy included.
+
+    ``refusal``: why the job must not launch (a screening level not in force); recorded as errored."""
     exp, schedule, log, state = ctx.exp, ctx.schedule, ctx.log, ctx.state
     bench, vm_name, variant = job.key.split(":")
     vm = exp.vms[vm_name]
     warn_instrumented(ctx, vm_name)
     # The launch, process and measurement fields of the record, as far as the run got.
     run = empty_run()
-    outcome, reason = launch_and_judge(ctx, platform, job, run)
+    outcome, reason = launch_and_judge(ctx, platform, job, run) if refusal is None else ("E", refusal)
     post = platform.post_checks(before, {k: run[k] for k in MEASUREMENT_KEYS})
     verdict = rerun_verdict(ctx, attempt, outcome, reason, post.flags, post.rerun)
     record = ExecutionRecord(

@@ -29,6 +29,7 @@ from supervisor.boot.pair_execution import execute_pair
 from supervisor.boot.lifecycle import finish, stop
 from supervisor.boot.reconcile import reconcile
 from supervisor.boot.run_length import settle_run_length
+from supervisor.boot.screening import JobLevels, levels_for_job
 from supervisor.boot.user_commands import HookFailed, run_hooks
 from supervisor.errors import ColdrunError, PlatformError
 from supervisor.eventlog import make_logger
@@ -116,10 +117,17 @@ def _boot_locked(state: StateDir, machine: Machine, stderr) -> int:
     if job is None:
         pause_point("before-finish", boot_no)
         return finish(ctx)
+    levels = levels_for_job(ctx, machine, job) if exp.screening is not None else None
+    if levels is not None:
+        if levels.reboot_first:     # a level that needs a reboot was switched: boot into it first
+            ctx.platform.ensure_boot_service()
+            ctx.platform.reboot()
+            return 0
+        ctx = levels.ctx            # this job's experiment and platform (its levels)
 
     old = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
-        rc = run_one(ctx, job)
+        rc = run_one(ctx, job, levels)
     except _Terminated:
         log.warning("terminated by SIGTERM; the job in flight is settled at the next start")
         return 143
@@ -164,8 +172,11 @@ def _check_audit(ctx: Boot) -> str | None:
     return None
 
 
-def run_one(ctx: Boot, job: JobLine) -> int | None:
-    """Steps 4-9 for one job.  Returns an exit code to stop, or None to reboot."""
+def run_one(ctx: Boot, job: JobLine, levels: JobLevels | None = None) -> int | None:
+    """Steps 4-9 for one job.  Returns an exit code to stop, or None to reboot.
+
+    ``levels``: a screening job's levels; one not in force fails the execution, and the record
+    gets the levels read back."""
     exp, schedule, log, state, platform = ctx.exp, ctx.schedule, ctx.log, ctx.state, ctx.platform
     try:
         for report in platform.apply_and_verify():
@@ -188,8 +199,12 @@ def run_one(ctx: Boot, job: JobLine) -> int | None:
     log.info("claimed job", index=job.index, key=job.key, pexec=job.pexec, attempt=attempt)
     pause_point("after-claim", schedule.boots)
 
-    # A pair job (a [duet] experiment) runs both its sides at once and has a record per side.
-    ex = (execute_pair if pair_sides(job.key) else execute)(ctx, platform, job, attempt, before)
+    if pair_sides(job.key):   # a pair job ([duet]) runs both its sides at once and has a record per side
+        ex = execute_pair(ctx, platform, job, attempt, before)
+    else:
+        ex = execute(ctx, platform, job, attempt, before, refusal=levels.refusal if levels else None)
+    if levels is not None:
+        ex = levels.with_levels(ex)
     outcome, reason = ex.outcome, ex.reason
     pause_point("after-run", schedule.boots)
     for n, record in enumerate(ex.records):

@@ -15,10 +15,13 @@ from pathlib import Path
 from supervisor.errors import ColdrunError
 from supervisor.experiment.duet import OneCpu, pair_cpus, pair_sides
 from supervisor.experiment.model import Experiment, load_experiment
-from supervisor.experiment.plan import JobSpec, expand
+from supervisor.experiment.plan import JobSpec, expand, screening_jobs
+from supervisor.experiment.screening_plan import ScreeningPlan, plan_screening
+from supervisor.boot.screening_check import level_problems
 from supervisor.launch.runner_access import unreachable_files
 from supervisor.launch.runner_command import validate_files
 from supervisor.launch.runner_probe import probe_runners
+from supervisor.platforms.factory import Machine
 from supervisor.run_length_analysis import RunLengthAnalysis
 
 
@@ -33,6 +36,7 @@ class Prepared:
     run_keys: list[str]       # keys with at least one job that is not skipped
     unreachable: list[str]    # benchmark_user policy only: files a fresh user cannot reach, one line each
     runner_problems: list[str]  # runners that cannot start, one line each
+    screening: ScreeningPlan | None = None   # [screening]: the design and each job's treatment
 
     @property
     def n_run(self) -> int:
@@ -41,7 +45,7 @@ class Prepared:
 
 def prepare(experiment_file: str, *, random_seed: int | None = None,
             as_benchmark_user: bool = False, run_length: RunLengthAnalysis | None = None,
-            cpus: list[int] | None = None) -> Prepared:
+            cpus: list[int] | None = None, machine: Machine | None = None, simulate: bool = False) -> Prepared:
     """Everything a start needs to know before it changes anything; ColdrunError for bad input.
 
     ``random_seed`` is used for order = "random" when the file names no seed
@@ -49,7 +53,8 @@ def prepare(experiment_file: str, *, random_seed: int | None = None,
     run as the policy's fresh benchmark user (a real start), so probe them so.
     ``run_length``: the analysis a [stop] experiment needs between executions
     (Machine.run_length); refused here when it cannot be imported.  ``cpus``: the CPUs
-    coldrun may use (Machine.cpus); a [duet] experiment is refused without two.
+    coldrun may use (Machine.cpus); a [duet] experiment is refused without two.  ``machine``
+    and ``simulate``: where a [screening] experiment's levels must be settable and verifiable.
     """
     exp, text = load_experiment(experiment_file)
     if exp.stop is not None:
@@ -65,16 +70,27 @@ def prepare(experiment_file: str, *, random_seed: int | None = None,
     if exp.seed is not None:
         seed = exp.seed
     else:
-        # A duet experiment's start orders (AB/BA) are drawn from the seed too.
-        seed = random_seed if (exp.order == "random" or exp.duet is not None) and random_seed is not None else 0
-    jobs = expand(exp, seed)
+        # A duet experiment's start orders (AB/BA) and a screening design's run order are drawn from the seed too.
+        seed = (random_seed if (exp.order == "random" or exp.duet is not None or exp.screening is not None)
+                and random_seed is not None else 0)
+    screening = None
+    if exp.screening is not None:
+        try:
+            screening = plan_screening(exp, seed)
+            problems = level_problems(exp, machine or Machine(), simulate=simulate)
+        except ColdrunError as e:
+            raise ColdrunError(f"{experiment_file}: {e}") from None
+        if problems:
+            raise ColdrunError("\n".join(f"{experiment_file}: {line}" for line in problems))
+    jobs = screening_jobs(screening.runs) if screening else expand(exp, seed)
     run_keys = sorted({key for j in jobs if not j.skipped for key in pair_sides(j.key) or (j.key,)})
     validate_files(exp, exp_dir, experiment_file, run_keys)
     unreachable = (unreachable_files(exp, exp_dir, experiment_file, run_keys)
                    if exp.platform.benchmark_user else [])
     runner_problems = probe_runners(exp, exp_dir, experiment_file, run_keys,
                                     as_benchmark_user=as_benchmark_user and exp.platform.benchmark_user)
-    return Prepared(experiment_file, exp, text, exp_dir, seed, jobs, run_keys, unreachable, runner_problems)
+    return Prepared(experiment_file, exp, text, exp_dir, seed, jobs, run_keys, unreachable, runner_problems,
+                    screening)
 
 
 def refuse_problems(prep: Prepared, *, as_benchmark_user: bool) -> None:

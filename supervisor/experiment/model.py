@@ -27,9 +27,10 @@ from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fi
 from supervisor.errors import ColdrunError
 from supervisor.experiment.platform_policy import PlatformPolicy
 from supervisor.experiment.quantities import format_size, parse_duration, parse_size
-from supervisor.experiment import duet as duet_table, run_length
+from supervisor.experiment import duet as duet_table, run_length, screening
 from supervisor.experiment.duet import Duet
 from supervisor.experiment.run_length import Stop
+from supervisor.experiment.screening import Screening
 
 NAME_PATTERN = r"^[A-Za-z0-9_.+-]+$"
 # Krun's ExternalSuiteVMDef protocol: the script gets the benchmark's name, and prints Krun's JSON.
@@ -251,6 +252,9 @@ class Experiment(_Strict):
     mail: Mail = Field(default_factory=Mail)
     rerun: Rerun = Field(default_factory=Rerun)
     platform: PlatformPolicy = Field(default_factory=PlatformPolicy)
+    screening: Screening | None = Field(
+        default=None, description="a screening experiment (NIST TN 1855): factors, levels and design; "
+                                  "executions is then the number of replicates")
     benchmarks: dict[Name, Annotated[int, Field(strict=True, ge=PARAM_MIN, le=PARAM_MAX)]] = Field(
         min_length=1, description="benchmark name -> run_iter param (a 32-bit int)")
     variants: dict[Name, Variant] = Field(min_length=1)
@@ -296,9 +300,14 @@ def _whole_experiment_problems(exp: Experiment) -> list[tuple[str, str]]:
                                  f"runner {KRUN_EXTERNAL_RUNNER!r} takes a variant without one"))
     if exp.stop is not None:
         problems += run_length.problems(exp.stop, exp.vms)
+    if exp.duet is not None and exp.screening is not None:
+        problems.append(("screening", "[screening] and [duet] cannot be combined in one experiment: run the "
+                                      "screening design over single executions, or the pairs without a design"))
     if exp.duet is not None and not problems:
         problems += duet_table.problems(exp.duet, exp.vms, keys_in_order(exp), stop=exp.stop is not None,
                                         skip=bool(exp.skip))
+    if exp.screening is not None:    # its job count depends on the design: screening_plan checks it
+        return problems + screening.problems(exp)
     if problems or (exp.executions is None and exp.stop is None):   # the latter: parse_experiment says so
         return problems
     n_keys = sum(len(exp.benchmarks) * len(vm.variants) for vm in exp.vms.values())

@@ -45,6 +45,9 @@ class JobSpec:
 
 
 def expand(exp: Experiment, seed: int | None) -> list[JobSpec]:
+    if exp.screening is not None:     # the design decides the jobs and their order (screening_plan.py)
+        from supervisor.experiment.screening_plan import plan_screening
+        return screening_jobs(plan_screening(exp, seed or 0).runs)
     keys = keys_in_order(exp) if exp.duet is None else [pair_key(p.a, p.b) for p in exp.duet.pairs]
     order = [(key, n) for n in range(first_executions(exp)) for key in keys]
     if exp.order == "random":
@@ -59,4 +62,14 @@ def expand(exp: Experiment, seed: int | None) -> list[JobSpec]:
         bench, vm, _ = key.split(":")[:3]     # a pair's job: its a side's (the sides' iterations agree)
         jobs.append(JobSpec(key, pexec, should_skip(key, exp.skip), exp.vms[vm].iterations,
                             first_param(exp, bench)))
+    return jobs
+
+
+def screening_jobs(runs: list) -> list[JobSpec]:
+    """A screening plan's runs (key, iterations, param, in order) as jobs, each key's pexecs numbered in order."""
+    seen: dict[str, int] = {}
+    jobs = []
+    for run in runs:
+        seen[run.key] = seen.get(run.key, -1) + 1
+        jobs.append(JobSpec(run.key, seen[run.key], False, run.iterations, run.param))
     return jobs

@@ -48,6 +48,8 @@ from supervisor.experiment.duet import record_sides, side_key
 from supervisor.experiment.model import experiment_sha256, parse_experiment
 from supervisor.state import layout
 from supervisor.state.records import list_attempts, read_record
+from supervisor.state.screening import load_plan
+from supervisor.experiment.screening_plan import ScreeningPlan
 from supervisor.state.schedule import (COMPLETED, CRASHED, ERRORED, OUTSTANDING, RUNNING, SKIPPED,
                                        TIMED_OUT, WITH_RECORD, JobLine, Schedule)
 from supervisor.state.statedir import StateDir
@@ -105,22 +107,29 @@ def _experiment(state: StateDir, schedule: Schedule) -> tuple[str, str]:
     return text.decode("utf-8", "replace"), schedule.experiment_sha256
 
 
-def _native_slot(job: JobLine, side: str, rec: ExecutionRecord | None) -> dict[str, Any]:
-    """One execution's slot; a pair's side also says its pair execution (pair_id) and side."""
+def _native_slot(job: JobLine, side: str, rec: ExecutionRecord | None, plan: ScreeningPlan | None) -> dict[str, Any]:
+    """One execution's slot; a pair's side also says its pair execution (pair_id) and side, a screening
+    execution that did not run the levels it was planned with."""
     key = side_key(job.key, side)
     pair = {"pair_id": f"{job.key}#{job.pexec}", "side": side} if side else {}
     if rec is not None:
         return dict(rec.as_json(), key=key, pexec=job.pexec, state=job.state_name, **pair)
     bench, vm, variant = key.split(":")
-    return ExecutionSlot(key=key, pexec=job.pexec, state=job.state_name, job_index=job.index, bench=bench,
-                         vm=vm, variant=variant, attempt=job.attempts, **pair).model_dump(mode="json",
-                                                                                          exclude_none=bool(side))
+    slot = ExecutionSlot(key=key, pexec=job.pexec, state=job.state_name, job_index=job.index, bench=bench,
+                         vm=vm, variant=variant, attempt=job.attempts, **pair).model_dump(
+        mode="json", exclude_none=bool(side), exclude={"screening"})
+    if plan is not None:     # not run (or crashed): the levels it was planned with
+        run = plan.runs[job.index]
+        slot["screening"] = {"treatment": run.treatment, "levels": run.levels, "batch": run.batch,
+                             "replicate": run.replicate}
+    return slot
 
 
 def native_bundle(state: StateDir) -> dict[str, Any]:
     schedule = state.schedule()
     text, sha = _experiment(state, schedule)
-    name = parse_experiment(text.encode(), str(state.experiment_path)).name
+    exp = parse_experiment(text.encode(), str(state.experiment_path))
+    plan = load_plan(state.path) if exp.screening is not None else None
     jobs = [{"index": j.index, "key": j.key, "pexec": j.pexec, "state": j.state_name, "attempts": j.attempts,
              "iterations": j.iterations, "param": j.param} for j in schedule.jobs]
     slots = [(job, side, rec) for job, side, rec in job_records(state, schedule) if job.state != SKIPPED]
@@ -128,13 +137,16 @@ def native_bundle(state: StateDir) -> dict[str, Any]:
     reruns = [read_record(p).as_json() for (idx, att), sides in sorted(list_attempts(state.path).items())
               for _, p in sorted(sides.items())
               if (idx, att) not in finals or schedule.jobs[idx].state not in WITH_RECORD]
-    return {"format": "coldrun-native", "format_version": 1,
-            "experiment": {"name": name, "sha256": sha, "text": text},
-            "audit": _audit(state), "seed": schedule.seed, "order": schedule.order,
-            "status": schedule.status, "boots": schedule.boots,
-            "error_flag": any(_failed(job, rec) for job, _, rec in slots),
-            "jobs": jobs, "executions": [_native_slot(job, side, rec) for job, side, rec in slots],
-            "rerun_attempts": reruns}
+    bundle = {"format": "coldrun-native", "format_version": 1,
+              "experiment": {"name": exp.name, "sha256": sha, "text": text},
+              "audit": _audit(state), "seed": schedule.seed, "order": schedule.order,
+              "status": schedule.status, "boots": schedule.boots,
+              "error_flag": any(_failed(job, rec) for job, _, rec in slots),
+              "jobs": jobs, "executions": [_native_slot(job, side, rec, plan) for job, side, rec in slots],
+              "rerun_attempts": reruns}
+    if plan is not None:
+        bundle["screening"] = {"factors": plan.factors, "design": plan.design, "seed": plan.seed}
+    return bundle
 
 
 def krun_results(state: StateDir) -> dict[str, Any]:

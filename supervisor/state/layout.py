@@ -14,6 +14,8 @@
     empty-skel/       the empty skeleton for fresh benchmark users (hardware mode)
     executions/       one record per process execution attempt: job<index>-attempt<n>.json (-a/-b: a pair's sides)
     run_length.json   [stop] experiments: each key's latest run-length decision (state.run_length)
+    screening.json    [screening] experiments: the design and every job's treatment, batch, replicate
+    screening_switch.json   the job whose reboot-factor levels were last switched (one switch per attempt)
 
 A file being written durably is a dot-prefixed ``.tmp`` beside its final name
 (supervisor.durable); it never counts.
@@ -37,9 +39,11 @@ EMPTY_SKEL = "empty-skel"
 BENCHMARK_USER = "benchmark_user"
 EXECUTIONS = "executions"
 RUN_LENGTH = "run_length.json"
+SCREENING = "screening.json"
+SCREENING_SWITCH = "screening_switch.json"
 
 # Written before the schedule exists: a start that failed before it left only these.
-BEFORE_SCHEDULE = frozenset({LOCK, LOG, EXPERIMENT, META, AUDIT, UNDO, HOME, EXECUTIONS})
+BEFORE_SCHEDULE = frozenset({LOCK, LOG, EXPERIMENT, META, AUDIT, UNDO, HOME, EXECUTIONS, SCREENING})
 
 RECORD_NAME = re.compile(r"job(\d{6})-attempt(\d{3})(?:-([ab]))?\.json")
 

@@ -8,17 +8,7 @@ import subprocess
 import sys
 import time
 
-from coldrun_helpers import REPO, coldrun
-
-
-def one_line_error(r, *fragments: str) -> str:
-    assert r.returncode != 0, r.stdout
-    assert "Traceback" not in r.stderr, r.stderr
-    lines = [ln for ln in r.stderr.splitlines() if ln.startswith("coldrun: ")]
-    assert len(lines) == 1, r.stderr
-    for f in fragments:
-        assert f in lines[0], lines[0]
-    return lines[0]
+from coldrun_helpers import REPO, coldrun, one_line_error
 
 
 def test_malformed_toml(tmp_path):

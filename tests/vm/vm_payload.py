@@ -61,15 +61,20 @@ def coldrun_wheel(dest: Path, work: Path) -> Path:
     return wheels[0]
 
 
-def experiment_dir(dest: Path, executions: int, stop: str | None = None) -> None:
-    """guest/exp.toml with ``executions``, or with the [stop] table ``stop`` in place of the count."""
-    text = (GUEST_FILES / "exp.toml").read_text()
-    assert "\nexecutions = 2\n" in text
+def experiment_dir(dest: Path, executions: int, stop: str | None = None, experiment: str = "exp.toml") -> None:
+    """guest/exp.toml with ``executions``, or with the [stop] table ``stop`` in place of the count;
+    ``experiment``: another file of guest/, as it is, with guest/benchmarks beside it."""
     (dest).mkdir(parents=True)
-    if stop is None:
-        text = text.replace("\nexecutions = 2\n", f"\nexecutions = {executions}\n")
+    if experiment != "exp.toml":
+        text = (GUEST_FILES / experiment).read_text()
+        shutil.copytree(GUEST_FILES / "benchmarks", dest / "benchmarks")
     else:
-        text = text.replace("\nexecutions = 2\n", "\n") + "\n" + stop
+        text = (GUEST_FILES / "exp.toml").read_text()
+        assert "\nexecutions = 2\n" in text
+        if stop is None:
+            text = text.replace("\nexecutions = 2\n", f"\nexecutions = {executions}\n")
+        else:
+            text = text.replace("\nexecutions = 2\n", "\n") + "\n" + stop
     (dest / "exp.toml").write_text(text)
     # The demo's fib benchmark in both languages; the C one is compiled in the guest.
     demo = REPO / "configs/demo/benchmarks/fib"
@@ -80,7 +85,7 @@ def experiment_dir(dest: Path, executions: int, stop: str | None = None) -> None
 
 
 def build_payload(work: Path, *, mode: str, executions: int = 2, stop: str | None = None,
-                  hold: str | None = None) -> Path:
+                  hold: str | None = None, experiment: str = "exp.toml") -> Path:
     """Make ``work``/payload-<mode>.ext4 and return its path.
 
     "prepare": the wheels (coldrun from the working tree, its dependencies);
@@ -97,7 +102,7 @@ def build_payload(work: Path, *, mode: str, executions: int = 2, stop: str | Non
             shutil.copy(whl, wheels)
         coldrun_wheel(wheels, work)
     elif mode == "experiment":
-        experiment_dir(pdir / "exp", executions, stop)
+        experiment_dir(pdir / "exp", executions, stop, experiment)
         (pdir / "state_dir").write_text(STATE_DIR + "\n")
         if hold:   # COLDRUN_TEST_HOLD_AT for the boot service (supervisor/boot/crash_points.py)
             (pdir / "hold").write_text(hold + "\n")

@@ -24,9 +24,9 @@ if [ "$mode" = prepare ]; then
     # (--no-compile: byte-compiling everything under an emulated CPU costs minutes.)
     python3 -m venv --without-pip /opt/coldrun || fail venv
     pip_wheel=$(ls /usr/share/python-wheels/pip-*.whl | head -n 1)
-    # numpy and scipy: the analysis a [stop] experiment runs between executions.
+    # numpy and scipy: the analysis a [stop] experiment runs between executions; pyDOE3: screening designs.
     /opt/coldrun/bin/python "$pip_wheel/pip" install -q --no-compile --no-index \
-        --find-links "$P/wheels" coldrun numpy scipy || fail pip
+        --find-links "$P/wheels" coldrun numpy scipy pyDOE3 || fail pip
     "$COLDRUN" --help > /dev/null || fail "coldrun --help"
     say "STARTUP $(systemd-analyze 2>&1 | head -n 1) | $(systemd-analyze blame 2>&1 | head -n 6 | tr -s ' ' | tr '\n' ';')"
     say "PREPARED system=$state python=$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])') uname=$(uname -r) coldrun=$COLDRUN"

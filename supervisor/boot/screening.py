@@ -1,0 +1,251 @@
+"""A screening job's levels: set them, read them back, and put what was in force into its record.
+
+Before the launch (``levels_for_job``):
+
+- factors needing a reboot are read from /proc/cmdline; when the job's level
+  is not in force, the factor's ``switch`` command runs once for this attempt
+  and the machine reboots without claiming the job (state/screening.py keeps
+  the marker); still not in force after that boot: the execution fails;
+- platform-control factors are applied through the platform's own controls
+  (undo log first) with the job's levels, and read back from its reports; a
+  level that cannot be set fails the execution, and the rest of [platform]
+  is applied as usual;
+- env and argument factors go into the VM's environment and arguments.
+
+After the runner (``with_levels``), the benchmark-side levels are read back
+from what was launched (key, argv, environment); the record gets
+{"treatment", "levels", "batch", "replicate"}, and a level not in force turns
+a completed execution into an errored one with the reason.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+
+from contracts.execution_record import STATE_OF_OUTCOME, ExecutionRecord
+from supervisor.boot.context import Boot
+from supervisor.boot.execution import Executed
+from supervisor.errors import ColdrunError, PlatformError
+from supervisor.experiment.model import Experiment
+from supervisor.experiment.platform_policy import PlatformPolicy
+from supervisor.experiment.screening import Factor
+from supervisor.experiment.screening_plan import Run
+from supervisor.platforms.factory import Machine
+from supervisor.state.schedule import JobLine
+from supervisor.state.screening import load_plan, note_switch, switched_for
+from supervisor.state.undo import UndoLog
+
+NOT_IN_FORCE = "not in force: "
+
+
+@dataclass
+class JobLevels:
+    ctx: Boot                       # the boot with this job's experiment (env, args) and platform (controls)
+    run: Run
+    found: dict[str, str] = field(default_factory=dict)   # levels read back before the launch
+    refusal: str | None = None      # why the job must not run: a level not in force
+    reboot_first: bool = False      # a switch was issued: reboot before claiming the job
+
+    def with_levels(self, ex: Executed) -> Executed:
+        """The execution with its levels read back from what was launched, failed if one was not in force."""
+        return with_levels(self, ex)
+
+
+def cmdline_level(factor: Factor, cmdline: str) -> str | None:
+    """The factor's level that /proc/cmdline shows, or None."""
+    tokens = cmdline.split()
+    present = [t for t in tokens if t == factor.parameter or t.startswith(f"{factor.parameter}=")]
+    for level in factor.texts():
+        want = factor.cmdline_token(level)
+        if (want == "" and not present) or (want != "" and want in tokens):
+            return level
+    return None
+
+
+def treatment_experiment(exp: Experiment, run: Run, refused_controls: bool = False) -> Experiment:
+    """The experiment as this job runs it: env and argument levels in the VM, control levels in [platform].
+
+    ``refused_controls``: the control levels could not be set, so those controls are left alone ("ignore")
+    and the rest of [platform] is applied as usual."""
+    sc = exp.screening
+    assert sc is not None
+    vm_name = run.key.split(":")[1]
+    vm = exp.vms[vm_name]
+    env, args = dict(vm.env), list(vm.args)
+    policy = exp.platform.model_dump()
+    for name, f in sc.factors.items():
+        level = run.levels[name]
+        if f.kind == "env":
+            env[f.variable] = f.env_value(level)
+        elif f.kind == "argument":
+            args += f.arguments(level)
+        elif f.kind == "control":
+            policy[f.control] = "ignore" if refused_controls else f.levels[f.texts().index(level)]
+    if any(f.needs_reboot for f in sc.factors.values()):   # the audit's kernel_cmdline changes with the level
+        policy["audit_allow_changes"] = [*policy["audit_allow_changes"], "kernel_cmdline"]
+    vms = {**exp.vms, vm_name: vm.model_copy(update={"env": env, "args": args})}
+    return exp.model_copy(update={"vms": vms, "platform": PlatformPolicy.model_validate(policy)})
+
+
+def levels_for_job(ctx: Boot, machine: Machine, job: JobLine) -> JobLevels:
+    state, exp, log = ctx.state, ctx.exp, ctx.log
+    sc = exp.screening
+    assert sc is not None
+    plan = load_plan(state.path)
+    if job.index >= len(plan.runs) or plan.runs[job.index].key != job.key:
+        raise ColdrunError(f"{state.path}: the screening plan does not match the schedule at job {job.index}; "
+                           f"the state dir was altered")
+    run = plan.runs[job.index]
+    levels = JobLevels(ctx, run)
+    problems = _reboot_levels(sc.factors, run, machine, levels)
+    if problems and switched_for(state.path) != (job.index, job.attempts):
+        switched = _switch(ctx, machine, job, run, problems)
+        if switched is None:
+            levels.reboot_first = True
+            return levels
+        problems.append(switched)
+    controls = [n for n, f in sc.factors.items() if f.kind == "control"]
+    mode = ctx.schedule.mode
+    platform = machine.platform(mode, treatment_experiment(exp, run), state.path, log)
+    if controls and not problems:
+        try:
+            reports = {r["control"]: r for r in platform.apply_and_verify()}
+        except PlatformError as e:
+            problems.append(f"a control level could not be set: {e}")
+        else:
+            for name in controls:
+                levels.found[name] = _control_level(sc.factors[name], run.levels[name], reports)
+                if levels.found[name] != run.levels[name]:
+                    problems.append(f"{name} ({sc.factors[name].control}) wanted {run.levels[name]}, "
+                                    f"{levels.found[name]}")
+    if problems:
+        levels.refusal = "screening: " + "; ".join(problems)
+        platform = machine.platform(mode, treatment_experiment(exp, run, refused_controls=True), state.path, log)
+        for name in controls:
+            levels.found.setdefault(name, NOT_IN_FORCE + "not set")
+        log.warning("screening level not in force; the execution fails", job=job.index, reason=levels.refusal)
+    levels.ctx = dataclasses.replace(ctx, exp=treatment_experiment(exp, run), platform=platform)
+    return levels
+
+
+def _control_level(factor: Factor, wanted: str, reports: dict[str, dict]) -> str:
+    report = reports.get(factor.control)
+    if report is None:
+        return NOT_IN_FORCE + "this platform has no such control"
+    if report.get("ok") and report.get("found") is not None and report.get("found") == report.get("wanted"):
+        return wanted
+    return NOT_IN_FORCE + f"reads back {report.get('found')}"
+
+
+def _reboot_levels(factors: dict[str, Factor], run: Run, machine: Machine, levels: JobLevels) -> list[str]:
+    """Read each reboot factor's level from the running system; the mismatches, one phrase each."""
+    problems = []
+    if not any(f.kind == "kernel_cmdline" for f in factors.values()):
+        cmdline = ""
+    else:
+        try:
+            cmdline = machine.root.read_text("/proc/cmdline").strip()
+        except OSError as e:
+            cmdline = ""
+            problems.append(f"cannot read /proc/cmdline ({e.strerror})")
+    for name, f in factors.items():
+        if f.kind == "kernel_cmdline":
+            found = cmdline_level(f, cmdline)
+            token = f.cmdline_token(run.levels[name]) or f"no {f.parameter}"
+            seen = f"/proc/cmdline shows {found or 'no level'}: {cmdline!r}"
+        elif f.kind == "boot_setting":
+            found, seen = reported_level(f, machine)
+            token = f.reported_value(run.levels[name])
+        else:
+            continue
+        levels.found[name] = found if found is not None else NOT_IN_FORCE + seen
+        if found != run.levels[name]:
+            problems.append(f"{name} wanted {run.levels[name]} ({token}) but {seen}")
+    return problems
+
+
+def reported_level(factor: Factor, machine: Machine) -> tuple[str | None, str]:
+    """A boot_setting's level as its report command tells it, and what it printed (for the reason)."""
+    result = machine.commands.run(factor.report or [])
+    if not result.ok:
+        return None, f"{' '.join(factor.report or [])} failed: {result.stderr.strip() or result.returncode}"
+    out = result.stdout.strip()
+    found = [lv for lv in factor.texts() if factor.reported_value(lv) == out]
+    return (found[0] if len(found) == 1 else None), f"{' '.join(factor.report or [])} reports {out!r}"
+
+
+def _switch(ctx: Boot, machine: Machine, job: JobLine, run: Run, problems: list[str]) -> str | None:
+    """Run the switch command of every reboot factor not in force; None when done (reboot next), else why not."""
+    sc = ctx.exp.screening
+    assert sc is not None
+    note_switch(ctx.state.path, job.index, job.attempts)
+    for name, f in sc.factors.items():
+        if not f.needs_reboot:
+            continue
+        level = run.levels[name]
+        if f.restore:    # in the undo log before the first switch, so finish and abort put the machine back
+            UndoLog(ctx.state.path).record(f"screening.{name}", f"screening.{name}",
+                                           {"action": "run", "argv": list(f.restore)})
+        token = f.cmdline_token(level) if f.kind == "kernel_cmdline" else f.reported_value(level)
+        argv = [a.replace("{level}", level).replace("{token}", token) for a in f.switch or []]
+        ctx.log.info("screening: switching a level that needs a reboot", factor=name, level=level,
+                     argv=" ".join(argv))
+        result = machine.commands.run(argv)
+        if not result.ok:
+            return f"switch command for {name} = {level} failed ({' '.join(argv)}: " \
+                   f"{result.stderr.strip() or result.returncode})"
+    ctx.log.info("screening: rebooting into the job's levels before claiming it", job=job.index,
+                 problems="; ".join(problems))
+    return None
+
+
+def _argument_level(factor: Factor, argv: list[str]) -> str | None:
+    """The argument level whose arguments appear in argv (an empty level: when no other level's do)."""
+    def contains(args: list[str]) -> bool:
+        return any(argv[i:i + len(args)] == args for i in range(len(argv) - len(args) + 1))
+    seen = [lv for lv in factor.texts() if factor.arguments(lv) and contains(factor.arguments(lv))]
+    if len(seen) == 1:
+        return seen[0]
+    empty = [lv for lv in factor.texts() if not factor.arguments(lv)]
+    return empty[0] if not seen and empty else None
+
+
+def launched_level(factor: Factor, record: ExecutionRecord) -> str:
+    """A benchmark-side factor's level as the record shows the runner was launched."""
+    if factor.kind == "vm":
+        return record.vm
+    if factor.kind == "variant":
+        found = [lv for lv in factor.texts() if factor.variant_name(lv, record.vm) == record.variant]
+        return found[0] if len(found) == 1 else NOT_IN_FORCE + f"variant {record.variant}"
+    if record.argv is None or record.environment is None:
+        return NOT_IN_FORCE + "the runner was not launched"
+    if factor.kind == "env":
+        value = record.environment.get(factor.variable or "")
+        found = [lv for lv in factor.texts() if factor.env_value(lv) == value]
+        return found[0] if len(found) == 1 else NOT_IN_FORCE + f"{factor.variable}={value}"
+    return _argument_level(factor, record.argv) or NOT_IN_FORCE + "argv matches no level"
+
+
+def with_levels(levels: JobLevels, ex: Executed) -> Executed:
+    sc = levels.ctx.exp.screening
+    assert sc is not None
+    (record,) = ex.records    # one: a screening experiment has no pair executions (the model refuses [duet])
+    run = levels.run
+    found = dict(levels.found)
+    for name, f in sc.factors.items():
+        if not (f.kind == "control" or f.needs_reboot):   # those were read back before the launch
+            found[name] = launched_level(f, record)
+    wrong = [f"{n} wanted {run.levels[n]}, {found[n]}" for n in sc.factors if found[n] != run.levels[n]]
+    data = record.as_json()
+    data["screening"] = {"treatment": run.treatment, "levels": found, "batch": run.batch,
+                         "replicate": run.replicate}
+    outcome, reason = ex.outcome, ex.reason
+    if wrong and outcome == "C":
+        outcome, reason = "E", "screening: level not in force at the launch: " + "; ".join(wrong)
+        data.update({k: [] for k in ("wallclock_times", "core_cycle_counts", "aperf_counts", "mperf_counts")})
+    data.update(outcome=outcome, state=STATE_OF_OUTCOME[outcome], reason=reason)
+    # Validated as a record read back from disk is (JSON mode: nested tables as objects).
+    record = ExecutionRecord.model_validate_json(json.dumps(data))
+    return dataclasses.replace(ex, records=[record], outcome=outcome, reason=reason)

@@ -1,0 +1,42 @@
+"""`coldrun check`'s screening section: the design, the run order, the boots and an ETA."""
+
+from __future__ import annotations
+
+from supervisor.experiment.model import Experiment
+from supervisor.experiment.quantities import format_duration
+from supervisor.experiment.screening_plan import ScreeningPlan
+
+SHOWN_JOBS = 24
+
+
+def check_lines(exp: Experiment, plan: ScreeningPlan, *, show_all: bool, seed_chosen: bool) -> list[str]:
+    names = list(plan.factors)
+    width = max(len(n) for n in names)
+    lines = [f"screening: {plan.design}, {plan.treatments_run} of {plan.treatments_designed} treatments run"]
+    for name, levels in plan.factors.items():
+        kind = exp.screening.factors[name].kind if exp.screening else "?"
+        reboot = ", needs a reboot" if name in plan.reboot_factors else ""
+        lines.append(f"  factor {name:{width}s} ({kind}{reboot}): {', '.join(levels)}")
+    lines += [f"warning: {w}" for w in plan.warnings]
+    seed = "seed chosen at start and recorded (shown with seed 0)" if seed_chosen else f"seed {plan.seed}"
+    batches = sorted({r.batch for r in plan.runs if r.batch != plan.boot_check_batch})
+    lines.append(f"order: {len(batches)} batch(es) by the levels needing a reboot, {exp.executions} replicate(s) "
+                 f"each, every treatment once per replicate in a fresh random order; {seed}")
+    if plan.boot_check_batch is not None:
+        n = sum(r.batch == plan.boot_check_batch for r in plan.runs)
+        lines.append(f"boot check: batch {plan.boot_check_batch}, {n} boots (balanced, not alternating)")
+    lines.append(f"design order ({len(plan.runs)} executions):")
+    shown = plan.runs if show_all or len(plan.runs) <= SHOWN_JOBS else plan.runs[:SHOWN_JOBS - 4]
+    for i, r in enumerate(shown):
+        levels = " ".join(f"{n}={r.levels[n]}" for n in names)
+        lines.append(f"  {i:5d} batch {r.batch} rep {r.replicate} treatment {r.treatment:3d}  {r.key}  {levels}")
+    if len(shown) < len(plan.runs):
+        lines.append(f"  ... {len(plan.runs) - len(shown)} more (--all shows every execution)")
+    boots = plan.boots()
+    waits = boots * (exp.waits.boot_settle + exp.waits.sync)
+    lines.append(f"boots: up to {boots} ({len(plan.runs)} executions, {plan.switches()} level switches, 1 to "
+                 f"finish)" + (f"; max_boots {exp.screening.max_boots}" if exp.screening and
+                               exp.screening.max_boots else ""))
+    lines.append(f"ETA: at least {format_duration(waits)} of waits ({boots} x boot settle + sync), plus reboots "
+                 f"and benchmark run time")
+    return lines

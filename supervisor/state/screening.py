@@ -1,0 +1,44 @@
+"""A screening experiment's plan in the state dir: written once at start, read by every boot and the export.
+
+The plan (experiment.screening_plan) holds every job's treatment, levels,
+batch and replicate, so no boot needs pyDOE3 or recomputes the order.  The
+switch marker remembers the one job attempt whose reboot-factor levels a
+boot switched: if they are still not in force after that reboot, the
+execution fails instead of rebooting forever.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from supervisor.durable import write_atomic
+from supervisor.errors import ColdrunError
+from supervisor.experiment.screening_plan import ScreeningPlan
+from supervisor.state import layout
+
+
+def write_plan(state_dir: Path, plan: ScreeningPlan) -> None:
+    write_atomic(Path(state_dir) / layout.SCREENING, json.dumps(plan.as_json()).encode(), 0o600)
+
+
+def load_plan(state_dir: Path) -> ScreeningPlan:
+    path = Path(state_dir) / layout.SCREENING
+    try:
+        return ScreeningPlan.from_json(json.loads(path.read_text()))
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise ColdrunError(f"{path}: the screening plan is missing or unreadable ({e}); the state dir was altered")
+
+
+def switched_for(state_dir: Path) -> tuple[int, int] | None:
+    """(job index, attempt) whose reboot levels were last switched, or None."""
+    try:
+        data = json.loads((Path(state_dir) / layout.SCREENING_SWITCH).read_text())
+        return int(data["job"]), int(data["attempt"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def note_switch(state_dir: Path, job: int, attempt: int) -> None:
+    write_atomic(Path(state_dir) / layout.SCREENING_SWITCH, json.dumps({"job": job, "attempt": attempt}).encode(),
+                 0o600)

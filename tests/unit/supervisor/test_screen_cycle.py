@@ -1,0 +1,214 @@
+"""A screening experiment's boots in hardware mode, every seam injected: a control factor applied and read back
+through the platform at each boot, a kernel command-line factor switched and read back from /proc/cmdline after
+the reboot, an env factor read back from what the runner got; a level that cannot be set fails its execution."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from cycle_helpers import ScriptedPlatform, experiment
+from doubles import FakeMachine, RecordingCommands
+from supervisor.boot.lifecycle import start
+from supervisor.boot.one_boot import boot
+from supervisor.errors import PlatformError
+from supervisor.state.export import native_bundle
+from supervisor.state.schedule import Schedule
+from supervisor.state.statedir import StateDir
+from supervisor.system import CommandResult, SystemRoot
+
+pytest.importorskip("pyDOE3", reason="screening designs need pyDOE3 (the analysis extra)")
+ROOTS = Path(__file__).resolve().parents[2] / "fixtures" / "roots"
+
+SCREENING = '''
+[platform]
+benchmark_user = false
+governor = "ignore"
+turbo = "ignore"
+tickless = "ignore"
+temperatures = "ignore"
+[screening]
+[screening.factors.aslr]
+kind = "control"
+control = "aslr"
+levels = [true, false]
+[screening.factors.os]
+kind = "kernel_cmdline"
+parameter = "os"
+levels = ["a", "b"]
+switch = ["switch-os", "{level}", "{token}"]
+restore = ["switch-os", "a", "os=a"]
+[screening.factors.mode]
+kind = "env"
+variable = "MODE"
+levels = ["x", "y"]
+'''
+
+
+class LevelPlatform(ScriptedPlatform):
+    """Simulated checks and boot service, but aslr is applied to (and read back from) the shared machine,
+    and a reboot makes the last switch command's kernel command line the running one."""
+
+    def __init__(self, machine: "LevelMachine", policy):
+        super().__init__()
+        self.machine, self.policy = machine, policy
+
+    def apply_and_verify(self):
+        if self.policy.aslr == "ignore":
+            return []
+        wanted = "2" if self.policy.aslr else "0"
+        if wanted in self.machine.stuck:
+            raise PlatformError(f"aslr: set to {wanted} but reads back {self.machine.aslr}")
+        self.machine.aslr = wanted
+        return [{"control": "aslr", "wanted": wanted, "found": self.machine.aslr, "ok": True, "action": "changed"}]
+
+    def reboot(self):
+        self.machine.reboots += 1
+        switches = [c for c in self.machine.commands.calls if c[0] == "switch-os"]
+        if switches:
+            self.machine.root.write_text("/proc/cmdline", f"ro quiet os={switches[-1][1]}\n")
+
+
+class ReportingCommands(RecordingCommands):
+    """`report-os` prints the os level the (fake) running kernel was booted with."""
+
+    def run(self, argv, *, input=None, timeout=None):
+        if tuple(argv) == ("report-os",):
+            self.calls.append(tuple(argv))
+            cmdline = self.root.read_text("/proc/cmdline").split()
+            return CommandResult(tuple(argv), 0, next(t[3:] for t in cmdline if t.startswith("os=")) + "\n", "")
+        return super().run(argv, input=input, timeout=timeout)
+
+
+class LevelMachine(FakeMachine):
+    def __init__(self, root: SystemRoot, stuck: set[str] = frozenset()):
+        commands = ReportingCommands(replies={("switch-os",): (0, "", ""), ("sync",): (0, "", "")})
+        commands.root = root
+        super().__init__(ScriptedPlatform(), root=root, commands=commands)
+        self.aslr, self.stuck, self.reboots = "2", set(stuck), 0
+
+    def platform(self, mode, exp, state_dir, log):
+        p = LevelPlatform(self, exp.platform)
+        p.state_dir, p.root, p.commands, p.log = Path(state_dir), self.root, self.commands, log
+        return p
+
+
+def machine_root(tmp: Path) -> SystemRoot:
+    root = tmp / "root"
+    shutil.copytree(ROOTS / "vm-nocpufreq", root, symlinks=True)
+    (root / "proc" / "cmdline").write_text("ro quiet os=a\n")
+    return SystemRoot(root)
+
+
+def run_all(exp: Path, state: Path, machine: LevelMachine) -> None:
+    kw = dict(machine=machine, stderr=io.StringIO())
+    assert start(str(exp), str(state), simulate=False, **kw) == 0
+    for _ in range(40):
+        if Schedule.load(state / "schedule").status != "running":
+            return
+        boot(state, **kw)
+    raise AssertionError("did not finish")
+
+
+@pytest.fixture
+def needs_root():
+    if os.geteuid() != 0:
+        pytest.skip("hardware-mode start requires root (test_hardware_mode.py shows the refusal otherwise)")
+
+
+BOOT_SETTING = SCREENING.replace('kind = "kernel_cmdline"\nparameter = "os"', 'kind = "boot_setting"\n'
+                                                                              'report = ["report-os"]')
+
+
+@pytest.mark.parametrize("screening", [SCREENING, BOOT_SETTING], ids=["kernel_cmdline", "boot_setting"])
+def test_levels_are_set_switched_and_read_back(tmp_path, needs_root, screening):
+    exp = experiment(tmp_path, {"b": "ok"}, extra='seed = 5\n' + screening)
+    machine = LevelMachine(machine_root(tmp_path))
+    state = tmp_path / "s"
+    run_all(exp, state, machine)
+    bundle = native_bundle(StateDir(state))
+    assert bundle["screening"] == {"factors": {"aslr": ["true", "false"], "os": ["a", "b"], "mode": ["x", "y"]},
+                                   "design": "full factorial", "seed": 5}
+    runs = bundle["executions"]
+    assert len(runs) == 8 and all(r["state"] == "completed" for r in runs)
+    for r in runs:
+        levels = r["screening"]["levels"]
+        assert r["environment"]["MODE"] == levels["mode"]
+        assert levels["os"] in ("a", "b") and levels["aslr"] in ("true", "false")
+    # split plot: the os batch comes whole, then the other; one switch to the first batch that differs
+    assert [r["screening"]["batch"] for r in runs] == sorted(r["screening"]["batch"] for r in runs)
+    assert len({(r["screening"]["treatment"]) for r in runs}) == 8
+    switches = [c for c in machine.commands.calls if c[0] == "switch-os"]
+    token = {"a": "os=a", "b": "os=b"} if screening is SCREENING else {"a": "a", "b": "b"}   # {token}
+    into_b, back_to_a = ("switch-os", "b", token["b"]), ("switch-os", "a", token["a"])
+    assert switches in ([into_b], [into_b, back_to_a])
+    # restore's argv went into the undo log before the first switch (the double's restore only counts)
+    undo = json.loads((state / "undo.json").read_text())["entries"]
+    assert [e["argv"] for e in undo if e["key"] == "screening.os"] == [["switch-os", "a", "os=a"]]
+    # boots: start's reboot, 8 executions, one boot per switch, the finishing boot (no reboot)
+    assert Schedule.load(state / "schedule").boots == 8 + len(switches) + 1
+    # each record's os level is what /proc/cmdline said at its boot (the batch's), not what was planned
+    for r in runs:
+        b = r["screening"]["batch"]
+        assert {x["screening"]["levels"]["os"] for x in runs if x["screening"]["batch"] == b} == \
+            {r["screening"]["levels"]["os"]}
+
+
+def test_a_level_that_cannot_be_set_fails_its_executions_with_the_reason(tmp_path, needs_root):
+    exp = experiment(tmp_path, {"b": "ok"}, extra='seed = 5\n' + SCREENING.replace(
+        '[screening.factors.os]\nkind = "kernel_cmdline"\nparameter = "os"\nlevels = ["a", "b"]\n'
+        'switch = ["switch-os", "{level}", "{token}"]\nrestore = ["switch-os", "a", "os=a"]\n', ''))
+    machine = LevelMachine(machine_root(tmp_path), stuck={"0"})
+    state = tmp_path / "s"
+    run_all(exp, state, machine)
+    runs = native_bundle(StateDir(state))["executions"]
+    assert len(runs) == 4
+    for r in runs:
+        if r["screening"]["levels"]["mode"] and r["reason"] is None:
+            assert r["state"] == "completed" and r["screening"]["levels"]["aslr"] == "true"
+        else:
+            assert r["state"] == "errored" and r["wallclock_times"] == [] and "argv" not in r
+            assert "screening: a control level could not be set: aslr: set to 0 but reads back" in r["reason"]
+            assert r["screening"]["levels"]["aslr"].startswith("not in force")
+    assert sorted(r["state"] for r in runs) == ["completed", "completed", "errored", "errored"]
+
+
+def test_a_switch_that_does_not_take_fails_the_execution_instead_of_rebooting_again(tmp_path, needs_root):
+    exp = experiment(tmp_path, {"b": "ok"}, extra='seed = 5\n' + SCREENING.replace(
+        '[screening.factors.aslr]\nkind = "control"\ncontrol = "aslr"\nlevels = [true, false]\n', ''))
+    machine = LevelMachine(machine_root(tmp_path))
+    state = tmp_path / "s"
+    # the switch command succeeds, but the machine keeps booting os=a
+    original = LevelPlatform.reboot
+    LevelPlatform.reboot = lambda self: setattr(self.machine, "reboots", self.machine.reboots + 1)
+    try:
+        run_all(exp, state, machine)
+    finally:
+        LevelPlatform.reboot = original
+    runs = native_bundle(StateDir(state))["executions"]
+    b_runs = [r for r in runs if r["state"] == "errored"]
+    assert len(b_runs) == 2 and all("os wanted b" in r["reason"] and "/proc/cmdline shows a" in r["reason"]
+                                    for r in b_runs)
+    assert all(r["screening"]["levels"]["os"] == "a" for r in runs)
+    # one switch per attempt, never a loop
+    assert len([c for c in machine.commands.calls if c[0] == "switch-os"]) == 2
+    assert json.loads((state / "screening_switch.json").read_text())["attempt"] == 0
+
+
+def test_slots_not_run_yet_carry_their_planned_levels_in_the_export(tmp_path):
+    from cycle_helpers import start_quiet
+    exp = experiment(tmp_path, {"b": "ok"}, extra='seed = 9\n[screening]\n[screening.factors.mode]\nkind = "env"\n'
+                                                  'variable = "MODE"\nlevels = ["x", "y"]\n')
+    state = tmp_path / "s"
+    assert start_quiet(exp, state) == 0
+    bundle = native_bundle(StateDir(state))
+    assert bundle["screening"] == {"factors": {"mode": ["x", "y"]}, "design": "full factorial", "seed": 9}
+    slots = bundle["executions"]
+    assert [s["state"] for s in slots] == ["outstanding", "outstanding"]
+    assert sorted(s["screening"]["levels"]["mode"] for s in slots) == ["x", "y"]
+    assert {s["screening"]["treatment"] for s in slots} == {0, 1}
