@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import bz2
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,16 +11,6 @@ from pathlib import Path
 import pytest
 
 from coldrun_helpers import REPO, coldrun, config_as_invoker, make_experiment
-
-
-@pytest.fixture(scope="module")
-def demo_built():
-    if shutil.which("cc") is None and shutil.which("gcc") is None:
-        pytest.skip("no C compiler: the demo's C benchmarks cannot be built")
-    p = subprocess.run(["make", "-s", "-C", str(REPO / "configs" / "demo")], capture_output=True, text=True)
-    assert p.returncode == 0, p.stderr
-    if not (REPO / "iteration_runners" / "c" / "iterations_runner").is_file():
-        pytest.skip("C iteration runner not built (python setup.py build_ext --inplace)")
 
 
 def test_demo_completes_and_exports(demo_built, tmp_path):

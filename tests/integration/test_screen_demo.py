@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import bz2
 import json
-import shutil
-import subprocess
 from collections import Counter
 
 import pytest
@@ -14,18 +12,7 @@ import pytest
 from coldrun_helpers import REPO, coldrun, one_line_error
 from root_runs import runs_as_invoker
 
-pytest.importorskip("pyDOE3", reason="screening designs need pyDOE3 (the analysis extra)")
 PAD = "COLDRUN_DEMO_PAD"
-
-
-@pytest.fixture(scope="module")
-def demo_built():
-    if shutil.which("cc") is None and shutil.which("gcc") is None:
-        pytest.skip("no C compiler: the demo's C benchmarks cannot be built")
-    p = subprocess.run(["make", "-s", "-C", str(REPO / "configs" / "demo")], capture_output=True, text=True)
-    assert p.returncode == 0, p.stderr
-    if not (REPO / "iteration_runners" / "c" / "iterations_runner").is_file():
-        pytest.skip("C iteration runner not built (python setup.py build_ext --inplace)")
 
 
 def demo_file(tmp_path, text: str | None = None) -> str:

@@ -22,7 +22,6 @@ from supervisor.state.schedule import Schedule
 from supervisor.state.statedir import StateDir
 from supervisor.system import CommandResult, SystemRoot
 
-pytest.importorskip("pyDOE3", reason="screening designs need pyDOE3 (the analysis extra)")
 ROOTS = Path(__file__).resolve().parents[2] / "fixtures" / "roots"
 
 SCREENING = '''

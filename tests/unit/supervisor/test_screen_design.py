@@ -11,7 +11,6 @@ from supervisor.experiment.plan import expand
 from supervisor.experiment.screening_design import build_design
 from supervisor.experiment.screening_plan import balanced_not_alternating, plan_screening
 
-pytest.importorskip("pyDOE3", reason="screening designs need pyDOE3 (the analysis extra)")
 
 BASE = '''
 name = "x"
