@@ -18,6 +18,9 @@ from .provenance import NOT_RECORDED, Provenance
 from .rows import FAILED_HEADERS, SummaryRow, bootstrap_settings, by_machine, class_phrase, failed_summary
 from .text import aligned
 
+# The audit entry that differs at every boot (supervisor.platforms.audit.VOLATILE; the analysis never imports the supervisor).
+VOLATILE = "volatile"
+
 GROUP = ("Class.", "Steady iter (#)", "Steady perf (s)")
 
 
@@ -70,11 +73,11 @@ def render_columns(summary: dict, environments: Sequence[tuple[str, Provenance]]
 
 
 def _entries(p: Provenance) -> dict[str, str]:
+    """What can differ between machines: the audit's volatile part (boot id,
+    kernel log tail) differs at every boot, so it is left out."""
     entries = {"uname": p.kernel, "experiment": p.experiment, "dates": p.dates,
                "supervisor version": p.supervisor_versions}
-    entries.update({f"audit {name}": value for name, value in p.audit})
-    if p.environment_differences:
-        entries["varied within the run"] = "; ".join(p.environment_differences)
+    entries.update({f"audit {name}": value for name, value in p.audit if name != VOLATILE})
     return entries
 
 

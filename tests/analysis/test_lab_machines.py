@@ -43,7 +43,8 @@ def export(host: str, kernel: str, keys: dict[str, list[str]], seed: int, level:
                                "exit_code": 0 if state == "completed" else 1, "stderr_tail": ""})
             jobs.append({"index": len(jobs), "key": key, "pexec": pexec, "state": state, "attempts": 1})
     return {"format": "coldrun-native", "format_version": 1, "jobs": jobs, "executions": executions,
-            "audit": {"uname": f"Linux {host} {kernel} #1 SMP x86_64", "cpu": cpu},
+            "audit": {"uname": f"Linux {host} {kernel} #1 SMP x86_64", "cpu": cpu,
+                      "volatile": {"boot_id": f"boot-{seed}"}},
             "experiment": {"name": "lab", "text": 'name = "lab"\n'}}
 
 
@@ -104,6 +105,7 @@ def test_environments_are_compared_across_machines(two_machines, capsys):
     assert rows["audit cpu"] == ["Xeon", "EPYC"]
     same = next(ln for ln in out.splitlines() if ln.startswith("Same on every machine: "))
     assert "experiment" in same and "supervisor version" in same and "uname" not in same
+    assert "volatile" not in out   # differs at every boot: not a difference between machines
 
 
 def test_cloned_hosts_with_one_hostname_are_told_apart_by_directory(tmp_path, capsys):
