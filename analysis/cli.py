@@ -2,7 +2,7 @@
 
     coldrun-analyze annotate RESULTS -o ANNOTATED.json.bz2
     coldrun-analyze summary RESULTS... -o summary.json
-    coldrun-analyze table RESULTS... [--format text|html|latex] [-o FILE]
+    coldrun-analyze table RESULTS... [--format text|html|latex] [--layout columns|sections] [-o FILE]
     coldrun-analyze plot RESULTS -o DIR [--key K] [--execution N]
     coldrun-analyze diff BEFORE AFTER [--format ...] [--json FILE]
     coldrun-analyze pilot RESULTS... | --readings FILE | --wps FILE.csv   (analysis/pilot/command.py)
@@ -123,6 +123,9 @@ def add_report_commands(subparsers) -> None:
                        help="results file(s), annotated results or summary JSON (.json or .json.bz2)")
     table.add_argument("--format", choices=TABLE_FORMATS, default="text")
     table.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
+    table.add_argument("--layout", choices=("auto", "columns", "sections"), default="auto",
+                       help="text: a column group per machine and their environments compared (columns), "
+                            "or a table per machine (sections); auto: columns for several machines")
     table.add_argument("--no-plots", action="store_true",
                        help="HTML: do not embed run-sequence plots")
     table.add_argument("--plots-from", action="append", metavar="RESULTS",
@@ -295,21 +298,30 @@ def run_table(args: argparse.Namespace) -> int:
     from analysis.inputs import load_input, machine_name
     from analysis.prepare import merge_summaries, named, to_annotated, to_summary
     from analysis.reports import render_html, render_latex, render_text
-    from analysis.reports.provenance import analysis_parameters, failure_reasons, provenance
+    from analysis.machines import distinct_machines
+    from analysis.reports.machine_columns import render_columns
+    from analysis.reports.provenance import NOT_RECORDED, analysis_parameters, failure_reasons, provenance
+    from analysis.reports.rows import FAILED_KEY
 
     options = _options(args)
     items = [load_input(p) for p in args.results]
     # Read before the analysis, which replaces each item's document with its annotated results.
     provenances = [provenance(item.path.name, item.document) for item in items]
     screening = [str(item.path) for item in items if is_screening(item.document)]
-    reasons: dict = {}
-    for item in items:
-        reasons.update(failure_reasons(item.document))
+    item_reasons = [failure_reasons(item.document) for item in items]
     analysed_here = any(item.kind != "summary" for item in items)
-    summaries = [(item.path, to_summary(item, options)) for item in items]
+    summaries, renames = distinct_machines([(item.path, to_summary(item, options)) for item in items])
     summary = merge_summaries(summaries)
+    reasons = {(names.get(key[0], key[0]),) + key[1:]: why
+               for one, names in zip(item_reasons, renames) for key, why in one.items()}
     if args.format == "text":
-        text = render_text(summary)
+        machines = set(summary.get("machines", {})) | set(summary.get(FAILED_KEY) or {})
+        if args.layout == "columns" or (args.layout == "auto" and len(machines) > 1):
+            environments = [(names.get(p.machine, p.machine), p) for p, names in zip(provenances, renames)
+                            if p.machine != NOT_RECORDED]
+            text = render_columns(summary, environments)
+        else:
+            text = render_text(summary)
     elif args.format == "latex":
         text = render_latex(summary, with_preamble=not args.without_preamble)
     else:
@@ -318,10 +330,13 @@ def run_table(args: argparse.Namespace) -> int:
         wanted = not (args.no_plots and args.no_pilot)
         annotated = [(item.path, to_annotated(item, options)) for item in sources] if wanted else []
         plots: list[EmbeddedPlot] = []
+        renamed_in = {item.path: names for item, names in zip(items, renames)}
         if not args.no_plots:
             for path, results in annotated:
                 try:
-                    plots += all_plots(results, machine_name(results), options.jobs)
+                    machine = machine_name(results)
+                    machine = renamed_in.get(path, {}).get(machine, machine)
+                    plots += all_plots(results, machine, options.jobs)
                 except AnalysisError as exc:  # PlotError: which execution, not which file
                     raise named(path, exc) from None
         sections = [] if args.no_pilot or not annotated else [pilot_section(annotated, options.jobs)]

@@ -94,8 +94,8 @@ def prepared_guest(guest_image, tmp_path_factory):
 def make_guest(tmp_path):
     guests: list[Guest] = []
 
-    def make(image, disk, payload, **kw) -> Guest:
-        g = Guest(image, disk, payload, tmp_path, **kw)
+    def make(image, disk, payload, workdir: Path | None = None, **kw) -> Guest:
+        g = Guest(image, disk, payload, workdir or tmp_path, **kw)
         guests.append(g)
         return g
 

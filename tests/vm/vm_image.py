@@ -32,7 +32,14 @@ PACKAGES = [
     "linux-image-amd64", "initramfs-tools",
     "python3", "python3-venv", "gcc", "libc6-dev",
     "sudo", "procps", "util-linux", "e2fsprogs",
+    # The lab test (test_lab.py) reaches guests with Ansible over SSH; other
+    # tests never start sshd (it is not enabled: see SSH_UNITS).
+    "openssh-server", "iproute2",
 ]
+
+# Installed but not started at boot: only the lab payload's boot.sh starts sshd,
+# so the other VM tests pay no boot time for it.
+SSH_UNITS = ["ssh.service", "sshd.service"]
 
 # The one test-only unit baked into the image: at every boot it mounts the
 # payload disk (/dev/vdb) and runs the payload's boot.sh.  Everything the
@@ -97,7 +104,7 @@ def cache_key() -> str:
     h = hashlib.sha256()
     for part in (SUITE, MIRROR.rsplit("/", 1)[-1], " ".join(sorted(PACKAGES)),
                  VMTEST_UNIT, FSTAB, IMAGE_SIZE, CONSOLE_DROPIN, " ".join(MASKED_UNITS),
-                 " ".join(INITRD_MODULES), JOURNALD_CONF, "v4"):
+                 " ".join(INITRD_MODULES), JOURNALD_CONF, " ".join(SSH_UNITS), "v5"):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()[:12]
@@ -135,6 +142,9 @@ def _configure_rootfs(rootfs: Path) -> None:
     dropin = unit_dir / "coldrun@.service.d"
     dropin.mkdir(exist_ok=True)
     (dropin / "vmtest-console.conf").write_text(CONSOLE_DROPIN)
+    for unit in SSH_UNITS:
+        (wants / unit).unlink(missing_ok=True)
+        (unit_dir / unit).unlink(missing_ok=True)   # the sshd.service alias
     for unit in MASKED_UNITS:
         p = unit_dir / unit
         if not p.exists() and not p.is_symlink():

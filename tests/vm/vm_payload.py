@@ -85,13 +85,16 @@ def experiment_dir(dest: Path, executions: int, stop: str | None = None, experim
 
 
 def build_payload(work: Path, *, mode: str, executions: int = 2, stop: str | None = None,
-                  hold: str | None = None, experiment: str = "exp.toml") -> Path:
+                  hold: str | None = None, experiment: str = "exp.toml", hostname: str | None = None,
+                  ssh_key: Path | None = None) -> Path:
     """Make ``work``/payload-<mode>.ext4 and return its path.
 
     "prepare": the wheels (coldrun from the working tree, its dependencies);
     "experiment": the experiment (``stop``: a [stop] table instead of the
     count) and its benchmarks, and ``hold``: where the boot service's coldrun
-    waits for a power cut.  Both carry boot.sh.
+    waits for a power cut; "lab": the guest's ``hostname`` and the public
+    ``ssh_key`` root accepts (test_lab.py: Ansible installs the rest).
+    All carry boot.sh.
     """
     pdir = work / f"payload-{mode}"
     pdir.mkdir(parents=True)
@@ -106,6 +109,10 @@ def build_payload(work: Path, *, mode: str, executions: int = 2, stop: str | Non
         (pdir / "state_dir").write_text(STATE_DIR + "\n")
         if hold:   # COLDRUN_TEST_HOLD_AT for the boot service (supervisor/boot/crash_points.py)
             (pdir / "hold").write_text(hold + "\n")
+    elif mode == "lab":
+        assert hostname and ssh_key
+        (pdir / "hostname").write_text(hostname + "\n")
+        shutil.copy(ssh_key, pdir / "authorized_keys")
     else:
         raise ValueError(mode)
     for name in ("boot.sh", "fake-sendmail"):

@@ -66,8 +66,10 @@ def choose_accel(image: GuestImage, workdir: Path) -> str:
 
 class Guest:
     def __init__(self, image: GuestImage, disk: Path, payload: Path, workdir: Path,
-                 memory_mb: int = 1024, cpus: int = 2):
+                 memory_mb: int = 1024, cpus: int = 2, ssh_port: int | None = None):
         self.image, self.disk, self.payload = image, disk, payload
+        # ssh_port: the guest's port 22 forwarded from 127.0.0.1 (no other network: restrict=on).
+        self.ssh_port = ssh_port
         self.workdir = workdir
         self.serial_path = workdir / "serial.log"
         self.qmp_path = workdir / "qmp.sock"
@@ -86,7 +88,8 @@ class Guest:
             "-drive", f"file={self.payload},format=raw,if=virtio,readonly=on",
             "-serial", f"file:{self.serial_path}",
             "-qmp", f"unix:{self.qmp_path},server=on,wait=off",
-            "-nic", "none",
+            "-nic", "none" if self.ssh_port is None else
+            f"user,model=virtio-net-pci,restrict=on,hostfwd=tcp:127.0.0.1:{self.ssh_port}-:22",
         ]
 
     def start(self) -> None:

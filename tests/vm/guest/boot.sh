@@ -7,6 +7,7 @@
 #   the wheel), compile the C benchmark, report the system, power off.
 # mode "experiment": on the first boot `coldrun start`; on later boots watch
 #   the experiment with `coldrun status` and power off when it is finished.
+# mode "lab": name the guest, accept the test's key, start sshd (every boot).
 P=/mnt/payload
 M=/var/lib/coldrun-vmtest
 COLDRUN=/opt/coldrun/bin/coldrun
@@ -32,6 +33,27 @@ if [ "$mode" = prepare ]; then
     say "PREPARED system=$state python=$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])') uname=$(uname -r) coldrun=$COLDRUN"
     sync
     systemctl poweroff
+    exit 0
+fi
+
+if [ "$mode" = lab ]; then
+    # Every boot: the network qemu forwards port 22 to, then sshd; Ansible
+    # (test_lab.py) does everything else over SSH, coldrun's boot unit the runs.
+    if [ ! -e "$M/named" ]; then
+        name=$(cat "$P/hostname")
+        echo "$name" > /etc/hostname
+        sed -i "s/coldrun-vm/$name/" /etc/hosts
+        install -d -m 700 /root/.ssh
+        install -m 600 "$P/authorized_keys" /root/.ssh/authorized_keys
+        touch "$M/named"
+        sync
+    fi
+    hostname "$(cat /etc/hostname)"
+    i=0
+    while [ ! -e /sys/class/net/eth0 ] && [ $i -lt 60 ]; do sleep 0.5; i=$((i + 1)); done
+    ip link set eth0 up && ip addr replace 10.0.2.15/24 dev eth0 || fail network
+    systemctl start ssh || fail sshd
+    say "SSH-READY host=$(hostname)"
     exit 0
 fi
 

@@ -1,0 +1,191 @@
+"""A lab of two benchmark machines driven by the deploy/ansible playbooks (issue 16).
+
+Two guests of the VM tests' image, each named apart (bench-a, bench-b) and
+reachable only through a qemu port forward on 127.0.0.1, accept an SSH key
+made here.  ansible-playbook (from this venv) installs coldrun from the
+working tree's wheel into /opt/coldrun on both, checks the experiment,
+starts it (both guests then reboot for real between executions), watches
+`coldrun status --json` until both finish, and collects both exports into
+one report.  Re-running install and collect must change nothing; start
+refuses a host whose experiment has already run; abort is harmless then.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from real_parts import missing_real_part
+from vm_payload import GUEST_FILES, REPO, build_payload, coldrun_wheel, dependency_wheels
+from vm_qemu import GuestError, copy_disk
+
+ANSIBLE_DIR = REPO / "deploy/ansible"
+BIN = Path(sys.executable).parent          # this venv: ansible-playbook, coldrun-analyze
+HOSTS = {"lab-a": "bench-a", "lab-b": "bench-b"}   # inventory name -> the guest's host name
+EXECUTIONS = 2                             # tests/vm/guest/lab.toml: one key, two executions
+RECAP = re.compile(r"^(\S+)\s*: ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", re.MULTILINE)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _controller_files(tmp_path: Path) -> dict[str, Path]:
+    """The wheel, its dependencies' wheels (numpy/scipy left out: the lab
+    experiment has no [stop] table), the experiment and the SSH key."""
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    for whl in dependency_wheels().glob("*.whl"):
+        if not whl.name.startswith(("numpy-", "scipy-")):
+            shutil.copy(whl, wheels)
+    wheel = coldrun_wheel(tmp_path / "dist", tmp_path / "wheel-build")
+    exp = tmp_path / "experiment"
+    (exp / "benchmarks/fib/python").mkdir(parents=True)
+    shutil.copy(GUEST_FILES / "lab.toml", exp / "lab.toml")
+    shutil.copy(REPO / "configs/demo/benchmarks/fib/python/bench.py", exp / "benchmarks/fib/python/bench.py")
+    key = tmp_path / "id_lab"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "coldrun-lab-test", "-f", str(key)],
+                   check=True)
+    return {"wheel": wheel, "wheels": wheels, "experiment": exp, "key": key}
+
+
+def _inventory(path: Path, ports: dict[str, int], files: dict[str, Path], results: Path) -> None:
+    hosts = "\n".join(f"{name} ansible_port={port}" for name, port in ports.items())
+    path.write_text(f"""[bench]
+{hosts}
+
+[bench:vars]
+ansible_host=127.0.0.1
+ansible_user=root
+ansible_ssh_private_key_file={files["key"]}
+ansible_ssh_common_args='-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o IdentitiesOnly=yes'
+ansible_python_interpreter=/usr/bin/python3
+coldrun_wheel={files["wheel"]}
+coldrun_wheels_dir={files["wheels"]}
+coldrun_experiment_src={files["experiment"]}
+coldrun_experiment_file=lab.toml
+coldrun_pip_args=["--no-compile"]
+coldrun_watch_interval=5
+coldrun_watch_rounds=600
+coldrun_watch_batch=30
+coldrun_results_dir={results}
+coldrun_analyze={BIN / "coldrun-analyze"}
+coldrun_analyze_args=["--quality", "low"]
+""")
+
+
+class Lab:
+    def __init__(self, tmp_path: Path, inventory: Path, guests: dict):
+        self.tmp_path, self.inventory, self.guests = tmp_path, inventory, guests
+        self.env = dict(os.environ, ANSIBLE_CONFIG=str(ANSIBLE_DIR / "ansible.cfg"),
+                        ANSIBLE_HOME=str(tmp_path / "ansible-home"), ANSIBLE_NOCOLOR="1",
+                        # one line per message (ansible.cfg wraps YAML at 80 columns for people)
+                        ANSIBLE_CALLBACK_RESULT_FORMAT="json",
+                        ANSIBLE_SSH_CONTROL_PATH_DIR=str(tmp_path / "cp"))
+        self.runs = 0
+
+    def play(self, playbook: str, timeout: float) -> tuple[int, str, dict[str, tuple[int, ...]]]:
+        """Run one playbook: exit status, output, and the recap (ok, changed, unreachable, failed) per host."""
+        self.runs += 1
+        log = self.tmp_path / f"{self.runs:02d}-{playbook}.log"    # written as it runs, to follow a slow run
+        with open(log, "w") as f:
+            r = subprocess.run([str(BIN / "ansible-playbook"), "-i", str(self.inventory), playbook],
+                               cwd=ANSIBLE_DIR, env=self.env, stdout=f, stderr=subprocess.STDOUT, timeout=timeout)
+        out = log.read_text()
+        recap = {m[1]: tuple(int(x) for x in m.groups()[1:]) for m in RECAP.finditer(out)
+                 if m[1] != "localhost"}   # watch.yml's judge, collect.yml's report
+        return r.returncode, out, recap
+
+    def fail(self, what: str, out: str) -> None:
+        serials = "\n".join(f"--- {name} serial ---\n" + "\n".join(g.serial().splitlines()[-25:])
+                            for name, g in self.guests.items())
+        pytest.fail(f"{what}\n--- ansible-playbook (last 80 lines) ---\n"
+                    + "\n".join(out.splitlines()[-80:]) + "\n" + serials, pytrace=False)
+
+    def ok(self, playbook: str, timeout: float) -> tuple[str, dict]:
+        rc, out, recap = self.play(playbook, timeout)
+        if rc != 0 or sorted(recap) != sorted(HOSTS):
+            self.fail(f"{playbook} exited {rc}", out)
+        return out, recap
+
+
+@pytest.fixture
+def lab(guest_image, make_guest, tmp_path):
+    for tool in ("ssh", "ssh-keygen"):
+        if shutil.which(tool) is None:
+            missing_real_part(f"the lab test needs {tool}: apt-get install openssh-client")
+    if not (BIN / "ansible-playbook").exists():
+        missing_real_part(f"the lab test needs ansible-playbook in {BIN}: pip install -e '.[test]'")
+    files = _controller_files(tmp_path)
+    guests, ports = {}, {}
+    for name, hostname in HOSTS.items():
+        work = tmp_path / name
+        work.mkdir()
+        payload = build_payload(work, mode="lab", hostname=hostname, ssh_key=Path(f"{files['key']}.pub"))
+        disk = work / "root.ext4"
+        copy_disk(guest_image.disk, disk)
+        ports[name] = _free_port()
+        guests[name] = make_guest(guest_image, disk, payload, workdir=work, ssh_port=ports[name])
+        guests[name].start()
+    for name, guest in guests.items():
+        m = guest.wait_for(r"VMTEST-(SSH-READY|SETUP-FAILED).*", timeout=600)
+        if "SETUP-FAILED" in m.group(0):
+            raise GuestError(f"{name}: the lab guest did not come up", guest)
+    inventory = tmp_path / "inventory.ini"
+    _inventory(inventory, ports, files, tmp_path / "results")
+    return Lab(tmp_path, inventory, guests)
+
+
+def test_lab_installs_starts_watches_and_collects_two_rebooting_machines(lab):
+    out, _ = lab.ok("install.yml", timeout=1800)
+    assert out.count("lab.toml: OK, experiment 'lab'") >= len(HOSTS), out[-3000:]
+    out, recap = lab.ok("install.yml", timeout=1200)
+    assert {h: r[1] for h, r in recap.items()} == {h: 0 for h in HOSTS}, out[-3000:]   # changed=0
+
+    out, _ = lab.ok("start.yml", timeout=1200)
+    for name in HOSTS:
+        assert f"{name}: started lab.toml" in out
+
+    out, _ = lab.ok("watch.yml", timeout=3600)
+    boots = EXECUTIONS + 1   # one per execution, then the one that finishes
+    for name, guest in lab.guests.items():
+        assert f"{name}: finished, {EXECUTIONS}/{EXECUTIONS} executions done, boot {boots}" in out, out[-3000:]
+        # Real reboots: the first boot, then every boot coldrun asked for.
+        assert guest.serial().count("VMTEST-BOOT ") == 1 + boots
+    assert "all 2 hosts finished" in out
+
+    out, recap = lab.ok("collect.yml", timeout=1200)
+    results = lab.tmp_path / "results"
+    for name, hostname in HOSTS.items():
+        bundle = json.loads((results / name / "export.json").read_text())
+        assert bundle["audit"]["uname"].split(" ")[1] == hostname
+        assert [(j["key"], j["pexec"], j["state"]) for j in bundle["jobs"]] == \
+            [("fib:python:default-python", i, "completed") for i in range(EXECUTIONS)]
+        assert len([e for e in bundle["executions"] if e["state"] == "completed"]) == EXECUTIONS
+    report = (results / "report.txt").read_text()
+    assert report.splitlines()[0] == "Machines: bench-a, bench-b", report
+    fib = re.split(r"\s{2,}", next(ln for ln in report.splitlines() if ln.startswith("fib ")))
+    assert fib[:2] == ["fib", "python"] and len(fib) == 2 + 3 * len(HOSTS), report
+    assert "Execution environment:" in report and "Linux bench-a " in report and "Linux bench-b " in report
+    assert "Machines: bench-a, bench-b" in out          # the report is printed too
+    _, recap = lab.ok("collect.yml", timeout=1200)
+    assert {h: r[1] for h, r in recap.items()} == {h: 0 for h in HOSTS}   # nothing new to fetch or write
+
+    rc, out, recap = lab.play("start.yml", timeout=600)
+    assert rc != 0 and {h: r[3] for h, r in recap.items()} == {h: 1 for h in HOSTS}, out[-3000:]
+    for name in HOSTS:
+        assert f"{name}: /var/lib/coldrun/lab holds an experiment that is finished" in out
+
+    out, recap = lab.ok("abort.yml", timeout=600)
+    assert out.count("experiment already finished; nothing to abort") == len(HOSTS)
+    assert {h: r[1] for h, r in recap.items()} == {h: 0 for h in HOSTS}
