@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import bz2
 import json
+import subprocess
+import sys
 from collections import Counter
 
 import pytest
@@ -59,6 +61,16 @@ def test_demo_runs_and_every_record_holds_the_levels_in_force(demo_built, tmp_pa
     per_rep = Counter((e["screening"]["replicate"], e["screening"]["treatment"]) for e in runs)
     assert len(per_rep) == 12 and set(per_rep.values()) == {1}
     assert {t for _, t in per_rep} == {0, 1, 2, 3, 4, 6}       # 5 and 7 (python with fp) excluded
+
+    # The analysis reads the supervisor's export as it is (analysis/screen/native.py).
+    a = subprocess.run([sys.executable, "-m", "analysis.cli", "screen", str(out), "--json"], cwd=str(REPO),
+                       capture_output=True, text=True, timeout=600)
+    assert a.returncode == 0, a.stderr[-2000:]
+    fib = json.loads(a.stdout)["responses"]["fib"]
+    assert fib["factors"] == sc["factors"] and fib["samples"] == 12
+    ran = {tuple(sc["factors"][f].index(e["screening"]["levels"][f]) for f in sc["factors"]) for e in runs}
+    assert sorted(tuple(t["levels"][f] for f in sc["factors"]) for t in fib["treatments"]) == sorted(ran)
+    assert all(t["n"] == 2 and t["ci"][0] <= t["mean"] <= t["ci"][1] for t in fib["treatments"])
 
 
 BAD = [
