@@ -10,21 +10,10 @@ from supervisor.experiment.model import parse_experiment
 from supervisor.experiment.plan import expand
 from supervisor.experiment.screening_design import build_design
 from supervisor.experiment.screening_plan import balanced_not_alternating, plan_screening
+from screen_experiments import ONE_KEY
 
 
-BASE = '''
-name = "x"
-executions = 3
-[benchmarks]
-fib = 10
-[variants.v]
-target = "bench.so"
-[vms.c]
-runner = "c"
-iterations = 5
-variants = ["v"]
-[screening]
-'''
+BASE = ONE_KEY
 OS = ('[screening.factors.os]\nkind = "kernel_cmdline"\nparameter = "os"\nlevels = ["0", "1"]\n'
       'switch = ["true"]\n')
 FP = '[screening.factors.fp]\nkind = "env"\nvariable = "FP"\nlevels = ["0", "1"]\n'

@@ -15,21 +15,10 @@ from supervisor.experiment.screening import Factor
 from supervisor.platforms.simulated import SimulatedPlatform
 from supervisor.experiment.platform_policy import PlatformPolicy
 from supervisor.system import SystemRoot
+from screen_experiments import ONE_KEY
 
 ROOTS = Path(__file__).resolve().parents[2] / "fixtures" / "roots"
-BASE = '''
-name = "x"
-executions = 1
-[benchmarks]
-fib = 10
-[variants.v]
-target = "bench.so"
-[vms.c]
-runner = "c"
-iterations = 5
-variants = ["v"]
-[screening]
-'''
+BASE = ONE_KEY
 
 
 class _Log:
