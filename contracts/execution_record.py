@@ -154,10 +154,8 @@ class ExecutionRecord(ExecutionSlot):
     counters: Counters | None
     instrumentation: dict[str, Any] | None = None
     startup: Startup | None = None
-    # Pair executions (PROTOCOL.md optional keys): absolute wall-clock ns of each
-    # iteration's start and end, and the time waited at the duet barrier before it.
-    iteration_start_ns: list[int] | None = None
-    iteration_end_ns: list[int] | None = None
+    # Pair executions (PROTOCOL.md optional keys): the time waited at the duet barrier before each
+    # iteration (its start and end, absolute wall-clock ns, are ExecutionSlot's: exports carry them too).
     barrier_wait_ns: list[NonNegativeInt] | None = None
 
     # Post-checks and the re-run policy.

@@ -57,7 +57,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
         print(f"order: {exp.order}{seed_text}; run length: {target_text(exp.stop)}")
     if exp.duet is not None:    # a pair's key is a/b: one pair execution per job, both sides at once
         print(f"duet: {len(exp.duet.pairs)} pairs (a/b), each pair execution runs both sides at once, one per CPU")
-    print(f"keys ({len({j.key for j in jobs})}, {len({j.key for j in jobs if not j.skipped})} run):")
+    run_keys = {j.key for j in jobs if not j.skipped}
+    print(f"keys ({len({j.key for j in jobs})}, {len(run_keys)} run):")
     for key in dict.fromkeys(j.key for j in jobs):
         vm = exp.vms[key.split(":")[1]]
         count = f"{exp.executions}" if exp.stop is None else f"{exp.stop.min_executions}..{exp.stop.max_executions}"
@@ -65,8 +66,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
                       else f"{vm.iterations}..{exp.stop.max_iterations}")
         if exp.stop and exp.stop.wps:
             iterations += f", param {exp.stop.wps.min_param}..{exp.stop.wps.max_param} (WPS)"
-        skipped = all(j.skipped for j in jobs if j.key == key)
-        print(f"  {key:40s} {'skipped' if skipped else f'{count} x {iterations} iterations'}")
+        print(f"  {key:40s} {'skipped' if key not in run_keys else f'{count} x {iterations} iterations'}")
     print(f"schedule ({len(jobs)} jobs, {prep.n_run} to run):")
     shown = jobs if args.all or len(jobs) <= 24 else jobs[:20]
     for i, j in enumerate(shown):

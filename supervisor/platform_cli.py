@@ -13,7 +13,6 @@ import json
 import os
 import sys
 import textwrap
-from pathlib import Path
 from typing import Any, Sequence, TextIO
 
 from supervisor.platforms.controls import ControlReport
@@ -28,17 +27,13 @@ class NoCommands:
         return CommandResult(tuple(argv), 127, "", "not run: --root describes another machine")
 
 
-class _QuietLog:
-    def __getattr__(self, name):
-        return lambda *a, **k: None
-
-
 def _platform(policy: PlatformPolicy, root_dir: str, os_name: str | None):
     from supervisor.platforms import detect_platform_name, make_platform
+    from supervisor.platforms.factory import NO_STATE_DIR, QuietLog
     name = os_name or detect_platform_name()
     commands = RealCommands() if root_dir == "/" else NoCommands()
-    return make_platform(name, policy, Path("/nonexistent-coldrun-state"), root=SystemRoot(root_dir),
-                         commands=commands, clock=RealClock(), log=_QuietLog())
+    return make_platform(name, policy, NO_STATE_DIR, root=SystemRoot(root_dir),
+                         commands=commands, clock=RealClock(), log=QuietLog())
 
 
 def machine_facts(platform) -> dict[str, Any]:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from contracts.execution_record import MEASUREMENT_KEYS, RECORD_VERSION, STATE_OF_OUTCOME, ExecutionRecord
-from iteration_runners.protocol import TIMELINE_KEYS, ProtocolError, parse_document
+from iteration_runners.protocol import OPTIONAL_KEYS, ProtocolError, parse_document
 from supervisor import __version__
 from supervisor.boot.context import Boot
 from supervisor.boot.crash_points import pause_point
@@ -36,9 +36,8 @@ def execute(ctx: Boot, platform: Platform, job: JobLine, attempt: int, before: d
     """Run the claimed job once and judge it, post-checks and re-run policy included.
 
     ``refusal``: why the job must not launch (a screening level not in force); recorded as errored."""
-    exp, schedule, log, state = ctx.exp, ctx.schedule, ctx.log, ctx.state
-    bench, vm_name, variant = job.key.split(":")
-    vm = exp.vms[vm_name]
+    vm_name = job.key.split(":")[1]
+    vm = ctx.exp.vms[vm_name]
     warn_instrumented(ctx, vm_name)
     # The launch, process and measurement fields of the record, as far as the run got.
     run = empty_run()
@@ -191,7 +190,7 @@ def judge_document(raw: bytes, vm: VM, iterations: int, record: dict[str, Any], 
     for k in (*MEASUREMENT_KEYS, "counters"):
         record[k] = doc[k]
     # Optional objects and the iteration timeline (start/end ns, barrier waits), kept as the runner wrote them.
-    for k in ("instrumentation", "startup", *TIMELINE_KEYS):
+    for k in OPTIONAL_KEYS:
         if k in doc:
             record[k] = doc[k]
     return "C", None

@@ -8,21 +8,12 @@ control and reboot factors could never be read back: refused too.
 
 from __future__ import annotations
 
-from pathlib import Path
 
 from supervisor.experiment.model import Experiment
 from supervisor.experiment.platform_policy import PlatformPolicy
 from supervisor.experiment.screening import Factor
 from supervisor.platforms import detect_platform_name, make_platform
-from supervisor.platforms.factory import Machine
-
-# A state dir that is never created: inspecting controls reads the machine only.
-NO_STATE_DIR = Path("/nonexistent-coldrun-state")
-
-
-class _QuietLog:
-    def __getattr__(self, name):
-        return lambda *a, **k: None
+from supervisor.platforms.factory import NO_STATE_DIR, Machine, QuietLog
 
 
 def level_problems(exp: Experiment, machine: Machine, *, simulate: bool) -> list[str]:
@@ -45,7 +36,7 @@ def _control_problems(exp: Experiment, f: Factor, machine: Machine) -> list[str]
     for value, text in zip(f.levels, f.texts()):
         policy = PlatformPolicy.model_validate({**exp.platform.model_dump(), f.control: value})
         platform = make_platform(detect_platform_name(), policy, NO_STATE_DIR, root=machine.root,
-                                 commands=machine.commands, clock=machine.clock, log=_QuietLog())
+                                 commands=machine.commands, clock=machine.clock, log=QuietLog())
         reports = [c.inspect() for c in getattr(platform, "controls", list)() if c.name == f.control]
         if not reports:
             lines.append(f"{text}: this platform has no {f.control} control; remove the factor")

@@ -18,7 +18,6 @@ from pydantic import BaseModel, ConfigDict, Field
 PAIR_SEPARATOR = "/"
 SIDES = ("a", "b")
 SINGLE = ""          # the side of a single (not paired) execution
-Side = Literal["a", "b"]
 StartOrder = Literal["AB", "BA"]
 # The barrier's wait deadline (COLDRUN_DUET_TIMEOUT): a partner that never arrives fails the pair.
 DEFAULT_BARRIER_TIMEOUT = 60.0

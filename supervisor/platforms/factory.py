@@ -19,6 +19,15 @@ from supervisor.run_length_analysis import RunLengthAnalysis
 from supervisor.system import Clock, Commands, RealClock, RealCommands, SystemRoot
 
 SIMULATED, HARDWARE = "simulated", "hardware"     # the schedule's mode field
+# A state dir that is never created: inspecting controls (platform show, screening checks) reads the machine only.
+NO_STATE_DIR = Path("/nonexistent-coldrun-state")
+
+
+class QuietLog:
+    """A platform's log when only its readings matter: every event is dropped."""
+
+    def __getattr__(self, name):
+        return lambda *a, **k: None
 
 
 @dataclass
