@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from analysis.cli import main
+from real_parts import missing_real_part
 
 UNAME = "Linux rig1.example.org 6.1.0 #1 SMP x86_64"
 ITERATIONS = 80
@@ -221,7 +222,7 @@ def test_rejected_times_are_a_failed_row(tmp_path, rng, capsys):
 def test_latex_with_failed_rows_compiles(results_file, tmp_path, capsys):
     pdflatex = shutil.which("pdflatex")
     if pdflatex is None:
-        pytest.skip("pdflatex is not installed (apt-get install texlive-latex-base texlive-latex-recommended)")
+        missing_real_part("pdflatex is not installed (apt-get install texlive-latex-base texlive-latex-recommended)")
     _, path = results_file
     tex = tmp_path / "table.tex"
     code, _, err = _run(["table", str(path), "--format", "latex", "--quality", "low", "--seed", "1",

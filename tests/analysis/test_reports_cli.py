@@ -1,7 +1,6 @@
 """coldrun-analyze table / plot / diff (analysis.cli)."""
 
 import bz2
-import importlib.util
 import json
 import sys
 import types
@@ -100,9 +99,6 @@ def test_table_from_annotated_uses_analysis_summary(annotated_file, tmp_path, ca
 
 
 def test_raw_results_go_through_the_real_pipeline(tmp_path, capsys):
-    have = importlib.util.find_spec("analysis.pipeline") and importlib.util.find_spec("analysis.summary")
-    if not have:
-        pytest.skip("analysis.pipeline / analysis.summary not present yet (analysis-core area)")
     raw = str(GOLDEN / "input.json.bz2")
     code, out, err = run(["table", raw, "--quality", "low", "--seed", "1"], capsys)
     assert code == 0, err
@@ -122,7 +118,7 @@ def test_raw_results_go_through_the_real_pipeline(tmp_path, capsys):
 
 
 def test_through_coldrun_analyze_entry_point(capsys):
-    cli = pytest.importorskip("analysis.cli", reason="analysis.cli (analysis-core area) not present")
+    from analysis import cli
     assert cli.main(["table", SUMMARY]) == 0
     assert "Machine: oraclebox" in capsys.readouterr().out
     assert cli.main(["table", SUMMARY, "-o", "/nonexistent/dir/t.txt"]) == 2

@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from cycle_helpers import ScriptedPlatform, run_to_end, start_quiet
+from cycle_helpers import run_to_end, start_quiet
 from pair_experiments import pair_experiment
 from supervisor.state.export import native_bundle
 from supervisor.state.records import list_attempts, read_record
@@ -59,13 +59,16 @@ def test_each_pair_execution_is_one_job_with_a_record_per_side_pinned_and_ordere
     assert not any(os.path.exists(f"/dev/shm/{r.pair.barrier.lstrip('/')}") for r in records.values())
 
 
-@pytest.mark.parametrize("partner, own, own_reason", [
-    ("crash", "E", "runner killed by signal 11 (SIGSEGV)"),
-    ("early", "E", "the runner wrote no results document on fd 3"),
-    ("hang", "T", "timed out after 3s"),
+# A dead partner is seen at once (the barrier's robust mutex), so only the hang needs a short barrier
+# timeout; a longer one elsewhere keeps a slow start of one interpreter on a loaded machine from failing it.
+@pytest.mark.parametrize("partner, own, own_reason, duet_extra", [
+    ("crash", "E", "runner killed by signal 11 (SIGSEGV)", ""),
+    ("early", "E", "the runner wrote no results document on fd 3", ""),
+    ("hang", "T", "timed out after 3s", "barrier_timeout = 1"),
 ])
-def test_a_failing_partner_fails_the_pair_execution_and_both_records_say_why(tmp_path, partner, own, own_reason):
-    rc, sched, records, _ = _run(tmp_path, [("ok", partner)], duet_extra="barrier_timeout = 1", timeout="3s")
+def test_a_failing_partner_fails_the_pair_execution_and_both_records_say_why(tmp_path, partner, own, own_reason,
+                                                                            duet_extra):
+    rc, sched, records, _ = _run(tmp_path, [("ok", partner)], duet_extra=duet_extra, timeout="3s")
     assert rc == 6 and sched.jobs[0].state == ("T" if own == "T" else "E")
     a, b = records[(0, "a")], records[(0, "b")]
     assert a.outcome == b.outcome == sched.jobs[0].state
