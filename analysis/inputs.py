@@ -587,7 +587,7 @@ def _clean_counters(results: dict, path: Path, warn: WarningSink) -> None:
                 del table[key]
 
 
-def _text_lines(path: Path, expected: str) -> list[str]:
+def text_lines(path: Path, expected: str) -> list[str]:
     """The lines of a small text input (a readings file, a WPS CSV)."""
     raw = read_bytes(path, expected)
     if not raw.strip():
@@ -598,7 +598,7 @@ def _text_lines(path: Path, expected: str) -> list[str]:
         raise AnalysisError(f"{path}: not text; expected {expected}") from None
 
 
-def _reading(path: Path, lineno: int, text: str, what: str, *, positive: bool = False, signed: bool = False) -> float:
+def reading(path: Path, lineno: int, text: str, what: str, *, positive: bool = False, signed: bool = False) -> float:
     """One number of a text input: finite and >= 0 (> 0 when ``positive``, any sign when ``signed``),
     or one error line naming it."""
     try:
@@ -626,9 +626,9 @@ def read_readings(path_text: str | os.PathLike, *, signed: bool = False) -> list
     """
     path = Path(path_text)
     values = []
-    for lineno, line in enumerate(_text_lines(path, READINGS_EXPECTED), start=1):
+    for lineno, line in enumerate(text_lines(path, READINGS_EXPECTED), start=1):
         if line.strip():
-            values.append(_reading(path, lineno, line.strip(), "reading", signed=signed))
+            values.append(reading(path, lineno, line.strip(), "reading", signed=signed))
     if not values:
         raise AnalysisError(f"{path}: no readings; expected {READINGS_EXPECTED}")
     return values
@@ -642,7 +642,7 @@ def read_wps_rounds(path_text: str | os.PathLike) -> tuple[list[float], list[flo
     """(work amounts, durations in ns) of the rounds in a WPS CSV; both must be > 0."""
     path = Path(path_text)
     try:
-        rows = list(csv.reader(_text_lines(path, WPS_EXPECTED)))
+        rows = list(csv.reader(text_lines(path, WPS_EXPECTED)))
     except csv.Error as exc:
         raise AnalysisError(f"{path}: cannot read as CSV ({exc})") from None
     header = [c.strip() for c in rows[0]]
@@ -657,8 +657,8 @@ def read_wps_rounds(path_text: str | os.PathLike) -> tuple[list[float], list[flo
             continue
         if len(row) <= max(cols):
             raise AnalysisError(f"{path}: line {lineno}: {len(row)} column(s); expected {len(header)}")
-        work.append(_reading(path, lineno, row[cols[0]].strip(), "work amount", positive=True))
-        durations.append(_reading(path, lineno, row[cols[1]].strip(), "duration (ns)", positive=True))
+        work.append(reading(path, lineno, row[cols[0]].strip(), "work amount", positive=True))
+        durations.append(reading(path, lineno, row[cols[1]].strip(), "duration (ns)", positive=True))
     if not work:
         raise AnalysisError(f"{path}: no rounds; expected {WPS_EXPECTED}")
     return work, durations

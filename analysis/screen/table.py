@@ -11,14 +11,12 @@ main effects) and at least one other level. The native form is built by
 from __future__ import annotations
 
 import csv
-import io
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 from analysis.errors import AnalysisError
-from analysis.inputs import read_bytes
+from analysis.inputs import reading, text_lines
 
 if TYPE_CHECKING:
     import numpy as np
@@ -67,33 +65,30 @@ def build(source: str, factors: Sequence[str], rows: Sequence[Sequence[int]], re
 def read_csv_table(path_text: str) -> ScreenTable:
     """The table in a CSV file; any problem is one AnalysisError naming the file and line."""
     path = Path(path_text)
-    raw = read_bytes(path, "a screening table (CSV)")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise AnalysisError(f"{path}: not text; expected {EXPECTED}") from None
-    try:
-        lines = [row for row in csv.reader(io.StringIO(text)) if any(c.strip() for c in row)]
+    try:   # numbered as in the file: blank rows are passed over, not dropped before numbering
+        lines = [(n, row) for n, row in enumerate(csv.reader(text_lines(path, EXPECTED)), start=1)
+                 if any(c.strip() for c in row)]
     except csv.Error as exc:
         raise AnalysisError(f"{path}: cannot read as CSV ({exc})") from None
     if not lines:
         raise AnalysisError(f"{path}: empty file; expected {EXPECTED}")
-    header = [c.strip() for c in lines[0]]
+    header_line, header_row = lines[0]
+    header = [c.strip() for c in header_row]
     if RESPONSE not in header:
-        raise AnalysisError(f"{path}: line 1: no column {RESPONSE!r}; expected {EXPECTED}")
+        raise AnalysisError(f"{path}: line {header_line}: no column {RESPONSE!r}; expected {EXPECTED}")
     if len(set(header)) != len(header) or "" in header:
-        raise AnalysisError(f"{path}: line 1: column names must be distinct and not empty")
+        raise AnalysisError(f"{path}: line {header_line}: column names must be distinct and not empty")
     factors = [c for c in header if c != RESPONSE]
     if not factors:
-        raise AnalysisError(f"{path}: line 1: no factor columns besides {RESPONSE!r}; expected {EXPECTED}")
+        raise AnalysisError(f"{path}: line {header_line}: no factor columns besides {RESPONSE!r}; expected {EXPECTED}")
     at = {name: i for i, name in enumerate(header)}
     rows: list[list[int]] = []
     response: list[float] = []
-    for lineno, row in enumerate(lines[1:], start=2):
+    for lineno, row in lines[1:]:
         if len(row) != len(header):
             raise AnalysisError(f"{path}: line {lineno}: {len(row)} column(s); the header has {len(header)}")
         rows.append([_level(path, lineno, f, row[at[f]]) for f in factors])
-        response.append(_response(path, lineno, row[at[RESPONSE]]))
+        response.append(reading(path, lineno, row[at[RESPONSE]].strip(), "response", signed=True))
     return build(str(path), factors, rows, response)
 
 
@@ -108,12 +103,3 @@ def _level(path: Path, lineno: int, factor: str, text: str) -> int:
                             "(levels are 0, 1, ...)")
     return level
 
-
-def _response(path: Path, lineno: int, text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise AnalysisError(f"{path}: line {lineno}: response {text.strip()!r} is not a number") from None
-    if not math.isfinite(value):
-        raise AnalysisError(f"{path}: line {lineno}: response {text.strip()!r} is not a finite number")
-    return value

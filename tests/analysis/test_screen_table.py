@@ -146,6 +146,7 @@ def test_text_and_html_reports(tmp_path, capsys):
     ("os,response\n0,1.0\n0,2.0\n", "factor 'os' has one level (0)"),
     ("os,response\n1,1.0\n2,2.0\n", "factor 'os' has no level 0"),
     ("os,response\n0,1.0\n1,x\n", "line 3: response 'x' is not a number"),
+    ("os,response\n0,1.0\n\n1,x\n", "line 4: response 'x' is not a number"),   # blank rows keep their number
     ("os,response\n0,1.0\n1,inf\n", "line 3: response 'inf' is not a finite number"),
     ("os,response\n0,1.0\n1\n", "line 3: 1 column(s); the header has 2"),
     ("os,os,response\n0,0,1.0\n", "column names must be distinct"),
