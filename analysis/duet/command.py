@@ -39,6 +39,7 @@ from statistics import fmean
 from typing import Callable
 
 from analysis.errors import AnalysisError
+from analysis.execution_states import execution_number
 
 ArgumentType = Callable[[str], object]
 
@@ -147,7 +148,7 @@ def render_results_text(doc: dict) -> str:
     """Every pair's report, each headed by its two keys (x = a, y = b)."""
     parts = []
     for p in doc["pairs"]:
-        left = (f"; left out (not completed): " + ", ".join(f"#{k} {v}" for k, v in p["left_out"].items())
+        left = (f"; left out (not completed): " + ", ".join(f"{execution_number(int(k))} {v}" for k, v in p["left_out"].items())
                 if p["left_out"] else "")
         parts.append(f"pair {p['a']} / {p['b']} (x = a, y = b), pair executions {p['pexecs']}{left}\n"
                      + render_text(p))

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from html import escape
 
+from analysis.execution_states import execution_number
+
 from .html import page
 
 _W, _H, _PAD = 420, 160, 34
@@ -72,7 +74,7 @@ def duet_section(doc: dict) -> str:
               if doc["pairs"] else "<h2>Duet benchmarking</h2>"]
     for p in doc["pairs"]:
         reduction = "none (zero-width duet CI)" if p["reduction"] is None else f"{p['reduction']:.3g}&#215;"
-        left = (" Left out (not completed): " + ", ".join(f"#{k} {escape(v)}" for k, v in p["left_out"].items())
+        left = (" Left out (not completed): " + ", ".join(f"{execution_number(int(k))} {escape(v)}" for k, v in p["left_out"].items())
                 + "." if p["left_out"] else "")
         blocks.append(
             f'<h3>{escape(p["a"])} / {escape(p["b"])}</h3>\n'

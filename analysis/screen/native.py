@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from analysis.errors import AnalysisError
+from analysis.execution_states import execution_number
 from analysis.screen.report import ScreenOptions, analyse, finite
 
 if TYPE_CHECKING:
@@ -113,7 +114,7 @@ def _collect(bundle: dict, factors: dict[str, list[str]], results: dict, metric:
             if metric != "wallclock" and _series(results, "wallclock", key, pexec):
                 out.notes.append(f"{key} execution {pexec} left out: no {metric} counts")
             continue  # no wall-clock times: dropped by the loader, which said why
-        levels = _levels(entry, factors, f"{path}: executions[{i}] ({key} #{pexec})")
+        levels = _levels(entry, factors, f"{path}: executions[{i}] ({key} {execution_number(pexec)})")
         if entry.get("flags"):
             out.flagged.setdefault(bench, set()).add(levels)
         kept = kept_iterations(times, steady_state)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import math
 import os
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import repeat
 from typing import TYPE_CHECKING, Sequence
@@ -74,6 +73,8 @@ def bca_intervals(samples: Sequence[np.ndarray], names: Sequence[str], combinati
     batches: list[np.ndarray] = []
     answers: list[list[tuple[float, float, float]]] = []
     error = None
+    from concurrent.futures import ThreadPoolExecutor  # here: the parser reads this module's constants
+
     # The C resampler releases the GIL: threads draw the samples' streams in
     # parallel, and each stream depends only on (seed, name, batch).
     with ThreadPoolExecutor(max_workers=min(len(samples), os.cpu_count() or 1)) as pool:
