@@ -307,7 +307,9 @@ def run_table(args: argparse.Namespace) -> int:
     items = [load_input(p) for p in args.results]
     # Read before the analysis, which replaces each item's document with its annotated results.
     provenances = [provenance(item.path.name, item.document) for item in items]
-    screening = [str(item.path) for item in items if is_screening(item.document)]
+    # A screening export's HTML section, from the document already read (not the file again).
+    screening = [screening_section(str(item.path), item.document) for item in items
+                 if args.format == "html" and is_screening(item.document)]
     item_reasons = [failure_reasons(item.document) for item in items]
     analysed_here = any(item.kind != "summary" for item in items)
     summaries, renames = distinct_machines([(item.path, to_summary(item, options)) for item in items])
@@ -340,7 +342,7 @@ def run_table(args: argparse.Namespace) -> int:
                 except AnalysisError as exc:  # PlotError: which execution, not which file
                     raise named(path, exc) from None
         sections = [] if args.no_pilot or not annotated else [pilot_section(annotated, options.jobs)]
-        sections += [screening_section(path) for path in screening]
+        sections += screening
         parameters = analysis_parameters(options.window, options.steady, options.delta, analysed_here)
         text = render_html(summary, plots, sections=sections, provenances=provenances,
                            parameters=parameters, failure_reasons=reasons)

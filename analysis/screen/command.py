@@ -219,13 +219,13 @@ def is_screening(document: object) -> bool:
     return isinstance(document, dict) and isinstance(document.get("screening"), dict)
 
 
-def screening_section(path: str) -> str:
-    """The HTML report's screening section for a native export, at the defaults of ``screen``."""
+def screening_section(path: str, bundle: dict) -> str:
+    """The HTML report's screening section for a native export already read, at the defaults of ``screen``."""
     from analysis.reports import screen_tables
     from analysis.screen.native import screen_results
     from analysis.screen.report import ScreenOptions
 
-    return screen_tables.section(screen_results(path, ScreenOptions()))
+    return screen_tables.section(screen_results(path, ScreenOptions(), bundle=bundle))
 
 
 def run_boots(args: argparse.Namespace) -> int:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from analysis.errors import AnalysisError
+from analysis.errors import AnalysisError, stderr_warning
 from analysis.execution_states import execution_number
 from analysis.screen.report import ScreenOptions, analyse, finite
 
@@ -128,18 +128,21 @@ def _collect(bundle: dict, factors: dict[str, list[str]], results: dict, metric:
 
 
 def screen_results(path: str, options: ScreenOptions, *, per_iteration: bool = False,
-                   steady_state: bool = True, metric: str = "wallclock") -> dict:
+                   steady_state: bool = True, metric: str = "wallclock", bundle: dict | None = None) -> dict:
+    """The screening analysis of a native export (``bundle``: the file's document when the caller read it
+    already, and said its loader warnings)."""
     import numpy as np
 
     from analysis.inputs import NATIVE_FORMAT, read_document, results_from_document
     from analysis.screen.boots import boot_dependency, warning_text
     from analysis.screen.table import build
 
-    bundle = read_document(Path(path))
+    warn = stderr_warning if bundle is None else (lambda message: None)
+    bundle = read_document(Path(path)) if bundle is None else bundle
     if not isinstance(bundle, dict) or bundle.get("format") != NATIVE_FORMAT:
         raise AnalysisError(f"{path}: screening needs a coldrun native export (coldrun export --format native)")
     factors = _design(bundle, path)
-    collected = _collect(bundle, factors, results_from_document(bundle, Path(path)), metric, path, steady_state)
+    collected = _collect(bundle, factors, results_from_document(bundle, Path(path), warn), metric, path, steady_state)
     if not collected.cells:
         raise AnalysisError(f"{path}: no completed execution of the screening experiment has data to analyse")
     responses: dict[str, dict] = {}
