@@ -156,6 +156,8 @@ def main() -> int:
     cpus = sorted(os.sched_getaffinity(0))[:2]
     if len(cpus) < 2:
         raise SystemExit("duet needs 2 CPUs")
+    # Everything run from here (the sequential runs too) stays on the CPUs the noise loads, as the duet sides do.
+    os.sched_setaffinity(0, cpus)
     noise = [] if args.no_noise else start_noise(cpus, args.slice_ms)
     results = []
     t0 = time.monotonic()
