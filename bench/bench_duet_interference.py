@@ -10,27 +10,39 @@ ways, side by side in one run:
 - sequential: an ordinary experiment of the same keys in random order, R
   executions each; the 99% CI of the difference of means, relative to B's mean.
 
-Meanwhile a noise process per CPU alternates busy and idle 1 ms slices with a
-duty cycle that drifts between 0 and 80% (a sine of period ~3 s, the same on
-both CPUs: interference both sides share, like a noisy neighbour), so the load
-changes over time; it is killed at the end.  An iteration (fib(param), ~20 ms
-at the default 25) spans many slices, so it feels the current load level
-rather than whether one slice happened to preempt it: the common-mode noise
-duet is for.  (With iterations shorter than the slices, preemption hits each
-side independently and duet gains nothing: see --param 20 --slice-ms 10.)
+Meanwhile a noise process per CPU is busy for part of every 1 ms slice, with a
+duty cycle that drifts between 0 and 80% (a sine of period ~3 s).  The slices
+start at the same instants on both CPUs (one shared epoch), and the noise runs
+at a real-time priority above the benchmarks, so while it is busy both sides
+stop together: interference both sides share, like a noisy neighbour, which is
+what duet is for.  An iteration (fib(param), ~9 ms quiet at the default 25)
+spans many slices.
+
+Address-space randomisation is turned off for everything the bench starts
+(personality ADDR_NO_RANDOMIZE, inherited across exec), as coldrun's platform
+does on a real machine (kernel.randomize_va_space = 0) and simulated mode does
+not: with it on, each CPython process lands on its own layout and A/A executions
+differ by up to ~10%, a between-execution spread that no pairing can remove.
+
+When run as root, the whole coldrun run is SCHED_FIFO (below the noise), so
+other load on the machine cannot preempt the benchmarks: the only interference
+is the one the bench injects and bounds.  Without root (or with --no-realtime)
+both run at normal priority and any other load adds noise that each side feels
+on its own.
 
 Printed per trial and comparison: both relative CI widths and
 their ratio (sequential / duet), and the decision at 99%: "different" when
 the CI excludes 1 (duet) or 0 (sequential).  Then the A/A false-difference
 rate and the A/B detection rate of each method.
 
-    .venv/bin/python bench/bench_duet_interference.py [--trials 3] [--executions 8] [--iterations 30]
-                                                      [--param 25] [--slice-ms 1] [--no-noise]
+    .venv/bin/python bench/bench_duet_interference.py [--trials 3] [--executions 32] [--iterations 30]
+                                                      [--param 25] [--slice-ms 1] [--no-noise] [--no-realtime]
 """
 
 from __future__ import annotations
 
 import argparse
+import ctypes
 import json
 import math
 import os
@@ -53,17 +65,22 @@ A, A2, B = "fib:python:default-python", "fib:python:copy-python", "fib:python:sl
 
 NOISE = r"""
 import math, os, sys, time
-cpu, phase, slice_s = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
+cpu, epoch, slice_s, priority = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
 os.sched_setaffinity(0, {cpu})
-t0 = time.monotonic()
-while True:
-    now = time.monotonic() - t0
-    duty = 0.4 + 0.4 * math.sin(2 * math.pi * now / 3.0 + phase)   # 0..80 %, drifting
-    end = time.monotonic() + slice_s * duty
-    while time.monotonic() < end:
+if priority:
+    os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
+k = int((time.monotonic() - epoch) / slice_s) + 1
+while True:   # slice k starts at epoch + k*slice on every CPU; busy for its duty share, then sleep to the next
+    start = epoch + k * slice_s
+    duty = 0.4 + 0.4 * math.sin(2 * math.pi * (start - epoch) / 3.0)   # 0..80 %, drifting
+    if start > time.monotonic():
+        time.sleep(start - time.monotonic())
+    while time.monotonic() < start + slice_s * duty:
         pass
-    time.sleep(slice_s * (1 - duty))
+    k += 1
 """
+ADDR_NO_RANDOMIZE = 0x0040000   # linux/personality.h
+BENCH_PRIORITY, NOISE_PRIORITY = 10, 50   # SCHED_FIFO: noise preempts the benchmarks, other load cannot
 
 
 def experiment(directory: Path, name: str, body: str, iterations: int, param: int) -> Path:
@@ -140,25 +157,35 @@ def one_trial(directory: Path, executions: int, iterations: int, param: int,
     return out
 
 
-def start_noise(cpus: list[int], slice_ms: float) -> list[subprocess.Popen]:
-    return [subprocess.Popen([sys.executable, "-c", NOISE, str(cpu), "0", str(slice_ms / 1000)]) for cpu in cpus]
+def start_noise(cpus: list[int], slice_ms: float, realtime: bool) -> list[subprocess.Popen]:
+    epoch = time.monotonic() + 0.05
+    return [subprocess.Popen([sys.executable, "-c", NOISE, str(cpu), repr(epoch), str(slice_ms / 1000),
+                              str(NOISE_PRIORITY if realtime else 0)]) for cpu in cpus]
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--trials", type=int, default=3)
-    ap.add_argument("--executions", type=int, default=8, help="pair executions per pair, executions per key")
+    ap.add_argument("--executions", type=int, default=32, help="pair executions per pair, executions per key")
     ap.add_argument("--iterations", type=int, default=30)
-    ap.add_argument("--param", type=int, default=25, help="fib's param (fib(25): ~20 ms per iteration)")
+    ap.add_argument("--param", type=int, default=25, help="fib's param (fib(25): ~9 ms per iteration on a quiet machine)")
     ap.add_argument("--slice-ms", type=float, default=1.0, help="the noise's busy+idle slice")
     ap.add_argument("--no-noise", action="store_true", help="without the injected interference")
+    ap.add_argument("--no-realtime", action="store_true",
+                    help="normal priority for the benchmarks and the noise (the default as root is SCHED_FIFO)")
     args = ap.parse_args()
     cpus = sorted(os.sched_getaffinity(0))[:2]
     if len(cpus) < 2:
         raise SystemExit("duet needs 2 CPUs")
     # Everything run from here (the sequential runs too) stays on the CPUs the noise loads, as the duet sides do.
     os.sched_setaffinity(0, cpus)
-    noise = [] if args.no_noise else start_noise(cpus, args.slice_ms)
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.personality(0xffffffff) == -1 or libc.personality(libc.personality(0xffffffff) | ADDR_NO_RANDOMIZE) == -1:
+        raise SystemExit(f"personality(ADDR_NO_RANDOMIZE) failed: {os.strerror(ctypes.get_errno())}")
+    realtime = os.geteuid() == 0 and not args.no_realtime
+    if realtime:   # inherited by coldrun and its runners; the noise sets its own, higher priority
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(BENCH_PRIORITY))
+    noise = [] if args.no_noise else start_noise(cpus, args.slice_ms, realtime)
     results = []
     t0 = time.monotonic()
     try:
@@ -178,7 +205,8 @@ def main() -> int:
             p.wait()
     n = len(results)
     print(f"\n{n} trials x {args.executions} executions x {args.iterations} iterations of fib({args.param}), noise "
-          f"{'off' if args.no_noise else f'on (0-80% duty of {args.slice_ms:g} ms slices, drifting, both CPUs)'}, "
+          f"{'off' if args.no_noise else f'on (0-80% duty of {args.slice_ms:g} ms slices, drifting, aligned on both CPUs)'}, "
+          f"{'SCHED_FIFO (benchmarks below the noise)' if realtime else 'normal priority'}, ASLR off, "
           f"{time.monotonic() - t0:.0f} s")
     for comparison in ("A/A", "A/B"):
         ratios = [r[comparison]["sequential"][0] / r[comparison]["duet"][0] for r in results]
