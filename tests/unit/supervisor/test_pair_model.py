@@ -55,6 +55,18 @@ def test_duet_with_a_run_length_target_is_refused(tmp_path):
     assert "[duet] runs a fixed number of pair executions" in _refusal(path)
 
 
+def test_spin_and_barrier_default_to_a_spinning_barrier_and_bad_values_are_one_line(tmp_path):
+    exp, _ = load_experiment(pair_experiment(tmp_path, [("ok", "ok")]))
+    assert (exp.duet.spin_us, exp.duet.barrier) == (100, True)
+    for bad, says in (("spin_us = -1", "greater than or equal to 0"), ("spin_us = 1000001", "less than or equal to 1000000"),
+                      ("spin_us = 2.5", "must be an integer"), ('barrier = "no"', "duet.barrier")):
+        path = pair_experiment(tmp_path / bad.split()[0] / str(len(says)), [("ok", "ok")], duet_extra=bad)
+        msg = _refusal(path)
+        assert msg.count("\n") == 0 and msg.startswith(f"{path}: duet.") and says in msg, msg
+    exp, _ = load_experiment(pair_experiment(tmp_path / "off", [("ok", "ok")], duet_extra="barrier = false\nspin_us = 0"))
+    assert (exp.duet.spin_us, exp.duet.barrier) == (0, False)
+
+
 def test_start_order_is_seeded_per_job_and_attempt_and_takes_both_orders():
     orders = [start_order(42, i, 1) for i in range(40)]
     assert orders == [start_order(42, i, 1) for i in range(40)]
