@@ -25,9 +25,10 @@ def _experiment(tmp_path) -> str:
                   'barrier = false\n')
     start, end = text.index("pairs = ["), text.index("[waits]")
     text = text[:start] + duet_lines + "\n" + text[end:]
-    text = text.replace("executions = 4 ", "executions = 3 ").replace(
+    # fib(24), ~15 ms an iteration: a second of iterations, longer than the two runners' start-up skew under load
+    text = text.replace("executions = 4 ", "executions = 3 ").replace("\nfib = 20\n", "\nfib = 24\n").replace(
         'benchmarks_dir = "demo/benchmarks"', f'benchmarks_dir = "{REPO / "configs/demo/benchmarks"}"')
-    assert "barrier = false" in text and "executions = 3 " in text
+    assert "barrier = false" in text and "executions = 3 " in text and "fib = 24" in text
     path = tmp_path / "unsynchronised.toml"
     path.write_text(runs_as_invoker(text))
     return str(path)
@@ -52,8 +53,8 @@ def test_a_pair_run_without_a_barrier_is_recorded_so_and_analysed_by_overlap(tmp
     assert doc["pair"] == AB and doc["pairing"] == "overlap"
     # both runners start together, so iterations find partners; how many is up to the scheduler
     assert sorted(doc["overlap"]) == ["0", "1", "2"] and any(c["paired"] for c in doc["overlap"].values())
-    for counts in doc["overlap"].values():
-        assert counts["paired"] <= 60 and counts["a_iterations"] == counts["b_iterations"] == 60
+    for counts in doc["overlap"].values():   # an iteration may pair with two of the other side's (> 40% of each)
+        assert counts["paired"] < 120 and counts["a_iterations"] == counts["b_iterations"] == 60
     t = subprocess.run([sys.executable, "-m", "analysis.cli", "duet", str(native), "--seed", "1",
                         "--resamples", "500"], capture_output=True, text=True, cwd=str(REPO))
     assert t.returncode == 0 and "pairing            by overlap (run without a barrier" in t.stdout, t.stderr

@@ -82,3 +82,26 @@ def test_on_this_host_the_launcher_says_how_the_runner_was_placed(tmp_path):
         assert placed[0].effective_cpus == [0]
     else:
         assert placed[0].note, placed
+
+
+class _MisplacedBox:
+    """An execution cgroup whose cpuset the kernel does not honour (what cpuset.pin raises then)."""
+    kind, cgroup, closed = "cgroup", "/sys/fs/cgroup/exec", False
+
+    def place(self, cpu):
+        raise PlacementError(f"{self.cgroup}: cpuset.cpus is {cpu} but cpuset.cpus.effective is 2-3")
+
+    def close(self):
+        self.closed = True
+        return None
+
+
+def test_a_cpuset_the_kernel_does_not_honour_is_a_launch_error_and_nothing_starts(tmp_path, monkeypatch):
+    box = _MisplacedBox()
+    monkeypatch.setattr("supervisor.launch.process.open_containment", lambda parent: (box, "cgroup " + box.cgroup))
+    started = []
+    marker = tmp_path / "ran"
+    res = run_process([sys.executable, "-c", f"open({str(marker)!r}, 'w')"], {}, cwd=str(tmp_path), heap_limit=None,
+                      stack_limit=None, timeout=30, cpu=0, on_started=lambda *a: started.append(a))
+    assert res.launch_error == "cpuset placement: /sys/fs/cgroup/exec: cpuset.cpus is 0 but cpuset.cpus.effective is 2-3"
+    assert box.closed and started == [] and not marker.exists()
