@@ -2,8 +2,9 @@
 
 The two runners start together (in the AB or BA order drawn from the
 schedule's seed for this job and attempt), each pinned to its own CPU (which
-side gets which CPU drawn the same way), and
-meet at a fresh duet barrier before every iteration.  The pair completes
+side gets which CPU drawn the same way; by its execution cgroup's cpuset where
+cgroup v2 has one, and by affinity in any case), and meet at a fresh duet
+barrier before every iteration (unless [duet] barrier = false).  The pair completes
 only when both sides do; otherwise both records carry the pair's failure, and
 a side that completed keeps its measurements, marked ``partner_failed``.
 Each side waits on its own runner in a thread (run_process watches a pidfd,
