@@ -76,7 +76,18 @@ class PairSide(BaseModel):
     verified_cpus: list[NonNegativeInt] | None = Field(
         description="the runner's CPU affinity read back once it was exec'd (null: it never started); with "
                     "+taskset this is read before the wrappers ran")
-    barrier: str = Field(description="the duet barrier's POSIX shared-memory name")
+    placement_mechanism: Literal["cpuset", "affinity"] = Field(
+        default="affinity",
+        description="what kept it on its CPU: its execution cgroup's cgroup v2 cpuset (affinity set too), or "
+                    "affinity alone where cgroup v2 has no cpuset controller (records before this field: affinity)")
+    effective_cpus: list[NonNegativeInt] | None = Field(
+        default=None, description="cpuset: the cgroup's cpuset.cpus.effective, read before the runner started")
+    placement_note: str | None = Field(default=None, description="affinity: why no cpuset was used")
+    barrier: str | None = Field(description="the duet barrier's POSIX shared-memory name; null: [duet] barrier = "
+                                            "false, the sides ran unsynchronised (pair iterations by overlap)")
+    spin_us: NonNegativeInt | None = Field(
+        default=0, description="microseconds a side spins at the barrier before sleeping (COLDRUN_DUET_SPIN_US); "
+                               "null without a barrier (records before this field: 0)")
     own_outcome: Outcome = Field(description="how this side's own run ended")
     own_reason: str | None
     partner_failed: bool

@@ -57,7 +57,7 @@ def _finite_float(token: str) -> float:
 
 
 def parse_document(raw: bytes | str, *, iterations: int | None = None, startup: bool | None = None,
-                   instrument: bool = False, duet: bool = False) -> dict[str, Any]:
+                   instrument: bool = False, duet: bool = False, barrier: bool = True) -> dict[str, Any]:
     """Parse and validate one results document; raises ProtocolError.
 
     The keyword arguments are what the launched run implies (see ``validate_document``).
@@ -68,20 +68,21 @@ def parse_document(raw: bytes | str, *, iterations: int | None = None, startup: 
         doc = json.loads(raw, parse_constant=_refuse_non_finite, parse_float=_finite_float)
     except (ValueError, UnicodeDecodeError, RecursionError) as e:
         raise ProtocolError(f"results document is not valid JSON ({e}); first bytes: {raw[:80]!r}") from None
-    validate_document(doc, iterations=iterations, startup=startup, instrument=instrument, duet=duet)
+    validate_document(doc, iterations=iterations, startup=startup, instrument=instrument, duet=duet,
+                      barrier=barrier)
     return doc
 
 
 def validate_document(doc: Any, *, iterations: int | None = None, startup: bool | None = None,
-                      instrument: bool = False, duet: bool = False) -> None:
+                      instrument: bool = False, duet: bool = False, barrier: bool = True) -> None:
     """Check a parsed document; raises ProtocolError.
 
     ``iterations``: the configured count, which ``wallclock_times`` must match (None: any).
     ``startup``: True, the run is in startup-time mode and the ``startup`` object must be
     there; False, it must not be; None, either (checked when present).
     ``instrument``: instrumentation was asked for, so the ``instrumentation`` object must be there.
-    ``duet``: the runner was one side of a pair execution, so the timeline with
-    ``barrier_wait_ns`` must be there.
+    ``duet``: the runner was one side of a pair execution, so the timeline must be
+    there, with ``barrier_wait_ns`` unless the pair ran without a barrier (``barrier`` False).
     """
     if not isinstance(doc, dict):
         raise ProtocolError("results document is not a JSON object")
@@ -145,21 +146,21 @@ def validate_document(doc: Any, *, iterations: int | None = None, startup: bool 
     elif instrument:
         raise ProtocolError("instrumentation was asked for (instrument = true) but the document has none")
     _check_startup(doc, startup, times)
-    _check_timeline(doc, times, duet)
+    _check_timeline(doc, times, duet, duet and barrier)
 
 
-def _check_timeline(doc: dict[str, Any], times: list, duet: bool) -> None:
+def _check_timeline(doc: dict[str, Any], times: list, duet: bool, waits: bool) -> None:
     # Absolute start/end of each iteration on the wall clock, so an analysis can
     # see how well the two runners of a pair overlapped (PROTOCOL.md, "Optional keys").
     start_key, end_key, wait_key = TIMELINE_KEYS
     present = [k for k in TIMELINE_KEYS if k in doc]
     if not present:
         if duet:
-            raise ProtocolError(f"a pair execution's document must have {', '.join(TIMELINE_KEYS)}")
+            raise ProtocolError(f"a pair execution's document must have {', '.join(TIMELINE_KEYS[:2 + waits])}")
         return
     if start_key not in doc or end_key not in doc:
         raise ProtocolError(f"{', '.join(present)} without both {start_key} and {end_key}")
-    if duet and wait_key not in doc:
+    if waits and wait_key not in doc:
         raise ProtocolError(f"a pair execution's document must have {wait_key}")
     for key in present:
         values = doc[key]

@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+import os
+
+
+def process_cpus() -> list[int]:
+    """The CPUs this process may run on (its affinity, which a cpuset partition of others' CPUs leaves out)."""
+    return sorted(os.sched_getaffinity(0))
+
 
 def parse_cpulist(text: str) -> set[int]:
     """Parse a kernel cpu list; raises ValueError naming the bad part."""

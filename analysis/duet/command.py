@@ -7,8 +7,9 @@
 FILE holds ``{"x": [[...], ...], "y": [[...], ...]}`` (``analysis.duet.pairs``);
 RESULTS is a coldrun native export of a [duet] experiment (``analysis.duet.native``:
 x = side a, y = side b of each completed pair execution), reported per pair
-(``--json``: ``{"results", "pairs": [{"pair", "a", "b", "pexecs", "left_out", ...the
-fields below}]}``; ``--html`` writes the page of ``analysis.reports.duet_html``).
+(``--json``: ``{"results", "pairs": [{"pair", "a", "b", "pexecs", "left_out", "pairing",
+"overlap", ...the fields below}]}``, pairing "position" or, for pairs run without a barrier,
+"overlap" with ``overlap`` per execution {"paired", "a_iterations", "b_iterations"}; ``--html`` writes the page of ``analysis.reports.duet_html``).
 By default each execution is first cut to its steady state
 (``analysis.duet.steady``; sides under 30 iterations are kept whole and say
 so). ``--json`` prints one object:
@@ -99,7 +100,10 @@ def results_report(path: str, *, confidence: float = float(DEFAULT_CONFIDENCE), 
                           steady_state=steady_state)
         seed = doc["seed"]      # one seed for the whole report, drawn once when not given
         docs.append({"pair": p.pair, "a": p.a, "b": p.b, "pexecs": list(p.pexecs),
-                     "left_out": {str(k): v for k, v in p.left_out.items()}, **doc})
+                     "left_out": {str(k): v for k, v in p.left_out.items()}, "pairing": p.pairing,
+                     "overlap": None if p.overlap is None else
+                     {str(k): dict(zip(("paired", "a_iterations", "b_iterations"), v)) for k, v in p.overlap.items()},
+                     **doc})
     return {"results": str(path), "pairs": docs}
 
 
@@ -148,11 +152,21 @@ def render_results_text(doc: dict) -> str:
     """Every pair's report, each headed by its two keys (x = a, y = b)."""
     parts = []
     for p in doc["pairs"]:
-        left = (f"; left out (not completed): " + ", ".join(f"{execution_number(int(k))} {v}" for k, v in p["left_out"].items())
+        left = (f"; left out: " + ", ".join(f"{execution_number(int(k))} {v}" for k, v in p["left_out"].items())
                 if p["left_out"] else "")
         parts.append(f"pair {p['a']} / {p['b']} (x = a, y = b), pair executions {p['pexecs']}{left}\n"
-                     + render_text(p))
+                     + f"  pairing            {_pairing_text(p)}\n" + render_text(p))
     return "\n".join(parts)
+
+
+def _pairing_text(p: dict) -> str:
+    if p["overlap"] is None:
+        return "by position (the sides met at a barrier before every iteration)"
+    counts = ", ".join(f"{execution_number(int(k))} {v['paired']} of {v['a_iterations']}/{v['b_iterations']}"
+                       for k, v in p["overlap"].items())
+    mixed = "; the others by position (barrier)" if p["pairing"] != "overlap" else ""
+    return (f"by overlap (run without a barrier: iterations paired when they overlap by > 40% of both; "
+            f"paired of a/b iterations: {counts}){mixed}")
 
 
 def render_text(doc: dict) -> str:

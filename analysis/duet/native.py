@@ -1,10 +1,14 @@
 """Paired runs from a coldrun native export of a [duet] experiment.
 
 Each pair execution has two slots, sides ``a`` and ``b``, with the same
-``pair_id`` ("A/B#pexec"); its iterations met at a barrier, so ``a[i]`` and
-``b[i]`` pair by position: x = a's times, y = b's.  Only pair executions
-whose job completed are used (a failed one may keep one side's data, which
-has nothing to pair with); the count left out is reported per pair.
+``pair_id`` ("A/B#pexec").  When its iterations met at a barrier, ``a[i]`` and
+``b[i]`` pair by position: x = a's times, y = b's.  A pair execution whose
+records say it ran without one (``pair.barrier`` null: [duet] barrier = false)
+pairs by overlap instead (``overlap``: each side's iteration_start_ns /
+iteration_end_ns; a pair kept when it overlaps by > 40% of both).  Only pair
+executions whose job completed are used (a failed one may keep one side's
+data, which has nothing to pair with), and an unsynchronised one with no
+overlapping iterations; what was left out is reported per pair, as is the pairing.
 """
 
 from __future__ import annotations
@@ -13,8 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from analysis.duet.overlap import overlap_pairs
 from analysis.duet.pairs import PairedRuns, paired_runs
 from analysis.errors import AnalysisError
+
+POSITION, OVERLAP = "position", "overlap"
+NO_OVERLAP = "no iterations overlapping by > 40% (run without a barrier)"
 
 
 @dataclass(frozen=True)
@@ -26,7 +34,9 @@ class ExportedPair:
     b: str
     pexecs: tuple[int, ...]
     runs: PairedRuns
-    left_out: dict[int, str]     # pexec -> the pair execution's state, for those not completed
+    left_out: dict[int, str]     # pexec -> why it was left out: its state, when not completed
+    pairing: str = POSITION      # "position" (barrier), "overlap" (none), or "position+overlap" when mixed
+    overlap: dict[int, tuple[int, int, int]] | None = None   # pexec -> (pairs kept, a's, b's iterations)
 
 
 def exported_pairs(bundle: Any, path: str | Path) -> list[ExportedPair]:
@@ -62,11 +72,51 @@ def exported_pairs(bundle: Any, path: str | Path) -> list[ExportedPair]:
 
 def _pair(pair: str, executions: dict[int, tuple[dict, dict] | str], path: str | Path) -> ExportedPair:
     a_key, _, b_key = pair.partition("/")
-    done = {p: e for p, e in sorted(executions.items()) if not isinstance(e, str)}
     left_out = {p: e for p, e in sorted(executions.items()) if isinstance(e, str)}
-    if not done:
-        raise AnalysisError(f"{path}: pair {pair}: no completed pair execution to analyse")
-    document = {"x": [a.get("wallclock_times") for a, _ in done.values()],
-                "y": [b.get("wallclock_times") for _, b in done.values()]}
-    runs = paired_runs(document, f"{path}: pair {pair} (x = side a, y = side b; executions {list(done)})")
-    return ExportedPair(pair, a_key, b_key, tuple(done), runs, left_out)
+    xs, ys, pexecs, used, overlap = [], [], [], set(), {}
+    for pexec, sides in sorted(executions.items()):
+        if isinstance(sides, str):
+            continue
+        a, b = sides
+        x, y = a.get("wallclock_times"), b.get("wallclock_times")
+        if _synchronised(a) and _synchronised(b):
+            used.add(POSITION)
+        else:
+            used.add(OVERLAP)
+            where = f"{path}: pair execution {pair}#{pexec}"
+            try:     # A and B in overlap's errors are sides a and b
+                kept = overlap_pairs(_intervals(a, f"{where} side a"), _intervals(b, f"{where} side b"))
+            except ValueError as e:
+                raise AnalysisError(f"{where}: {e}") from None
+            overlap[pexec] = (len(kept), len(x), len(y))
+            if not kept:
+                left_out[pexec] = NO_OVERLAP
+                continue
+            x, y = [x[i] for i, _ in kept], [y[j] for _, j in kept]
+        xs.append(x)
+        ys.append(y)
+        pexecs.append(pexec)
+    if not pexecs:
+        raise AnalysisError(f"{path}: pair {pair}: no completed pair execution to analyse"
+                            + (f" ({NO_OVERLAP})" if NO_OVERLAP in left_out.values() else ""))
+    runs = paired_runs({"x": xs, "y": ys}, f"{path}: pair {pair} (x = side a, y = side b; executions {pexecs})")
+    return ExportedPair(pair, a_key, b_key, tuple(pexecs), runs, dict(sorted(left_out.items())),
+                        "+".join(sorted(used, key=(POSITION, OVERLAP).index)), overlap or None)
+
+
+def _synchronised(slot: dict) -> bool:
+    """Whether the side met its partner at a barrier (records before barrier = false always did)."""
+    pair = slot.get("pair")
+    return not (isinstance(pair, dict) and "barrier" in pair and pair["barrier"] is None)
+
+
+def _intervals(slot: dict, where: str) -> list[tuple[int, int]]:
+    """(start, end) ns of each iteration, one clock for both sides; AnalysisError when the timeline is unusable."""
+    starts, ends = slot.get("iteration_start_ns"), slot.get("iteration_end_ns")
+    times = slot.get("wallclock_times")
+    if not (isinstance(starts, list) and isinstance(ends, list) and isinstance(times, list)
+            and len(starts) == len(ends) == len(times)
+            and all(isinstance(t, int) and not isinstance(t, bool) for t in starts + ends)):
+        raise AnalysisError(f"{where}: ran without a barrier, so it is paired by overlap, which needs "
+                            f"iteration_start_ns and iteration_end_ns: integer lists as long as wallclock_times")
+    return list(zip(starts, ends))

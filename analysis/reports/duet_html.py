@@ -74,12 +74,13 @@ def duet_section(doc: dict) -> str:
               if doc["pairs"] else "<h2>Duet benchmarking</h2>"]
     for p in doc["pairs"]:
         reduction = "none (zero-width duet CI)" if p["reduction"] is None else f"{p['reduction']:.3g}&#215;"
-        left = (" Left out (not completed): " + ", ".join(f"{execution_number(int(k))} {escape(v)}" for k, v in p["left_out"].items())
+        left = (" Left out: " + ", ".join(f"{execution_number(int(k))} {escape(v)}" for k, v in p["left_out"].items())
                 + "." if p["left_out"] else "")
         blocks.append(
             f'<h3>{escape(p["a"])} / {escape(p["b"])}</h3>\n'
             f'<p>ggms {p["ggms"]:.6g}, CI [{p["ci"][0]:.6g}, {p["ci"][1]:.6g}]; reduction of the relative CI width '
-            f'(sequential / duet) {reduction}; seed {p["seed"]}.{left}</p>\n'
+            f'(sequential / duet) {reduction}; seed {p["seed"]}; iterations paired by '
+            f'{"overlap (no barrier)" if p.get("overlap") else "position (barrier)"}.{left}</p>\n'
             f'<div class="plots"><figure>{ratio_plot(p)}<figcaption>x/y per pair execution</figcaption></figure>'
             f'<figure>{ci_comparison(p)}<figcaption>the two CIs side by side</figcaption></figure></div>')
     return "\n".join(blocks) + "\n"

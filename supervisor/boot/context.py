@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from supervisor.cpulist import process_cpus
 from supervisor.experiment.model import Experiment
 from supervisor.platforms.base import Platform
 from supervisor.run_length_analysis import RunLengthAnalysis
@@ -21,4 +21,4 @@ class Boot:
     log: Any
     platform: Platform      # everything done to the machine goes through it
     run_length: RunLengthAnalysis = field(default_factory=RunLengthAnalysis)   # [stop]'s numerics (Machine's)
-    cpus: Callable[[], list[int]] = field(default=lambda: sorted(os.sched_getaffinity(0)))   # Machine's
+    cpus: Callable[[], list[int]] = field(default=process_cpus)   # Machine.cpus for this mode and policy

@@ -13,6 +13,7 @@ from supervisor.boot.context import Boot
 from supervisor.boot.crash_points import pause_point
 from supervisor.errors import ColdrunError
 from supervisor.experiment.model import VM
+from supervisor.launch.cpuset import Placement
 from supervisor.launch.process import ProcessResult, error_line, run_process
 from supervisor.launch.runner_command import Launch, env_size, runner_launch
 from supervisor.platforms.base import LaunchPrefix, Platform
@@ -137,8 +138,10 @@ def build_launch(ctx: Boot, key: str, job: JobLine) -> Launch:
 
 def run_and_judge(ctx: Boot, key: str, launch: Launch, prefix: LaunchPrefix, iterations: int,
                   record: dict[str, Any], note_started: Callable[[int, float | None, str | None], None], *,
-                  cpu: int | None = None, duet: bool = False, pause: bool = True) -> tuple[str, str | None]:
-    """Start one runner (``cpu``: pinned there; ``duet``: a pair's side, whose document has the timeline;
+                  cpu: int | None = None, duet: bool = False, barrier: bool = True, pause: bool = True,
+                  on_placed: Callable[[Placement], None] | None = None) -> tuple[str, str | None]:
+    """Start one runner (``cpu``: pinned there, ``on_placed`` hears how; ``duet``: a pair's side, whose document has the timeline
+    (and its barrier waits, when ``barrier``);
     ``pause``: the during-run crash point, which a pair takes once both its runners started),
     wait for it, fill ``record``'s launch, process and measurement fields; return (outcome flag, reason)."""
     exp, state, log = ctx.exp, ctx.state, ctx.log
@@ -155,7 +158,7 @@ def run_and_judge(ctx: Boot, key: str, launch: Launch, prefix: LaunchPrefix, ite
 
     res = run_process(argv, launch.env, cwd=str(state.home_path), heap_limit=exp.heap_limit,
                       stack_limit=exp.stack_limit, timeout=exp.execution_timeout, on_started=started,
-                      cgroup_parent=prefix.cgroup, cpu=cpu)   # inside the pinning partition, if any
+                      cgroup_parent=prefix.cgroup, cpu=cpu, on_placed=on_placed)   # inside the pinning partition, if any
     _fill_process_fields(record, res)
     if res.containment != "cgroup":
         log.info("runner contained by its process group", why=res.containment_detail)
@@ -175,16 +178,16 @@ def run_and_judge(ctx: Boot, key: str, launch: Launch, prefix: LaunchPrefix, ite
         return "E", f"runner exited with status {res.exit_code}" + (f": {said}" if said else "")
     if res.results_oversize:
         return "E", "results document larger than the limit"
-    return judge_document(res.results, exp.vms[key.split(":")[1]], iterations, record, duet=duet)
+    return judge_document(res.results, exp.vms[key.split(":")[1]], iterations, record, duet=duet, barrier=barrier)
 
 
 def judge_document(raw: bytes, vm: VM, iterations: int, record: dict[str, Any], *,
-                   duet: bool = False) -> tuple[str, str | None]:
+                   duet: bool = False, barrier: bool = True) -> tuple[str, str | None]:
     """A runner that exited 0: its document, checked against what this VM's run of ``iterations``
     implies, fills the record's measurements (completed), or its refusal is the reason (errored)."""
     try:
         doc = parse_document(raw, iterations=iterations, startup=vm.mode == "startup",
-                             instrument=vm.instrument, duet=duet)
+                             instrument=vm.instrument, duet=duet, barrier=barrier)
     except ProtocolError as e:
         return "E", str(e)
     for k in (*MEASUREMENT_KEYS, "counters"):

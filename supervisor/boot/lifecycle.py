@@ -42,7 +42,7 @@ def start(experiment_file: str, state_dir: str, *, simulate: bool, machine: Mach
     machine.require_privileges(mode)
     as_user = machine.runs_as_benchmark_user(mode)
     prep = prepare(experiment_file, random_seed=secrets.randbelow(10 ** 12), as_benchmark_user=as_user,
-                   run_length=machine.run_length, cpus=machine.cpus(), machine=machine, simulate=simulate)
+                   run_length=machine.run_length, machine=machine, simulate=simulate)
     # The runner will run as a fresh unprivileged user: refuse now rather than after the first reboot.
     refuse_problems(prep, as_benchmark_user=as_user)
     state = StateDir(state_dir)

@@ -92,7 +92,7 @@ def _boot_locked(state: StateDir, machine: Machine, stderr) -> int:
     schedule.set_boots(boot_no)
     log = log.bind(boot=boot_no)
     ctx = Boot(state, schedule, exp, log, machine.platform(schedule.mode, exp, state.path, log), machine.run_length,
-               machine.cpus)
+               lambda: machine.cpus(schedule.mode, exp.platform))
     log.info("boot", state_dir=str(state.path), mode=schedule.mode, debug=state.debug())
     pause_point("after-boot-count", boot_no)
 

@@ -2,8 +2,9 @@
 
 The two runners start together (in the AB or BA order drawn from the
 schedule's seed for this job and attempt), each pinned to its own CPU (which
-side gets which CPU drawn the same way), and
-meet at a fresh duet barrier before every iteration.  The pair completes
+side gets which CPU drawn the same way; by its execution cgroup's cpuset where
+cgroup v2 has one, and by affinity in any case), and meet at a fresh duet
+barrier before every iteration (unless [duet] barrier = false).  The pair completes
 only when both sides do; otherwise both records carry the pair's failure, and
 a side that completed keeps its measurements, marked ``partner_failed``.
 Each side waits on its own runner in a thread (run_process watches a pidfd,
@@ -15,6 +16,8 @@ from __future__ import annotations
 import os
 import signal
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -25,6 +28,9 @@ from supervisor.boot.execution import (Executed, build_launch, empty_run, record
                                        run_and_judge, warn_instrumented)
 from supervisor.errors import ColdrunError
 from supervisor.experiment.duet import SIDES, OneCpu, pair_cpus, pair_sides, side_cpus, start_order
+from supervisor.launch import cpuset
+from supervisor.launch.containment import cgroup2_mount
+from supervisor.launch.cpuset import Placement
 from supervisor.launch.duet_barrier import barrier_env, pair_barrier
 from supervisor.launch.runner_command import Launch
 from supervisor.platforms.base import LaunchPrefix, Platform
@@ -45,6 +51,7 @@ class _Side:
     reason: str | None = None
     launch: Launch | None = None
     verified_cpus: list[int] | None = None
+    placement: Placement | None = None     # None: never got as far as its cgroup
     error: BaseException | None = None
 
 
@@ -64,7 +71,7 @@ def execute_pair(ctx: Boot, platform: Platform, job: JobLine, attempt: int, befo
             s.launch = build_launch(ctx, s.key, job)
         except ColdrunError as e:
             s.reason = f"cannot launch: {e}"
-    barrier_name = ""
+    barrier_name: str | None = None
     prefix_cgroup = None
     for s in sides:
         if s.launch and not all(other.launch for other in sides):
@@ -72,9 +79,15 @@ def execute_pair(ctx: Boot, platform: Platform, job: JobLine, attempt: int, befo
     if all(s.launch for s in sides):
         prefix = platform.launch_prefix(job.key)
         prefix_cgroup = prefix.cgroup
+        mount = cgroup2_mount()
         try:
-            with pair_barrier(prefix.user) as barrier_name:
+            # Both sides' execution cgroups go under one parent: cpuset is handed on to it for the pair's run.
+            with cpuset.delegated(mount, prefix.cgroup or mount or "/") as no_cpuset, \
+                    _maybe_barrier(ctx.exp.duet.barrier, prefix.user) as barrier_name:
                 _run_sides(ctx, job, sides, order, prefix, barrier_name)
+            for s in sides:
+                if s.placement is not None and s.placement.mechanism == "affinity" and no_cpuset:
+                    s.placement = replace(s.placement, note=no_cpuset)
         except ColdrunError as e:      # no barrier: neither side could run
             for s in sides:
                 s.reason = str(e)
@@ -87,12 +100,23 @@ def execute_pair(ctx: Boot, platform: Platform, job: JobLine, attempt: int, befo
     return _judge_pair(ctx, platform, job, attempt, before, sides, order, barrier_name, prefix_cgroup)
 
 
+@contextmanager
+def _maybe_barrier(wanted: bool, owner: str | None) -> Iterator[str | None]:
+    """A fresh barrier's name for the pair's run, or None with [duet] barrier = false."""
+    if not wanted:
+        yield None
+        return
+    with pair_barrier(owner) as name:
+        yield name
+
+
 def _run_sides(ctx: Boot, job: JobLine, sides: list[_Side], order: str, prefix: LaunchPrefix,
-               barrier: str) -> None:
+               barrier: str | None) -> None:
     """Start both runners, first side first, and wait for both."""
     noted: list[dict] = []
     lock = threading.Lock()
-    env = barrier_env(barrier, ctx.exp.duet.barrier_timeout)
+    duet = ctx.exp.duet
+    env = barrier_env(barrier, duet.barrier_timeout, duet.spin_us) if barrier else {}
     ctx.state.note_runners([], barrier)     # a cut from here on leaves nothing behind (reconcile removes it)
     ctx.log.info("pair execution", key=job.key, start_order=order, barrier=barrier,
                  cpus=" ".join(f"{s.side}:{s.cpu}" for s in sides))
@@ -113,7 +137,9 @@ def _run_sides(ctx: Boot, job: JobLine, sides: list[_Side], order: str, prefix: 
         launch = Launch(s.launch.argv, {**s.launch.env, **env})
         try:
             s.outcome, s.reason = run_and_judge(ctx, s.key, launch, side_prefix(prefix, s.cpu), job.iterations,
-                                                s.run, started, cpu=s.cpu, duet=True, pause=False)
+                                                s.run, started, cpu=s.cpu, duet=True, barrier=barrier is not None,
+                                                pause=False,
+                                                on_placed=lambda p: setattr(s, "placement", p))
         except BaseException as e:     # re-raised in the boot's thread
             s.error = e
 
@@ -149,7 +175,7 @@ def side_prefix(prefix: LaunchPrefix, cpu: int) -> LaunchPrefix:
 
 
 def _judge_pair(ctx: Boot, platform: Platform, job: JobLine, attempt: int, before: dict[str, Any],
-                sides: list[_Side], order: str, barrier: str, prefix_cgroup: str | None) -> Executed:
+                sides: list[_Side], order: str, barrier: str | None, prefix_cgroup: str | None) -> Executed:
     """The pair's outcome from its sides', post-checks per side, and the two records."""
     failed = [s for s in sides if s.outcome != "C"]
     outcome = min((s.outcome for s in sides), key=_WORST_FIRST.index)
@@ -167,10 +193,13 @@ def _judge_pair(ctx: Boot, platform: Platform, job: JobLine, attempt: int, befor
         own_failed = s.outcome != "C"
         vm = ctx.exp.vms[s.key.split(":")[1]]
         flags = list(verdict.flags) + (["partner_failed"] if verdict.outcome != "C" and not own_failed else [])
+        mechanism = s.placement or Placement("affinity", note="the runner was not started")
         pair = PairSide(pair_id=f"{job.key}#{job.pexec}", side=s.side, partner_key=partner.key,
                         start_order=order, order_seed=ctx.schedule.seed, cpu=s.cpu, placement=placement,
-                        verified_cpus=s.verified_cpus, barrier=barrier, own_outcome=s.outcome, own_reason=s.reason,
-                        partner_failed=partner.outcome != "C")
+                        verified_cpus=s.verified_cpus, placement_mechanism=mechanism.mechanism,
+                        effective_cpus=mechanism.effective_cpus, placement_note=mechanism.note, barrier=barrier,
+                        spin_us=ctx.exp.duet.spin_us if barrier else None, own_outcome=s.outcome,
+                        own_reason=s.reason, partner_failed=partner.outcome != "C")
         records.append(ExecutionRecord(
             **record_header(ctx, job, attempt, s.key), mode=vm.mode, instrument=vm.instrument, flags=flags,
             platform_before=before, platform_after=post.details, rerun_requested=verdict.rerun_requested,

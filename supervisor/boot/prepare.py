@@ -8,7 +8,6 @@ Nothing here changes the machine or writes a state dir.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,7 +20,7 @@ from supervisor.boot.screening_check import level_problems
 from supervisor.launch.runner_access import unreachable_files
 from supervisor.launch.runner_command import validate_files
 from supervisor.launch.runner_probe import probe_runners
-from supervisor.platforms.factory import Machine
+from supervisor.platforms.factory import HARDWARE, SIMULATED, Machine
 from supervisor.run_length_analysis import RunLengthAnalysis
 
 
@@ -45,25 +44,26 @@ class Prepared:
 
 def prepare(experiment_file: str, *, random_seed: int | None = None,
             as_benchmark_user: bool = False, run_length: RunLengthAnalysis | None = None,
-            cpus: list[int] | None = None, machine: Machine | None = None, simulate: bool = False) -> Prepared:
+            machine: Machine | None = None, simulate: bool = False) -> Prepared:
     """Everything a start needs to know before it changes anything; ColdrunError for bad input.
 
     ``random_seed`` is used for order = "random" when the file names no seed
     (start draws one; check shows seed 0).  ``as_benchmark_user``: runners will
     run as the policy's fresh benchmark user (a real start), so probe them so.
     ``run_length``: the analysis a [stop] experiment needs between executions
-    (Machine.run_length); refused here when it cannot be imported.  ``cpus``: the CPUs
-    coldrun may use (Machine.cpus); a [duet] experiment is refused without two.  ``machine``
-    and ``simulate``: where a [screening] experiment's levels must be settable and verifiable.
+    (Machine.run_length); refused here when it cannot be imported.  ``machine`` and
+    ``simulate``: the CPUs a [duet] experiment's pairs may use (Machine.cpus; refused without
+    two), and where a [screening] experiment's levels must be settable and verifiable.
     """
     exp, text = load_experiment(experiment_file)
     if exp.stop is not None:
         missing = (run_length or RunLengthAnalysis()).unavailable()
         if missing:
             raise ColdrunError(f"{experiment_file}: stop: {missing}")
+    machine = machine or Machine()
     if exp.duet is not None:
         try:
-            pair_cpus(exp.duet, sorted(os.sched_getaffinity(0)) if cpus is None else cpus)
+            pair_cpus(exp.duet, machine.cpus(SIMULATED if simulate else HARDWARE, exp.platform))
         except OneCpu as e:
             raise ColdrunError(f"{experiment_file}: {e}")
     exp_dir = Path(experiment_file).absolute().parent
@@ -77,7 +77,7 @@ def prepare(experiment_file: str, *, random_seed: int | None = None,
     if exp.screening is not None:
         try:
             screening = plan_screening(exp, seed)
-            problems = level_problems(exp, machine or Machine(), simulate=simulate)
+            problems = level_problems(exp, machine, simulate=simulate)
         except ColdrunError as e:
             raise ColdrunError(f"{experiment_file}: {e}") from None
         if problems:

@@ -21,6 +21,10 @@ SINGLE = ""          # the side of a single (not paired) execution
 StartOrder = Literal["AB", "BA"]
 # The barrier's wait deadline (COLDRUN_DUET_TIMEOUT): a partner that never arrives fails the pair.
 DEFAULT_BARRIER_TIMEOUT = 60.0
+# COLDRUN_DUET_SPIN_US: spinning this long before the futex sleep keeps a barrier wake-up out of the timed
+# region (bench/bench_barrier.py: with 0, Ruby 8x and JS 11.5x the C clock floor; with 50 all <= 5x).
+DEFAULT_SPIN_US = 100
+MAX_SPIN_US = 1_000_000     # libkruntime's bound
 
 KeyText = Annotated[str, Field(pattern=r"^[^:/]+:[^:/]+:[^:/]+$", description="bench:vm:variant")]
 
@@ -43,6 +47,12 @@ class Duet(BaseModel):
     barrier_timeout: float = Field(default=DEFAULT_BARRIER_TIMEOUT, gt=0, le=86400,
                                    description="seconds a side waits at the barrier for its partner before the "
                                                "pair fails")
+    spin_us: int = Field(default=DEFAULT_SPIN_US, strict=True, ge=0, le=MAX_SPIN_US,
+                         description="microseconds a side spins at the barrier before it sleeps (0: sleep at "
+                                     "once; a futex wake-up then lands in the timed region)")
+    barrier: bool = Field(default=True, strict=True,
+                          description="meet before every iteration; false: the sides start together but run "
+                                      "unsynchronised, and the analysis pairs iterations that overlap by >= 40%")
 
 
 def pair_key(a: str, b: str) -> str:

@@ -5,8 +5,8 @@ creates it and the forked child moves itself in before exec, so the runner and
 everything it forks -- setsid daemons and double-fork escapees included -- stay
 inside: an unprivileged runner cannot leave (that needs write access to the
 cgroup.procs of a common ancestor).  With pinning the directory is a child of
-the `coldrun.bench` cpuset partition; it enables no controller, so the
-partition's cpuset still governs it.  At the end cgroup.kill (Linux >= 5.14; a
+the `coldrun.bench` cpuset partition, so the partition's cpuset governs it; a
+pair's side narrows it to its own CPU (``place``, launch/cpuset.py).  At the end cgroup.kill (Linux >= 5.14; a
 kill loop over cgroup.procs before that) ends them all and the directory goes.
 
 Fallback, where no cgroup v2 is writable (simulated mode without root,
@@ -33,6 +33,8 @@ import sys
 import time
 
 import psutil
+
+from supervisor.launch.cpuset import REAL, CgroupFiles, Placement, pin
 
 _PR_SET_CHILD_SUBREAPER = 36
 _KILL_WAIT = 5.0          # seconds for killed processes to go
@@ -137,6 +139,11 @@ class CgroupContainment:
     def runner_started(self, pid: int) -> None:
         """The cgroup holds the runner: nothing to note."""
 
+    def place(self, cpu: int, files: CgroupFiles = REAL) -> Placement:
+        """Before the runner is in it: its cpuset is that CPU, where the parent hands cpuset on
+        (cpuset.PlacementError when the kernel disagrees)."""
+        return pin(self.cgroup, cpu, files)
+
     def enter(self) -> None:
         """In the forked child, before exec: move this process in (it is still root here)."""
         os.write(self._procs, str(os.getpid()).encode())
@@ -221,6 +228,9 @@ class ProcessGroupContainment:
 
     def enter(self) -> None:
         """The child's own process group is set by the launcher itself."""
+
+    def place(self, cpu: int, files: CgroupFiles = REAL) -> Placement:
+        return Placement("affinity", note="no execution cgroup (process-group containment)")
 
     def kill_all(self, runner_pid: int) -> int:
         """Kill the group and the new descendants, reaping those re-parented to us; how many besides the runner."""

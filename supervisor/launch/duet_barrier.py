@@ -19,9 +19,9 @@ from supervisor.errors import ColdrunError
 SHM_DIR = "/dev/shm"     # where Linux keeps POSIX shared memory (shm_open's names)
 
 
-def barrier_env(name: str, timeout: float) -> dict[str, str]:
+def barrier_env(name: str, timeout: float, spin_us: int) -> dict[str, str]:
     """What each side's runner needs to join the barrier (libkruntime reads these)."""
-    return {"COLDRUN_DUET_BARRIER": name, "COLDRUN_DUET_TIMEOUT": f"{timeout:g}"}
+    return {"COLDRUN_DUET_BARRIER": name, "COLDRUN_DUET_TIMEOUT": f"{timeout:g}", "COLDRUN_DUET_SPIN_US": str(spin_us)}
 
 
 def remove_barrier(name: str) -> bool:

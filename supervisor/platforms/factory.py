@@ -11,8 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from supervisor.cpulist import process_cpus
 from supervisor.errors import ColdrunError
 from supervisor.experiment.model import Experiment
+from supervisor.experiment.platform_policy import PlatformPolicy
 from supervisor.platforms import detect_platform_name, make_platform
 from supervisor.platforms.base import Platform
 from supervisor.run_length_analysis import RunLengthAnalysis
@@ -39,8 +41,17 @@ class Machine:
     clock: Clock = field(default_factory=RealClock)
     # Pilot's run-length numerics for [stop] experiments, between executions (imported on first use).
     run_length: RunLengthAnalysis = field(default_factory=RunLengthAnalysis)
-    # The CPUs coldrun may run on (a pair needs two); tests hand in one to see a single-CPU machine refused.
-    cpus: Callable[[], list[int]] = field(default=lambda: sorted(os.sched_getaffinity(0)))
+    # This process's CPUs; tests hand in one to see a single-CPU machine refused.
+    affinity: Callable[[], list[int]] = field(default=process_cpus)
+
+    def cpus(self, mode: str, policy: PlatformPolicy) -> list[int]:
+        """The CPUs runners may be placed on (a pair needs two): with pinning on Linux hardware the
+        coldrun.bench partition's (the supervisor's own affinity leaves them out once it exists), else
+        this process's."""
+        if mode == HARDWARE and policy.pinning and detect_platform_name() == "linux":
+            from supervisor.platforms.linux_facts import benchmark_cpus
+            return sorted(benchmark_cpus(self.root, policy.benchmark_cpus))
+        return self.affinity()
 
     def require_privileges(self, mode: str) -> None:
         """Refuse a start this process may not make: controlling the machine needs root."""

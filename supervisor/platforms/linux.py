@@ -10,7 +10,6 @@ from supervisor.errors import PlatformError
 from supervisor.platforms import linux_facts as facts
 from supervisor.platforms.audit import VOLATILE, coldrun_version, digest_lines
 from supervisor.platforms.controls import Control, Machine, select
-from supervisor.cpulist import parse_cpulist
 from supervisor.platforms.kernel_log import DEFAULT_ALLOW, kmsg_position, kmsg_since, read_kmsg
 from supervisor.platforms.linux_controls import (BENCH_CGROUP, Aslr, CounterAccessControl, CpusetControl,
                                                  EppControl, GovernorControl, IntelPstateCheck, Overcommit,
@@ -75,10 +74,7 @@ class LinuxPlatform(UnixPlatform):
         return facts.online_cpus(self.root)
 
     def benchmark_cpus(self) -> set[int]:
-        if self.policy.benchmark_cpus:
-            return parse_cpulist(self.policy.benchmark_cpus)
-        cpus = self.cpus()
-        return set(cpus[1:]) if len(cpus) > 1 else set(cpus)
+        return facts.benchmark_cpus(self.root, self.policy.benchmark_cpus)
 
     def is_virtual(self) -> tuple[bool, str]:
         v = facts.detect_virtualisation(self.root)

@@ -20,6 +20,14 @@ def read_or_none(root: SystemRoot, path: str) -> str | None:
         return None
 
 
+def benchmark_cpus(root: SystemRoot, cpulist: str | None) -> set[int]:
+    """The pinning partition's CPUs: the policy's benchmark_cpus, else every online CPU but the first."""
+    if cpulist:
+        return parse_cpulist(cpulist)
+    cpus = online_cpus(root)
+    return set(cpus[1:]) if len(cpus) > 1 else set(cpus)
+
+
 def online_cpus(root: SystemRoot) -> list[int]:
     text = read_or_none(root, f"{CPU_DIR}/online")
     if text:

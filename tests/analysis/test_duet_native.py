@@ -54,7 +54,7 @@ def test_each_pair_of_the_export_gets_the_toy_ggms_and_failed_executions_are_lef
     assert aa_doc["ggms"] == pytest.approx(1.0, abs=1e-12) and aa_doc["ci"] == pytest.approx([1.0, 1.0])
     assert ab["seed"] == aa_doc["seed"] == 3
     page = html.read_text()
-    assert page.count("<svg") == 4 and f"{A} / {B}" in page and "Left out (not completed): #4 errored" in page  # pexec 3, numbered from #1 as reports do
+    assert page.count("<svg") == 4 and f"{A} / {B}" in page and "Left out: #4 errored" in page  # pexec 3, numbered from #1 as reports do
 
 
 def test_text_report_names_each_pair_a_over_b(tmp_path, capsys):
@@ -97,3 +97,46 @@ def test_other_commands_see_each_side_as_an_execution_of_its_key(tmp_path):
     assert results["pexec_flags"] == {A: ["C", "C", "C", "C", "C", "E", "E"], B: ["C", "C", "C"]}
     assert results["wallclock_times"][B] == TOY["y"]
     assert results["wallclock_times"][A][:3] == TOY["x"] and results["wallclock_times"][A][5] == []
+
+
+def _unsynchronised(pair: str, pexec: int, side: str, key: str, starts: list[int], ends: list[int]) -> dict:
+    slot = _slot(pair, pexec, side, key, [(e - s) / 1e9 for s, e in zip(starts, ends)])
+    return dict(slot, pair={"barrier": None, "spin_us": None}, iteration_start_ns=starts, iteration_end_ns=ends)
+
+
+# a: three 10 ns iterations; b, started 2 ns later, has a 2 ns one in between: by position the sides do not
+# even have the same length; by overlap a[0]/b[0], a[1]/b[2], a[2]/b[3] (8, 6 and 8 ns, > 40% of both)
+A_SPAN = ([0, 10, 20], [10, 20, 30])
+B_SPAN = ([2, 12, 14, 22], [12, 14, 22, 32])
+
+
+def test_a_pair_run_without_a_barrier_is_paired_by_overlap_and_the_report_says_so(tmp_path, capsys):
+    pair = f"{A}/{B}"
+    executions = []
+    for pexec in range(3):
+        executions += [_unsynchronised(pair, pexec, "a", A, *A_SPAN), _unsynchronised(pair, pexec, "b", B, *B_SPAN)]
+    path = _write(tmp_path, {"format": "coldrun-native", "format_version": 1, "executions": executions, "jobs": []})
+    assert main(["duet", path, "--json", "--no-steady-state", "--seed", "1", "--resamples", "200"]) == 0
+    doc = json.loads(capsys.readouterr().out)["pairs"][0]
+    assert doc["pairing"] == "overlap" and doc["iterations"] == [3, 3, 3]
+    assert doc["overlap"]["0"] == {"paired": 3, "a_iterations": 3, "b_iterations": 4}
+    assert doc["ggms"] == pytest.approx((10 / 8) ** (1 / 3), rel=1e-12)       # ratios 10/10, 10/8, 10/10
+    assert main(["duet", path, "--no-steady-state", "--seed", "1", "--resamples", "200"]) == 0
+    text = capsys.readouterr().out
+    assert "pairing            by overlap (run without a barrier" in text and "#1 3 of 3/4" in text
+
+
+def test_an_unsynchronised_pair_execution_without_overlap_is_left_out_and_a_missing_timeline_is_one_line(tmp_path, capsys):
+    pair = f"{A}/{B}"
+    far = ([100, 110, 120], [110, 120, 130])
+    executions = []
+    for pexec, b_span in enumerate((B_SPAN, B_SPAN, far)):
+        executions += [_unsynchronised(pair, pexec, "a", A, *A_SPAN), _unsynchronised(pair, pexec, "b", B, *b_span)]
+    doc = {"format": "coldrun-native", "format_version": 1, "executions": executions, "jobs": []}
+    assert main(["duet", _write(tmp_path, doc), "--json", "--no-steady-state", "--seed", "1", "--resamples", "200"]) == 0
+    out = json.loads(capsys.readouterr().out)["pairs"][0]
+    assert out["pexecs"] == [0, 1] and out["left_out"] == {"2": "no iterations overlapping by > 40% (run without a barrier)"}
+    del executions[1]["iteration_end_ns"]
+    assert main(["duet", _write(tmp_path, doc, "bad.json"), "--json"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"pair execution {pair}#0 side b: ran without a barrier" in err and "iteration_end_ns" in err

@@ -167,3 +167,9 @@ def test_pair_execution_needs_the_timeline_with_barrier_waits():
         parse_document(_doc(), duet=True)
     with pytest.raises(ProtocolError, match="must have barrier_wait_ns"):
         parse_document(_doc(**TIMELINE), duet=True)
+
+
+def test_a_pair_run_without_a_barrier_needs_the_timeline_but_no_barrier_waits():
+    assert "barrier_wait_ns" not in parse_document(_doc(**TIMELINE), duet=True, barrier=False)
+    with pytest.raises(ProtocolError, match="must have iteration_start_ns, iteration_end_ns$"):
+        parse_document(_doc(), duet=True, barrier=False)

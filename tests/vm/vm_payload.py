@@ -86,13 +86,14 @@ def experiment_dir(dest: Path, executions: int, stop: str | None = None, experim
 
 def build_payload(work: Path, *, mode: str, executions: int = 2, stop: str | None = None,
                   hold: str | None = None, experiment: str = "exp.toml", hostname: str | None = None,
-                  ssh_key: Path | None = None) -> Path:
+                  ssh_key: Path | None = None, simulate: bool = False) -> Path:
     """Make ``work``/payload-<mode>.ext4 and return its path.
 
     "prepare": the wheels (coldrun from the working tree, its dependencies);
     "experiment": the experiment (``stop``: a [stop] table instead of the
     count) and its benchmarks, and ``hold``: where the boot service's coldrun
-    waits for a power cut; "lab": the guest's ``hostname`` and the public
+    waits for a power cut, and ``simulate``: the guest runs it in one boot with
+    --simulate-reboots; "lab": the guest's ``hostname`` and the public
     ``ssh_key`` root accepts (test_lab.py: Ansible installs the rest).
     All carry boot.sh.
     """
@@ -109,6 +110,8 @@ def build_payload(work: Path, *, mode: str, executions: int = 2, stop: str | Non
         (pdir / "state_dir").write_text(STATE_DIR + "\n")
         if hold:   # COLDRUN_TEST_HOLD_AT for the boot service (supervisor/boot/crash_points.py)
             (pdir / "hold").write_text(hold + "\n")
+        if simulate:
+            (pdir / "simulate").write_text("1\n")
     elif mode == "lab":
         assert hostname and ssh_key
         (pdir / "hostname").write_text(hostname + "\n")

@@ -16,7 +16,8 @@ def test_the_barrier_exists_only_while_the_pair_runs_and_is_private():
         path = os.path.join(SHM_DIR, name.lstrip("/"))
         st = os.stat(path)
         assert stat.S_IMODE(st.st_mode) == 0o600 and st.st_uid == os.geteuid()
-        assert barrier_env(name, 1.5) == {"COLDRUN_DUET_BARRIER": name, "COLDRUN_DUET_TIMEOUT": "1.5"}
+        assert barrier_env(name, 1.5, 100) == {"COLDRUN_DUET_BARRIER": name, "COLDRUN_DUET_TIMEOUT": "1.5",
+                                               "COLDRUN_DUET_SPIN_US": "100"}
     assert not os.path.exists(path)
     assert remove_barrier(name)          # gone already: removing again is no error
 

@@ -47,6 +47,12 @@ def test_each_pair_execution_is_one_job_with_a_record_per_side_pinned_and_ordere
         assert rec.pair.order_seed == sched.seed and rec.pair.start_order in ("AB", "BA")
         assert rec.pair.pair_id == f"{job.key}#{job.pexec}" and not rec.pair.partner_failed
         assert len(rec.wallclock_times) == len(rec.iteration_start_ns) == len(rec.barrier_wait_ns) == 5
+        assert rec.pair.spin_us == 100 and rec.pair.barrier.startswith("/coldrun-duet-")
+        assert rec.environment["COLDRUN_DUET_SPIN_US"] == "100"
+        # this host's cgroup v2 (if any) has no cpuset: affinity alone, and the record says why
+        assert (rec.pair.placement_mechanism, rec.pair.effective_cpus) in (("affinity", None),
+                                                                           ("cpuset", [rec.pair.cpu]))
+        assert rec.pair.placement_mechanism == "cpuset" or rec.pair.placement_note
     # both sides of a pair execution share its start order and ran at the same time
     for i in range(4):
         a, b = records[(i, "a")], records[(i, "b")]
@@ -118,3 +124,16 @@ def test_sides_run_their_own_benchmarks_param(tmp_path):
     recs = {side: read_record(p) for side, p in list_attempts(state)[(0, 1)].items()}
     assert (recs["a"].param, recs["b"].param) == (1, 2)
     assert recs["b"].argv[-2:] == ["2", "0"]      # the runner got b2's param
+
+
+def test_a_pair_without_a_barrier_runs_both_sides_at_once_with_their_timelines_and_no_barrier(tmp_path):
+    rc, sched, records, state = _run(tmp_path, [("ok", "slow")], executions=1, iterations=8,
+                                     duet_extra="barrier = false\nspin_us = 7")
+    assert rc == 0 and [j.state for j in sched.jobs] == ["C"]
+    a, b = records[(0, "a")], records[(0, "b")]
+    for rec in (a, b):
+        assert rec.pair.barrier is None and rec.pair.spin_us is None
+        assert len(rec.iteration_start_ns) == len(rec.iteration_end_ns) == 8
+        assert "COLDRUN_DUET_BARRIER" not in rec.environment and "COLDRUN_DUET_SPIN_US" not in rec.environment
+        assert rec.barrier_wait_ns is None
+    # (whether such short runs overlap is up to the scheduler: tests/integration/test_pair_unsynchronised.py)

@@ -13,9 +13,12 @@ from pair_experiments import pair_experiment
 from supervisor.boot.lifecycle import start
 from supervisor.boot.prepare import prepare
 from supervisor.errors import ColdrunError
+from supervisor.system import SystemRoot
 from supervisor.experiment.duet import Duet, OneCpu, pair_cpus, pair_sides, side_cpus, start_order
 from supervisor.experiment.model import load_experiment
 from supervisor.experiment.plan import expand
+from supervisor.experiment.platform_policy import PlatformPolicy
+from supervisor.platforms.factory import HARDWARE, SIMULATED, Machine
 
 
 def _refusal(path) -> str:
@@ -55,6 +58,18 @@ def test_duet_with_a_run_length_target_is_refused(tmp_path):
     assert "[duet] runs a fixed number of pair executions" in _refusal(path)
 
 
+def test_spin_and_barrier_default_to_a_spinning_barrier_and_bad_values_are_one_line(tmp_path):
+    exp, _ = load_experiment(pair_experiment(tmp_path, [("ok", "ok")]))
+    assert (exp.duet.spin_us, exp.duet.barrier) == (100, True)
+    for bad, says in (("spin_us = -1", "greater than or equal to 0"), ("spin_us = 1000001", "less than or equal to 1000000"),
+                      ("spin_us = 2.5", "must be an integer"), ('barrier = "no"', "duet.barrier")):
+        path = pair_experiment(tmp_path / bad.split()[0] / str(len(says)), [("ok", "ok")], duet_extra=bad)
+        msg = _refusal(path)
+        assert msg.count("\n") == 0 and msg.startswith(f"{path}: duet.") and says in msg, msg
+    exp, _ = load_experiment(pair_experiment(tmp_path / "off", [("ok", "ok")], duet_extra="barrier = false\nspin_us = 0"))
+    assert (exp.duet.spin_us, exp.duet.barrier) == (0, False)
+
+
 def test_start_order_is_seeded_per_job_and_attempt_and_takes_both_orders():
     orders = [start_order(42, i, 1) for i in range(40)]
     assert orders == [start_order(42, i, 1) for i in range(40)]
@@ -78,15 +93,29 @@ def test_pair_cpus_need_two_distinct_usable_cpus():
 def test_single_cpu_machine_is_refused_before_anything_is_created(tmp_path):
     exp = pair_experiment(tmp_path, [("ok", "ok")])
     with pytest.raises(ColdrunError) as e:
-        prepare(str(exp), cpus=[0])
+        prepare(str(exp), machine=Machine(affinity=lambda: [0]), simulate=True)
     assert str(e.value) == (f"{exp}: duet: this machine gives coldrun 1 CPU (0); a pair runs its two sides at "
                             f"once, one per CPU, so it needs at least 2")
     machine = FakeMachine(ScriptedPlatform())
-    machine.cpus = lambda: [0]
+    machine.affinity = lambda: [0]
     state = tmp_path / "state"
     with pytest.raises(ColdrunError, match="needs at least 2"):
         start(str(exp), str(state), simulate=True, stderr=io.StringIO(), machine=machine)
     assert not os.path.exists(state)
+
+
+def test_pair_cpus_default_to_the_pinning_partitions_on_hardware_and_to_the_supervisors_otherwise(tmp_path):
+    root = tmp_path / "root"
+    (root / "sys/devices/system/cpu").mkdir(parents=True)
+    (root / "sys/devices/system/cpu/online").write_text("0-3\n")
+    machine = Machine(root=SystemRoot(str(root)), affinity=lambda: [0, 1])
+    # the partition takes its CPUs from every other cgroup, the supervisor's included: not its affinity
+    assert machine.cpus(HARDWARE, PlatformPolicy(pinning=True)) == [1, 2, 3]
+    assert machine.cpus(HARDWARE, PlatformPolicy(pinning=True, benchmark_cpus="2,3")) == [2, 3]
+    assert machine.cpus(HARDWARE, PlatformPolicy(pinning=False)) == [0, 1]
+    assert machine.cpus(SIMULATED, PlatformPolicy(pinning=True)) == [0, 1]
+    duet = Duet(pairs=[{"a": "x:y:z", "b": "x:y:z"}])
+    assert pair_cpus(duet, machine.cpus(HARDWARE, PlatformPolicy(pinning=True, benchmark_cpus="2,3"))) == (2, 3)
 
 
 def test_a_side_in_a_pinning_partition_gets_taskset_after_the_wrappers_that_move_it():

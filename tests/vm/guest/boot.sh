@@ -6,7 +6,8 @@
 # mode "prepare": install coldrun as the README says (venv + pip install of
 #   the wheel), compile the C benchmark, report the system, power off.
 # mode "experiment": on the first boot `coldrun start`; on later boots watch
-#   the experiment with `coldrun status` and power off when it is finished.
+#   the experiment with `coldrun status` and power off when it is finished
+#   (with a "simulate" file: `coldrun start --simulate-reboots`, then power off).
 # mode "lab": name the guest, accept the test's key, start sshd (every boot).
 P=/mnt/payload
 M=/var/lib/coldrun-vmtest
@@ -75,6 +76,14 @@ if [ ! -e "$M/started" ]; then
     touch "$M/started"
     sync
     say "START perf_event_max_sample_rate=$(cat /proc/sys/kernel/perf_event_max_sample_rate)"
+    if [ -e "$P/simulate" ]; then
+        # Test-only: the whole experiment in this boot (--simulate-reboots), then power off.
+        "$COLDRUN" start "$EXP/exp.toml" --state-dir "$STATE_DIR" --simulate-reboots > "$M/start.out" 2>&1
+        say "FINISHED simulated rc=$? $(tail -c 400 "$M/start.out" | tr '\n' ' ')"
+        sync
+        systemctl poweroff
+        exit 0
+    fi
     "$COLDRUN" start "$EXP/exp.toml" --state-dir "$STATE_DIR" > "$M/start.out" 2>&1
     rc=$?
     say "START-EXIT rc=$rc $(tail -c 400 "$M/start.out" | tr '\n' ' ')"
