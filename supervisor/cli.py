@@ -56,7 +56,11 @@ def _cmd_check(args: argparse.Namespace) -> int:
     else:
         print(f"order: {exp.order}{seed_text}; run length: {target_text(exp.stop)}")
     if exp.duet is not None:    # a pair's key is a/b: one pair execution per job, both sides at once
-        print(f"duet: {len(exp.duet.pairs)} pairs (a/b), each pair execution runs both sides at once, one per CPU")
+        d, cpus = exp.duet, prep.pair_cpus
+        sync = (f"a barrier before every iteration (spin {d.spin_us} us, timeout {d.barrier_timeout:g} s)"
+                if d.barrier else "no barrier (iterations paired by overlap)")
+        print(f"duet: {len(d.pairs)} pairs (a/b), each pair execution runs both sides at once on CPUs "
+              f"{cpus[0]} and {cpus[1]} (as on hardware; which side gets which is drawn per execution), {sync}")
     run_keys = {j.key for j in jobs if not j.skipped}
     print(f"keys ({len({j.key for j in jobs})}, {len(run_keys)} run):")
     for key in dict.fromkeys(j.key for j in jobs):

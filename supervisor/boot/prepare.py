@@ -36,6 +36,7 @@ class Prepared:
     unreachable: list[str]    # benchmark_user policy only: files a fresh user cannot reach, one line each
     runner_problems: list[str]  # runners that cannot start, one line each
     screening: ScreeningPlan | None = None   # [screening]: the design and each job's treatment
+    pair_cpus: tuple[int, int] | None = None  # [duet]: the two CPUs the sides run on
 
     @property
     def n_run(self) -> int:
@@ -61,9 +62,10 @@ def prepare(experiment_file: str, *, random_seed: int | None = None,
         if missing:
             raise ColdrunError(f"{experiment_file}: stop: {missing}")
     machine = machine or Machine()
+    cpus = None
     if exp.duet is not None:
         try:
-            pair_cpus(exp.duet, machine.cpus(SIMULATED if simulate else HARDWARE, exp.platform))
+            cpus = pair_cpus(exp.duet, machine.cpus(SIMULATED if simulate else HARDWARE, exp.platform))
         except OneCpu as e:
             raise ColdrunError(f"{experiment_file}: {e}")
     exp_dir = Path(experiment_file).absolute().parent
@@ -90,7 +92,7 @@ def prepare(experiment_file: str, *, random_seed: int | None = None,
     runner_problems = probe_runners(exp, exp_dir, experiment_file, run_keys,
                                     as_benchmark_user=as_benchmark_user and exp.platform.benchmark_user)
     return Prepared(experiment_file, exp, text, exp_dir, seed, jobs, run_keys, unreachable, runner_problems,
-                    screening)
+                    screening, cpus)
 
 
 def refuse_problems(prep: Prepared, *, as_benchmark_user: bool) -> None:

@@ -24,6 +24,9 @@ def test_duet_demo_runs_its_pairs_and_analyses_them(tmp_path):
     r = coldrun("check", "configs/duet.toml")
     assert r.returncode == 0, r.stderr
     assert "8 jobs" in r.stdout and "duet: 2 pairs (a/b)" in r.stdout
+    cpus = sorted(os.sched_getaffinity(0))[:2]   # the demo names no cpus: the first two coldrun may use
+    assert f"on CPUs {cpus[0]} and {cpus[1]}" in r.stdout
+    assert "a barrier before every iteration (spin 100 us, timeout 60 s)" in r.stdout
     assert f"  {AB} 4 x 60 iterations" in r.stdout     # a pair key is run, not "skipped"
     state = tmp_path / "state"
     r = coldrun("start", config_as_invoker(tmp_path, "duet.toml"), "--simulate-reboots", "--state-dir", str(state), timeout=300)
