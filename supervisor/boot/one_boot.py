@@ -81,7 +81,7 @@ def _boot_locked(state: StateDir, machine: Machine, stderr) -> int:
     exp, _ = state.experiment(schedule)
     if schedule.status == "finished":
         log.info("experiment already finished; nothing to do")
-        return exit_code(schedule)
+        return exit_code(schedule, state.path)
     if schedule.status == "aborted":
         raise ColdrunError(f"{state.path}: experiment was aborted; start a new one")
     if schedule.status == "stopped":

@@ -80,7 +80,8 @@ def report_exit_code(report: StatusReport) -> int:
     """status's exit code: the experiment's standing (state/outcome.py), or 4 when records were altered."""
     if report.altered:
         return EXIT_ALTERED
-    return standing_code(report.status, sum(getattr(report.counts, k) for k in FAILED_STATES))
+    missed = [k for k in report.run_length.keys if k.done and not k.converged] if report.run_length else []
+    return standing_code(report.status, sum(getattr(report.counts, k) for k in FAILED_STATES), len(missed))
 
 
 def _read_records(state_path: Path, schedule: Schedule) -> tuple[dict[str, list[float]], LastError | None,

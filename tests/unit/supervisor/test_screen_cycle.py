@@ -211,3 +211,17 @@ def test_slots_not_run_yet_carry_their_planned_levels_in_the_export(tmp_path):
     assert [s["state"] for s in slots] == ["outstanding", "outstanding"]
     assert sorted(s["screening"]["levels"]["mode"] for s in slots) == ["x", "y"]
     assert {s["screening"]["treatment"] for s in slots} == {0, 1}
+
+
+def test_start_builds_the_design_once(tmp_path, monkeypatch):
+    """prepare's plan is the one source: the state dir's free-space check counts its jobs, not a second design."""
+    from cycle_helpers import start_quiet
+    from supervisor.experiment import screening_plan
+    built = []
+    real = screening_plan.build_design
+    monkeypatch.setattr(screening_plan, "build_design", lambda sc: built.append(sc) or real(sc))
+    exp = experiment(tmp_path, {"b": "ok"}, executions=2, extra='seed = 9\n[screening]\n[screening.factors.mode]\n'
+                                                                 'kind = "env"\nvariable = "MODE"\nlevels = ["x", "y"]\n')
+    assert start_quiet(exp, tmp_path / "s") == 0
+    assert len(built) == 1
+    assert len(Schedule.load(tmp_path / "s" / "schedule").jobs) == 4
