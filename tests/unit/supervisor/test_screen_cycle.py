@@ -251,3 +251,28 @@ def test_start_builds_the_design_once(tmp_path, monkeypatch):
     assert start_quiet(exp, tmp_path / "s") == 0
     assert len(built) == 1
     assert len(Schedule.load(tmp_path / "s" / "schedule").jobs) == 4
+
+
+def test_status_counts_treatments_per_batch_and_the_switches_left(tmp_path, needs_root):
+    from supervisor.state.status import status_report
+    from supervisor.state.status_text import status_json, status_text
+    exp = experiment(tmp_path, {"b": "ok"}, extra='seed = 5\n' + SCREENING)
+    machine = LevelMachine(machine_root(tmp_path))
+    state = tmp_path / "s"
+    kw = dict(machine=machine, stderr=io.StringIO())
+    assert start(str(exp), str(state), simulate=False, **kw) == 0
+    while len(list((state / "executions").iterdir())) < 2:      # two executions of the first batch
+        boot(state, **kw)
+    report = status_report(str(state))
+    sc = report.screening
+    assert sc is not None and sc.design == "full factorial"
+    first, second = sc.batches
+    assert (first.treatments, first.treatments_done, first.runs, first.runs_done) == (4, 2, 4, 2)
+    assert (second.treatments, second.treatments_done, second.runs, second.runs_done) == (4, 0, 4, 0)
+    assert {first.levels["os"], second.levels["os"]} == {"a", "b"} and not first.boot_check
+    assert sc.switches_left == 1          # into the second batch's os level
+    text = status_text(report)
+    assert (f"screening (full factorial): batch {first.batch} (os={first.levels['os']}): 2/4 treatments done "
+            f"(2/4 runs); batch {second.batch} (os={second.levels['os']}): 0/4 treatments done (0/4 runs)") in text
+    assert "for the 6 jobs now known and 1 level switch(es)" in text
+    assert json.loads(status_json(report))["screening"]["batches"][1]["runs"] == 4
