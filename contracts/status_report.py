@@ -96,7 +96,8 @@ class BatchProgress(_Strict):
 
     batch: NonNegativeInt
     boot_check: bool = Field(description="the boot check's batch (one execution per boot, per level)")
-    levels: dict[str, str] = Field(description="the batch's levels of the factors that need a reboot")
+    levels: dict[str, str] = Field(description="the batch's levels of the factors that need a reboot (empty for "
+                                               "the boot check, which varies them)")
     treatments: NonNegativeInt = Field(description="treatments planned in the batch")
     treatments_done: NonNegativeInt = Field(description="treatments whose every run in the batch has ended")
     runs: NonNegativeInt = Field(description="jobs of the batch: treatments x replicates x benchmarks")

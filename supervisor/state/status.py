@@ -133,19 +133,21 @@ def _pairs(schedule: Schedule, kept_sides: Counter[str]) -> list[PairProgress]:
 def _screening(state_path: Path, schedule: Schedule) -> ScreeningProgress:
     """Each batch's treatments and runs ended so far, and the level switches the rest of the order needs."""
     plan = load_plan(state_path)
+    if len(plan.runs) != len(schedule.jobs):
+        raise ColdrunError(f"{state_path / layout.SCREENING}: plans {len(plan.runs)} jobs but the schedule holds "
+                           f"{len(schedule.jobs)}; the state dir was altered: restore it from a backup", 4)
     ended = [job.state not in (OUTSTANDING, RUNNING) for job in schedule.jobs]
     batches: dict[int, dict[int, list[bool]]] = {}       # batch -> treatment -> its runs' ended flags
-    for i, run in enumerate(plan.runs):
-        batches.setdefault(run.batch, {}).setdefault(run.treatment, []).append(i < len(ended) and ended[i])
-    first = {}
-    for run in plan.runs:
-        first.setdefault(run.batch, run)
-    remaining = [i for i, done in enumerate(ended) if not done and i < len(plan.runs)]
-    last = max((i for i, done in enumerate(ended) if done and i < len(plan.runs)), default=None)
+    levels: dict[int, dict[str, str]] = {}               # batch -> its levels of the reboot factors
+    for run, done in zip(plan.runs, ended):
+        batches.setdefault(run.batch, {}).setdefault(run.treatment, []).append(done)
+        levels.setdefault(run.batch, {f: run.levels[f] for f in plan.reboot_factors})
+    remaining = [i for i, done in enumerate(ended) if not done]
+    last = max((i for i, done in enumerate(ended) if done), default=None)
     return ScreeningProgress(
         design=plan.design, switches_left=plan.switches_ahead(remaining, last),
         batches=[BatchProgress(batch=b, boot_check=b == plan.boot_check_batch,
-                               levels={f: first[b].levels[f] for f in plan.reboot_factors},
+                               levels={} if b == plan.boot_check_batch else levels[b],   # the check varies them
                                treatments=len(ts), treatments_done=sum(all(flags) for flags in ts.values()),
                                runs=sum(len(flags) for flags in ts.values()),
                                runs_done=sum(sum(flags) for flags in ts.values()))
