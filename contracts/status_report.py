@@ -91,6 +91,28 @@ class PairProgress(_Strict):
                                                    "their records keep the data, marked partner_failed")
 
 
+class BatchProgress(_Strict):
+    """One batch of a [screening] plan (treatments sharing the levels that need a reboot; or the boot check)."""
+
+    batch: NonNegativeInt
+    boot_check: bool = Field(description="the boot check's batch (one execution per boot, per level)")
+    levels: dict[str, str] = Field(description="the batch's levels of the factors that need a reboot (empty for "
+                                               "the boot check, which varies them)")
+    treatments: NonNegativeInt = Field(description="treatments planned in the batch")
+    treatments_done: NonNegativeInt = Field(description="treatments whose every run in the batch has ended")
+    runs: NonNegativeInt = Field(description="jobs of the batch: treatments x replicates x benchmarks")
+    runs_done: NonNegativeInt = Field(description="of those, ended (completed, errored, timed out or crashed)")
+
+
+class ScreeningProgress(_Strict):
+    """A [screening] experiment's plan so far, per batch."""
+
+    design: str
+    batches: list[BatchProgress] = Field(description="in the order they run")
+    switches_left: NonNegativeInt = Field(description="reboot-level switches the remaining order still needs, "
+                                                      "each a boot that runs no job (counted in eta_seconds)")
+
+
 class StatusReport(_Strict):
     """Everything `coldrun status` says about a state dir."""
 
@@ -107,14 +129,17 @@ class StatusReport(_Strict):
     more_expected: NonNegativeInt = Field(description="executions [stop] targets expect beyond the schedule's "
                                                       "jobs (0 without [stop] or when not running)")
     boots: NonNegativeInt
-    eta_seconds: float | None = Field(description="while running: seconds of work left, reboots not included; "
-                                                  "null when unknown or not running")
+    eta_seconds: float | None = Field(description="while running: seconds of work left (each remaining job's "
+                                                  "run and waits, and the waits of [screening]'s level "
+                                                  "switches), reboots not included; null when unknown or not "
+                                                  "running")
     supervisor_pid: int | None = Field(description="pid in the lock file while running and alive (may be stale)")
     last_error: LastError | None
     stop_reason: str | None = Field(description="why the experiment stopped (status stopped only)")
     altered: list[str] = Field(description="one line per way the records were altered (exit status 4)")
     run_length: RunLength | None = Field(description="[stop] experiments only")
     pairs: list[PairProgress] | None = Field(default=None, description="[duet] experiments only: per pair")
+    screening: ScreeningProgress | None = Field(default=None, description="[screening] experiments only")
 
 
 def schema_text() -> str:

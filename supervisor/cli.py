@@ -24,10 +24,12 @@ from supervisor.state.status_text import status_json, status_text
 
 STATUS_EXIT_CODES = """exit status: 0 finished, every execution completed; 3 stopped on a fatal check; \
 6 finished with errored, timed-out or crashed executions; 7 aborted; 8 still running; \
+9 finished, every execution completed, but some [stop] keys stopped at max_executions short of their target; \
 2 not a state dir (or bad input), 4 corrupt schedule or altered records (--json: the same codes; \
 nothing on stdout when the command itself fails)"""
 RUN_EXIT_CODES = """exit status when the experiment ends in this process: 0 every execution completed; \
-6 some errored, timed out or crashed; 3 stopped on a fatal check (the reason is printed); \
+6 some errored, timed out or crashed; 9 all completed, but some [stop] keys did not reach their target; \
+3 stopped on a fatal check (the reason is printed); \
 2 bad input; 5 another supervisor holds the state dir"""
 
 

@@ -46,7 +46,7 @@ def start(experiment_file: str, state_dir: str, *, simulate: bool, machine: Mach
     # The runner will run as a fresh unprivileged user: refuse now rather than after the first reboot.
     refuse_problems(prep, as_benchmark_user=as_user)
     state = StateDir(state_dir)
-    state.prepare_new(Path(experiment_file))
+    state.prepare_new(prep.exp, prep.jobs)
     lock_fd = state.lock()
     try:
         return _start_locked(prep, state, mode, machine, stderr, debug)
@@ -115,7 +115,8 @@ def _wind_down(ctx: Boot, subject: str, body: str, *, ended: bool = True) -> Non
 
 
 def finish(ctx: Boot) -> int:
-    """Nothing outstanding: wind down; exit non-zero when executions failed (state/outcome.py)."""
+    """Nothing outstanding: wind down; exit non-zero when executions failed or [stop] keys missed their
+    target (state/outcome.py)."""
     missed = unconverged(load_decisions(ctx.state.path))
     line = summary_line(ctx.schedule) + (f"; {len(missed)} key(s) stopped at max_executions without reaching "
                                          f"the run-length target ({', '.join(missed)})" if missed else "")
@@ -125,7 +126,7 @@ def finish(ctx: Boot) -> int:
     ctx.log.info("experiment finished", summary=line)
     if failures(ctx.schedule):
         ctx.log.warning("some process executions errored, timed out or crashed; coldrun status lists them")
-    return exit_code(ctx.schedule)
+    return exit_code(ctx.schedule, ctx.state.path)
 
 
 def stop(ctx: Boot, reason: str) -> int:

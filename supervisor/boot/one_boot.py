@@ -81,7 +81,7 @@ def _boot_locked(state: StateDir, machine: Machine, stderr) -> int:
     exp, _ = state.experiment(schedule)
     if schedule.status == "finished":
         log.info("experiment already finished; nothing to do")
-        return exit_code(schedule)
+        return exit_code(schedule, state.path)
     if schedule.status == "aborted":
         raise ColdrunError(f"{state.path}: experiment was aborted; start a new one")
     if schedule.status == "stopped":
@@ -177,11 +177,16 @@ def run_one(ctx: Boot, job: JobLine, levels: JobLevels | None = None) -> int | N
 
     ``levels``: a screening job's levels; one not in force fails the execution, and the record
     gets the levels read back."""
-    exp, schedule, log, state, platform = ctx.exp, ctx.schedule, ctx.log, ctx.state, ctx.platform
+    exp, schedule, log, state = ctx.exp, ctx.schedule, ctx.log, ctx.state
     try:
-        for report in platform.apply_and_verify():
+        # A screening job applies once too, reading its control levels back from the same pass.
+        reports = levels.apply_and_verify() if levels is not None else ctx.platform.apply_and_verify()
+        for report in reports:
             if not report.get("ok", True):
                 log.warning("platform control not as wanted", **{k: str(v) for k, v in report.items()})
+        if levels is not None:
+            ctx = levels.ctx      # without the control levels when they were refused
+        platform = ctx.platform
         platform.wait_until_ready(schedule.baselines)
     except PlatformError as e:
         return stop(ctx, f"platform check failed: {e}")

@@ -6,11 +6,14 @@ Before the launch (``levels_for_job``):
   is not in force, the factor's ``switch`` command runs once for this attempt
   and the machine reboots without claiming the job (state/screening.py keeps
   the marker); still not in force after that boot: the execution fails;
-- platform-control factors are applied through the platform's own controls
-  (undo log first) with the job's levels, and read back from its reports; a
-  level that cannot be set fails the execution, and the rest of [platform]
-  is applied as usual;
 - env and argument factors go into the VM's environment and arguments.
+
+At step 4 of the boot (``JobLevels.apply_and_verify``, in place of the
+platform's own), platform-control factors are applied through the platform's
+own controls (undo log first) with the job's levels, and read back from the
+reports of that same pass: one apply per boot.  A level that does not read
+back fails the execution; one that cannot be set at all (the pass stopped
+there) fails it too, and the rest of [platform] is then applied as usual.
 
 After the runner (``with_levels``), the benchmark-side levels are read back
 from what was launched (key, argv, environment); the record gets
@@ -44,9 +47,14 @@ NOT_IN_FORCE = "not in force: "
 class JobLevels:
     ctx: Boot                       # the boot with this job's experiment (env, args) and platform (controls)
     run: Run
+    machine: Machine                # builds the platform without the control levels when they are refused
     found: dict[str, str] = field(default_factory=dict)   # levels read back before the launch
     refusal: str | None = None      # why the job must not run: a level not in force
     reboot_first: bool = False      # a switch was issued: reboot before claiming the job
+
+    def apply_and_verify(self) -> list[dict]:
+        """Step 4 for this job: the platform applied and verified once, its control levels read back."""
+        return apply_levels(self)
 
     def with_levels(self, ex: Executed) -> Executed:
         """The execution with its levels read back from what was launched, failed if one was not in force."""
@@ -64,11 +72,8 @@ def cmdline_level(factor: Factor, cmdline: str) -> str | None:
     return None
 
 
-def treatment_experiment(exp: Experiment, run: Run, refused_controls: bool = False) -> Experiment:
-    """The experiment as this job runs it: env and argument levels in the VM, control levels in [platform].
-
-    ``refused_controls``: the control levels could not be set, so those controls are left alone ("ignore")
-    and the rest of [platform] is applied as usual."""
+def treatment_experiment(exp: Experiment, run: Run) -> Experiment:
+    """The experiment as this job runs it: env and argument levels in the VM, control levels in [platform]."""
     sc = exp.screening
     assert sc is not None
     vm_name = run.key.split(":")[1]
@@ -82,15 +87,27 @@ def treatment_experiment(exp: Experiment, run: Run, refused_controls: bool = Fal
         elif f.kind == "argument":
             args += f.arguments(level)
         elif f.kind == "control":
-            policy[f.control] = "ignore" if refused_controls else f.levels[f.texts().index(level)]
+            policy[f.control] = f.levels[f.texts().index(level)]
     if any(f.needs_reboot for f in sc.factors.values()):   # the audit's kernel_cmdline changes with the level
         policy["audit_allow_changes"] = [*policy["audit_allow_changes"], "kernel_cmdline"]
     vms = {**exp.vms, vm_name: vm.model_copy(update={"env": env, "args": args})}
     return exp.model_copy(update={"vms": vms, "platform": PlatformPolicy.model_validate(policy)})
 
 
+def without_control_levels(exp: Experiment) -> Experiment:
+    """The experiment with its control factors' controls left alone ("ignore"): the levels were refused,
+    the rest of [platform] still applies."""
+    sc = exp.screening
+    assert sc is not None
+    policy = exp.platform.model_dump()
+    policy.update({f.control: "ignore" for f in sc.factors.values() if f.kind == "control"})
+    return exp.model_copy(update={"platform": PlatformPolicy.model_validate(policy)})
+
+
 def levels_for_job(ctx: Boot, machine: Machine, job: JobLine) -> JobLevels:
-    state, exp, log = ctx.state, ctx.exp, ctx.log
+    """The job's levels before step 4: reboot factors read back (or switched: reboot first), and the
+    boot's experiment and platform with the job's levels (applied later, once, by ``apply_levels``)."""
+    state, exp = ctx.state, ctx.exp
     sc = exp.screening
     assert sc is not None
     plan = load_plan(state.path)
@@ -98,7 +115,10 @@ def levels_for_job(ctx: Boot, machine: Machine, job: JobLine) -> JobLevels:
         raise ColdrunError(f"{state.path}: the screening plan does not match the schedule at job {job.index}; "
                            f"the state dir was altered")
     run = plan.runs[job.index]
-    levels = JobLevels(ctx, run)
+    treated = treatment_experiment(exp, run)
+    levels = JobLevels(dataclasses.replace(ctx, exp=treated,
+                                           platform=machine.platform(ctx.schedule.mode, treated, state.path,
+                                                                     ctx.log)), run, machine)
     problems = _reboot_levels(sc.factors, run, machine, levels)
     if problems and switched_for(state.path) != (job.index, job.attempts):
         switched = _switch(ctx, machine, job, run, problems)
@@ -106,28 +126,52 @@ def levels_for_job(ctx: Boot, machine: Machine, job: JobLine) -> JobLevels:
             levels.reboot_first = True
             return levels
         problems.append(switched)
-    controls = [n for n, f in sc.factors.items() if f.kind == "control"]
-    mode = ctx.schedule.mode
-    platform = machine.platform(mode, treatment_experiment(exp, run), state.path, log)
-    if controls and not problems:
-        try:
-            reports = {r["control"]: r for r in platform.apply_and_verify()}
-        except PlatformError as e:
-            problems.append(f"a control level could not be set: {e}")
-        else:
-            for name in controls:
-                levels.found[name] = _control_level(sc.factors[name], run.levels[name], reports)
-                if levels.found[name] != run.levels[name]:
-                    problems.append(f"{name} ({sc.factors[name].control}) wanted {run.levels[name]}, "
-                                    f"{levels.found[name]}")
     if problems:
-        levels.refusal = "screening: " + "; ".join(problems)
-        platform = machine.platform(mode, treatment_experiment(exp, run, refused_controls=True), state.path, log)
-        for name in controls:
-            levels.found.setdefault(name, NOT_IN_FORCE + "not set")
-        log.warning("screening level not in force; the execution fails", job=job.index, reason=levels.refusal)
-    levels.ctx = dataclasses.replace(ctx, exp=treatment_experiment(exp, run), platform=platform)
+        _refuse(levels, problems)
     return levels
+
+
+def apply_levels(levels: JobLevels) -> list[dict]:
+    """Apply and verify the job's platform once, reading its control levels back from the reports.
+
+    A control level that reads back otherwise refuses the execution; one that cannot be set stops the
+    pass (PlatformError), so the platform without the control levels is applied instead, for the rest of
+    [platform].  A PlatformError from that one stops the experiment, as for any job."""
+    sc = levels.ctx.exp.screening
+    assert sc is not None
+    controls = [n for n, f in sc.factors.items() if f.kind == "control"]
+    if not controls or levels.refusal is not None:
+        return levels.ctx.platform.apply_and_verify()
+    try:
+        reports = levels.ctx.platform.apply_and_verify()
+    except PlatformError as e:
+        _refuse(levels, [f"a control level could not be set: {e}"])
+        return levels.ctx.platform.apply_and_verify()
+    by_control = {r["control"]: r for r in reports}
+    problems = []
+    for name in controls:
+        wanted = levels.run.levels[name]
+        levels.found[name] = _control_level(sc.factors[name], wanted, by_control)
+        if levels.found[name] != wanted:
+            problems.append(f"{name} ({sc.factors[name].control}) wanted {wanted}, {levels.found[name]}")
+    if problems:      # everything else is applied; post-checks then leave the refused controls alone
+        _refuse(levels, problems)
+    return reports
+
+
+def _refuse(levels: JobLevels, problems: list[str]) -> None:
+    """The execution fails with ``problems``; the platform leaves the control levels alone from now on."""
+    ctx = levels.ctx
+    sc = ctx.exp.screening
+    assert sc is not None
+    levels.refusal = "screening: " + "; ".join(problems)
+    levels.ctx = dataclasses.replace(ctx, platform=levels.machine.platform(
+        ctx.schedule.mode, without_control_levels(ctx.exp), ctx.state.path, ctx.log))
+    for name, f in sc.factors.items():
+        if f.kind == "control":
+            levels.found.setdefault(name, NOT_IN_FORCE + "not set")
+    ctx.log.warning("screening level not in force; the execution fails", treatment=levels.run.treatment,
+                    reason=levels.refusal)
 
 
 def _control_level(factor: Factor, wanted: str, reports: dict[str, dict]) -> str:

@@ -17,10 +17,11 @@ import random
 from dataclasses import dataclass
 
 # should_skip and keys_in_order live with the model, which refuses a skip list that skips everything.
-from supervisor.experiment.duet import pair_key
-from supervisor.experiment.model import Experiment, first_executions, first_param, keys_in_order, should_skip
+from supervisor.experiment.duet import pair_key, pair_sides
+from supervisor.experiment.model import (Experiment, first_executions, first_param, keys_in_order, most_executions,
+                                         should_skip)
 
-__all__ = ["JobSpec", "expand", "keys_in_order", "should_skip"]
+__all__ = ["JobSpec", "expand", "keys_in_order", "records_to_write", "should_skip"]
 
 
 @dataclass(frozen=True)
@@ -73,3 +74,14 @@ def screening_jobs(runs: list) -> list[JobSpec]:
         seen[run.key] = seen.get(run.key, -1) + 1
         jobs.append(JobSpec(run.key, seen[run.key], False, run.iterations, run.param))
     return jobs
+
+
+def records_to_write(exp: Experiment, jobs: list[JobSpec]) -> int:
+    """Execution records the planned jobs will write, re-runs aside: one per job, one per side of a pair job
+    ([duet]); with [stop], a key's jobs may grow to its most executions (appended between executions)."""
+    planned: dict[str, int] = {}
+    for job in jobs:
+        if not job.skipped:
+            planned[job.key] = planned.get(job.key, 0) + 1
+    grow = most_executions(exp) if exp.stop is not None else 0
+    return sum(max(n, grow) * len(pair_sides(key) or (key,)) for key, n in planned.items())

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 from supervisor.errors import ColdrunError
 from supervisor.experiment.model import MAX_JOBS, Experiment
@@ -57,10 +57,16 @@ class ScreeningPlan:
 
     def switches(self) -> int:
         """Reboot-level changes along the order, counting a possible one before the first job."""
-        if not self.reboot_factors:
+        return self.switches_ahead(range(len(self.runs)), None)
+
+    def switches_ahead(self, remaining: Sequence[int], last: int | None) -> int:
+        """Reboot-level changes the runs at ``remaining`` (indices, in order) need after run ``last`` ran
+        (None: nothing ran, so the running levels are unknown and one switch may come first)."""
+        if not self.reboot_factors or not remaining:
             return 0
-        seen = [tuple(r.levels[f] for f in self.reboot_factors) for r in self.runs]
-        return 1 + sum(a != b for a, b in zip(seen, seen[1:]))
+        seen = [tuple(self.runs[i].levels[f] for f in self.reboot_factors)
+                for i in ([] if last is None else [last]) + list(remaining)]
+        return (last is None) + sum(a != b for a, b in zip(seen, seen[1:]))
 
     def boots(self) -> int:
         return len(self.runs) + self.switches() + 1

@@ -19,9 +19,8 @@ import time
 from pathlib import Path
 
 from supervisor.errors import ColdrunError
-from supervisor.experiment.model import (Experiment, experiment_sha256, load_experiment, most_executions,
-                                         most_iterations, parse_experiment)
-from supervisor.experiment.plan import expand
+from supervisor.experiment.model import Experiment, experiment_sha256, most_iterations, parse_experiment
+from supervisor.experiment.plan import JobSpec, records_to_write
 from supervisor.durable import fsync_dir, is_temp_name, write_atomic
 from supervisor.state import layout
 from supervisor.state.records import executions_dir
@@ -128,19 +127,20 @@ def location_problem(path: Path, euid: int | None = None) -> str | None:
     return None
 
 
-def space_needed(exp: Experiment, jobs_to_run: int) -> int:
+def space_needed(exp: Experiment, records: int) -> int:
     """Bytes an experiment's state dir needs, estimated before the first boot.
 
     A record holds the stdout/stderr tails, argv, environment and kernel log
     lines (16 KiB is generous for a runner that behaves) plus, per in-process
     iteration, a wall-clock time and three counts per core (core cycles,
     APERF, MPERF: about 16 bytes each as JSON).  Re-runs are not counted: the
-    floor of MIN_FREE_BYTES covers them, the log and the undo log.  With
-    [stop], every key is counted at its most executions and iterations.
+    floor of MIN_FREE_BYTES covers them, the log and the undo log.  ``records``
+    comes from the planned jobs (experiment.plan.records_to_write); every
+    record is counted at the most iterations any VM may run.
     """
     cores = os.cpu_count() or 1
     per_record = max(16 * 1024 + most_iterations(exp, vm) * (24 + 3 * 16 * cores) for vm in exp.vms.values())
-    return MIN_FREE_BYTES + jobs_to_run * per_record
+    return MIN_FREE_BYTES + records * per_record
 
 
 def check_free_space(path: Path, needed: int) -> None:
@@ -199,11 +199,12 @@ class StateDir:
         return self.schedule_path.is_file()
 
     # -- creation ------------------------------------------------------------
-    def prepare_new(self, experiment_file: Path) -> None:
+    def prepare_new(self, exp: Experiment, jobs: list[JobSpec]) -> None:
         """Create the directory (or accept an empty one); refuse one that holds an experiment.
 
         Also refuses an unsafe location (see ``location_problem``) and a
-        filesystem without room for the experiment's records.
+        filesystem without room for the records of ``jobs``, the schedule
+        start has planned (so a screening design is built once, in prepare).
         """
         self.check_location()
         if self.exists():
@@ -229,9 +230,7 @@ class StateDir:
         self.check_files()
         if not os.access(self.path, os.W_OK):
             raise ColdrunError(f"{self.path}: state dir is not writable; choose a writable --state-dir")
-        exp, _ = load_experiment(experiment_file)
-        keys_run = len({j.key for j in expand(exp, 0) if not j.skipped})
-        check_free_space(self.path, space_needed(exp, keys_run * most_executions(exp)))
+        check_free_space(self.path, space_needed(exp, records_to_write(exp, jobs)))
         try:
             for d, mode in ((executions_dir(self.path), DIR_MODE), (self.home_path, HOME_MODE)):
                 if not d.is_dir():

@@ -11,7 +11,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from contracts.status_report import JobCounts, KeyProgress, LastError, PairProgress, RunLength, StatusReport
+from contracts.status_report import (BatchProgress, JobCounts, KeyProgress, LastError, PairProgress, RunLength,
+                                     ScreeningProgress, StatusReport)
 from supervisor.errors import ColdrunError
 from supervisor.experiment.duet import pair_sides
 from supervisor.experiment.model import Experiment
@@ -20,6 +21,7 @@ from supervisor.state.outcome import FAILED_STATES, standing_code
 from supervisor.state.records import list_attempts
 from supervisor.state.run_length import expected_jobs, finished_jobs, jobs_by_key, load_decisions, target_text
 from supervisor.state.schedule import OUTSTANDING, RUNNING, Schedule
+from supervisor.state.screening import load_plan
 from supervisor.state.statedir import StateDir
 from supervisor.state.verify import load_record, verify_records
 
@@ -33,14 +35,16 @@ def per_job_overhead(exp: Experiment) -> float:
 
 
 def estimate_remaining(schedule: Schedule, per_iteration: dict[str, list[float]], overhead: float,
-                       expected: dict[str, tuple[int, int]] | None = None) -> float | None:
+                       expected: dict[str, tuple[int, int]] | None = None, idle_boots: int = 0) -> float | None:
     """Krun's ETA per iteration: each outstanding job's iterations x its key's mean seconds per iteration (so
     executions of other lengths count right), plus the executions [stop]'s decisions still expect beyond the
-    schedule (``expected``: key -> (count, iterations)); None until every such key has a sample."""
+    schedule (``expected``: key -> (count, iterations)), each with its waits (``overhead``), plus the waits of
+    ``idle_boots`` boots that run no job ([screening]'s level switches); None until every such key has a
+    sample."""
     work = [(job.key, job.iterations) for job in schedule.jobs if job.state in (OUTSTANDING, RUNNING)]
     for key, (count, iterations) in (expected or {}).items():
         work += [(key, iterations)] * count
-    total = 0.0
+    total = idle_boots * overhead
     for key, iterations in work:
         samples = per_iteration.get(key)
         if not samples:
@@ -62,25 +66,29 @@ def status_report(state_dir: str) -> StatusReport:
     running = schedule.status == "running"
     expected = expected_jobs(schedule, decisions) if running else {}
     holder = state.lock_holder()
+    screening = _screening(state.path, schedule) if exp.screening is not None else None
+    switches = screening.switches_left if screening is not None else 0
     return StatusReport(
         experiment=exp.name, state_dir=os.path.abspath(state_dir), machine=socket.gethostname(),
         status=schedule.status, mode=schedule.mode, counts=JobCounts(**c),
         done=sum(c[k] for k in ("completed", *FAILED_STATES)), total=len(schedule.jobs) - c["skipped"],
         more_expected=sum(n for n, _ in expected.values()), boots=schedule.boots,
-        eta_seconds=estimate_remaining(schedule, per_iteration, per_job_overhead(exp), expected) if running else None,
+        eta_seconds=(estimate_remaining(schedule, per_iteration, per_job_overhead(exp), expected, switches)
+                     if running else None),
         supervisor_pid=holder if running and holder and psutil.pid_exists(holder) else None,
         last_error=last_error,
         stop_reason=state.stop_reason() if schedule.status == "stopped" else None,
         altered=altered,
         run_length=None if exp.stop is None else _run_length(state.path, schedule, decisions, exp.stop),
-        pairs=None if exp.duet is None else _pairs(schedule, kept_sides))
+        pairs=None if exp.duet is None else _pairs(schedule, kept_sides), screening=screening)
 
 
 def report_exit_code(report: StatusReport) -> int:
     """status's exit code: the experiment's standing (state/outcome.py), or 4 when records were altered."""
     if report.altered:
         return EXIT_ALTERED
-    return standing_code(report.status, sum(getattr(report.counts, k) for k in FAILED_STATES))
+    missed = [k for k in report.run_length.keys if k.done and not k.converged] if report.run_length else []
+    return standing_code(report.status, sum(getattr(report.counts, k) for k in FAILED_STATES), len(missed))
 
 
 def _read_records(state_path: Path, schedule: Schedule) -> tuple[dict[str, list[float]], LastError | None,
@@ -120,6 +128,30 @@ def _pairs(schedule: Schedule, kept_sides: Counter[str]) -> list[PairProgress]:
                                 failed=sum(n[s] for s in FAILED_STATES), remaining=n["outstanding"] + n["running"],
                                 kept_sides=kept_sides[key]))
     return out
+
+
+def _screening(state_path: Path, schedule: Schedule) -> ScreeningProgress:
+    """Each batch's treatments and runs ended so far, and the level switches the rest of the order needs."""
+    plan = load_plan(state_path)
+    if len(plan.runs) != len(schedule.jobs):
+        raise ColdrunError(f"{state_path / layout.SCREENING}: plans {len(plan.runs)} jobs but the schedule holds "
+                           f"{len(schedule.jobs)}; the state dir was altered: restore it from a backup", 4)
+    ended = [job.state not in (OUTSTANDING, RUNNING) for job in schedule.jobs]
+    batches: dict[int, dict[int, list[bool]]] = {}       # batch -> treatment -> its runs' ended flags
+    levels: dict[int, dict[str, str]] = {}               # batch -> its levels of the reboot factors
+    for run, done in zip(plan.runs, ended):
+        batches.setdefault(run.batch, {}).setdefault(run.treatment, []).append(done)
+        levels.setdefault(run.batch, {f: run.levels[f] for f in plan.reboot_factors})
+    remaining = [i for i, done in enumerate(ended) if not done]
+    last = max((i for i, done in enumerate(ended) if done), default=None)
+    return ScreeningProgress(
+        design=plan.design, switches_left=plan.switches_ahead(remaining, last),
+        batches=[BatchProgress(batch=b, boot_check=b == plan.boot_check_batch,
+                               levels={} if b == plan.boot_check_batch else levels[b],   # the check varies them
+                               treatments=len(ts), treatments_done=sum(all(flags) for flags in ts.values()),
+                               runs=sum(len(flags) for flags in ts.values()),
+                               runs_done=sum(sum(flags) for flags in ts.values()))
+                 for b, ts in batches.items()])
 
 
 def _run_length(state_path: Path, schedule: Schedule, decisions: dict[str, dict[str, Any]], stop: Any) -> RunLength:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from contracts.status_report import KeyProgress, RunLength, StatusReport
+from contracts.status_report import BatchProgress, KeyProgress, RunLength, StatusReport
 from supervisor.experiment.quantities import format_duration
 
 
@@ -28,6 +28,9 @@ def status_text(report: StatusReport) -> str:
         lines.extend(f"  {p.a} / {p.b}: {p.completed} completed, {p.failed} failed, {p.remaining} to run"
                      + (f" ({p.kept_sides} side(s) of failed pair executions kept, marked partner_failed)"
                         if p.kept_sides else "") for p in report.pairs)
+    if report.screening is not None:
+        lines.append(f"screening ({report.screening.design}): "
+                     + "; ".join(_batch_text(b) for b in report.screening.batches))
     if report.status == "running":
         lines.append(_eta_line(report))
     if report.supervisor_pid is not None:
@@ -47,11 +50,19 @@ def status_text(report: StatusReport) -> str:
 def _eta_line(report: StatusReport) -> str:
     if report.eta_seconds is None:
         return "ETA: unknown until every outstanding key has run once"
+    switches = report.screening.switches_left if report.screening is not None else 0
     known = f" for the {report.counts.outstanding + report.counts.running} jobs now known" + (
         f" and the {report.more_expected} more executions the run-length targets expect"
-        if report.more_expected else "")
+        if report.more_expected else "") + (f" and {switches} level switch(es)" if switches else "")
     finish = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(time.time() + report.eta_seconds))
     return f"ETA: {format_duration(report.eta_seconds)} left{known} (about {finish}), reboots not included"
+
+
+def _batch_text(b: BatchProgress) -> str:
+    """"batch 1 (os=b): 2/4 treatments done (9/12 runs)"."""
+    name = "boot check" if b.boot_check else f"batch {b.batch}"
+    levels = f" ({' '.join(f'{k}={v}' for k, v in b.levels.items())})" if b.levels and not b.boot_check else ""
+    return f"{name}{levels}: {b.treatments_done}/{b.treatments} treatments done ({b.runs_done}/{b.runs} runs)"
 
 
 def _amount(value: float | None, measure: str) -> str:

@@ -26,7 +26,7 @@ def test_keys_converge_or_stop_at_max_with_the_real_analysis(tmp_path):
                                 "adapt_iterations = true\nmax_iterations = 120\n")
     state = tmp_path / "state"
     r = coldrun("start", str(exp), "--simulate-reboots", "--state-dir", str(state), timeout=600)
-    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.returncode == 9, r.stderr[-3000:]      # all completed, but wild did not converge
     decisions = json.loads((state / "run_length.json").read_text())
     steady, wild = decisions["steady:fake:fake"], decisions["wild:fake:fake"]
     assert steady["converged"] and steady["executions"] == 3 and steady["ci_width"] <= steady["target_width"]
@@ -40,12 +40,12 @@ def test_keys_converge_or_stop_at_max_with_the_real_analysis(tmp_path):
     wild_iterations = [j["iterations"] for j in bundle["jobs"] if j["key"] == "wild:fake:fake"]
     assert wild_iterations[:3] == [40, 40, 40] and max(wild_iterations) > 40 and max(wild_iterations) <= 120
     status = coldrun("status", str(state))
-    assert status.returncode == 0, status.stderr
+    assert status.returncode == 9, status.stderr
     assert "steady:fake:fake: converged after 3 executions" in status.stdout
     assert "wild:fake:fake: NOT CONVERGED: stopped at max_executions (6 executions)" in status.stdout
     # --json: the same standing and exit status, each key's decision as the real analysis made it
     as_json = coldrun("status", str(state), "--json")
-    assert as_json.returncode == 0, as_json.stderr
+    assert as_json.returncode == 9, as_json.stderr
     keys = {k["key"]: k for k in json.loads(as_json.stdout)["run_length"]["keys"]}
     assert (keys["steady:fake:fake"]["converged"], keys["steady:fake:fake"]["executions"]) == (True, 3)
     assert (keys["wild:fake:fake"]["converged"], keys["wild:fake:fake"]["done"]) == (False, True)
@@ -60,13 +60,14 @@ def test_wps_mode_chooses_params_and_fits_the_rate(tmp_path):
                                 "[stop.wps]\nmin_param = 1000\nmax_param = 100000\nsession = \"20s\"\n")
     state = tmp_path / "state"
     r = coldrun("start", str(exp), "--simulate-reboots", "--state-dir", str(state), timeout=600)
-    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.returncode in (0, 9), r.stderr[-3000:]
     bundle = native_export(state, tmp_path)
     records_match_schedule(bundle)
     params = [j["param"] for j in bundle["jobs"]]
     assert params[0] == 1000 and len(set(params)) == len(params) and all(1000 <= p <= 100000 for p in params)
     d = json.loads((state / "run_length.json").read_text())["w:fake:fake"]
     assert d["done"] and d["executions"] == len(params)
+    assert r.returncode == (0 if d["converged"] else 9)
     if d["converged"]:       # the fit of exact data: v is the runner's 1e6 param units per second
         assert abs(d["mean"] - 1e6) / 1e6 < 1e-3 and d["ci_width"] <= d["target_width"]
         assert len(params) >= 5
@@ -89,8 +90,9 @@ def test_the_adaptive_demo_on_its_c_benchmarks(tmp_path):
         pytest.fail("configs/demo's C benchmarks are not built: run make -C configs/demo (scripts/setup does)")
     state = tmp_path / "state"
     r = coldrun("start", str(exp), "--simulate-reboots", "--state-dir", str(state), timeout=900)
-    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.returncode in (0, 9), r.stderr[-3000:]
     decisions = json.loads((state / "run_length.json").read_text())
+    assert r.returncode == (0 if all(d["converged"] for d in decisions.values()) else 9)
     assert sorted(decisions) == ["fib:c:default-c", "sieve:c:default-c", "spectralnorm:c:default-c"]
     bundle = native_export(state, tmp_path)
     records_match_schedule(bundle)

@@ -40,6 +40,12 @@ def test_demo_runs_and_every_record_holds_the_levels_in_force(demo_built, tmp_pa
     state = tmp_path / "state"
     r = coldrun("start", demo_file(tmp_path), "--simulate-reboots", "--state-dir", str(state), timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
+    st = coldrun("status", str(state))
+    assert st.returncode == 0 and "screening (full factorial): batch 0: 6/6 treatments done (12/12 runs)" in st.stdout
+    st = coldrun("status", str(state), "--json")
+    assert json.loads(st.stdout)["screening"]["batches"] == [
+        {"batch": 0, "boot_check": False, "levels": {}, "treatments": 6, "treatments_done": 6, "runs": 12,
+         "runs_done": 12}]
     out = tmp_path / "screen.json.bz2"
     r = coldrun("export", str(state), "--format", "native", "-o", str(out))
     assert r.returncode == 0, r.stderr

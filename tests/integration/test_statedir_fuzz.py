@@ -28,7 +28,8 @@ from hypothesis import strategies as st
 
 from coldrun_helpers import coldrun, make_experiment
 from supervisor.errors import ColdrunError
-from supervisor.state.outcome import EXIT_ABORTED, EXIT_CLEAN, EXIT_FAILURES, EXIT_RUNNING, EXIT_STOPPED
+from supervisor.state.outcome import (EXIT_ABORTED, EXIT_CLEAN, EXIT_FAILURES, EXIT_RUNNING, EXIT_STOPPED,
+                                      EXIT_UNCONVERGED)
 from supervisor.state.schedule import Schedule
 from supervisor.state.statedir import StateDir
 from supervisor.state.verify import verify_records
@@ -39,7 +40,7 @@ DAMAGES = ("truncate", "garbage", "delete", "directory", "symlink", "json_list")
 # diagnostics or hints (a damaged one is tolerated, never a traceback), except
 # that a symlink or directory in place of any state-dir file is always refused.
 # status's exit codes for how the experiment stands (supervisor/state/outcome.py)
-STANDING = {EXIT_CLEAN, EXIT_STOPPED, EXIT_FAILURES, EXIT_ABORTED, EXIT_RUNNING}
+STANDING = {EXIT_CLEAN, EXIT_STOPPED, EXIT_FAILURES, EXIT_ABORTED, EXIT_RUNNING, EXIT_UNCONVERGED}
 MUST_REFUSE = {"schedule": {"status", "export", "resume"}, "experiment.toml": {"status", "export", "resume"},
                "record": {"status", "export", "resume"}, "meta.json": {"resume"}}
 

@@ -20,8 +20,11 @@ import pytest
 from supervisor.durable import WriteFailed, write_atomic
 from supervisor.errors import ColdrunError
 from supervisor.eventlog import make_logger
+from supervisor.experiment.model import load_experiment
+from supervisor.experiment.plan import expand, records_to_write
 from supervisor.state.records import list_records
 from supervisor.state.schedule import Schedule
+from supervisor.state.statedir import StateDir, space_needed
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "supervisor"))
 from cycle_helpers import boot_quiet, experiment, start_quiet  # noqa: E402
@@ -74,6 +77,36 @@ def test_start_refuses_a_filesystem_without_room(tmp_path, tiny_fs):
     assert msg.startswith(f"{fs / 'state'}: only 0.1 MiB free on its filesystem, but the experiment needs about")
     assert "\n" not in msg
     assert not (fs / "state" / "schedule").exists()
+
+
+def _screening(tmp: Path) -> Path:
+    """One key, 4 treatments x 3 replicates: 12 records, though the key alone would say 3."""
+    return experiment(tmp, {"a": "ok"}, executions=3, extra='seed = 5\n[screening]\n[screening.factors.e]\n'
+                      'kind = "env"\nvariable = "E"\nlevels = ["x", "y"]\n[screening.factors.f]\nkind = "env"\n'
+                      'variable = "F"\nlevels = ["x", "y"]\n')
+
+
+def _duet(tmp: Path) -> Path:
+    """2 pairs x 3 pair executions: 12 records (one per side), though the pair keys alone would say 6."""
+    from pair_experiments import pair_experiment
+    return pair_experiment(tmp, [("ok", "ok"), ("ok", "slow")], executions=3)
+
+
+@pytest.mark.parametrize("make", [_screening, _duet], ids=["screening", "duet"])
+def test_the_estimate_counts_every_record_the_schedule_writes(tmp_path, tiny_fs, make):
+    exp_file = make(tmp_path)
+    exp, _ = load_experiment(exp_file)
+    jobs = expand(exp, 5)
+    records = records_to_write(exp, jobs)
+    assert records == 12
+    per_record = space_needed(exp, 1) - space_needed(exp, 0)
+    # room for the records one per key (or pair key) would count, not for all of them
+    fs = tiny_fs(f"{(space_needed(exp, records) - 3 * per_record) // 1024}k")
+    with pytest.raises(ColdrunError, match="only .* MiB free on its filesystem, but the experiment needs"):
+        start_quiet(exp_file, fs / "state")
+    assert not (fs / "state" / "schedule").exists()
+    fs = tiny_fs(f"{space_needed(exp, records) // 1024 + 64}k")       # and enough: it starts
+    StateDir(fs / "state").prepare_new(exp, jobs)
 
 
 def test_durable_write_on_a_full_disk_is_one_line_and_leaves_no_temp(tiny_fs):

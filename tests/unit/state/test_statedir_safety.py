@@ -11,6 +11,8 @@ import pytest
 
 from supervisor.durable import write_atomic
 from supervisor.errors import ColdrunError
+from supervisor.experiment.model import load_experiment
+from supervisor.experiment.plan import expand
 from supervisor.state.statedir import StateDir, location_problem
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "supervisor"))
@@ -19,6 +21,12 @@ from cycle_helpers import experiment  # noqa: E402  (the unit tests' small exper
 NOBODY = 65534
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root: files owned by another user are made "
                                 "with chown")
+
+
+def prepare_new(state: StateDir, exp_file: Path) -> None:
+    """What start does before the lock, with the experiment's planned jobs."""
+    exp, _ = load_experiment(exp_file)
+    state.prepare_new(exp, expand(exp, 0))
 
 
 def mode(p: Path) -> int:
@@ -104,7 +112,7 @@ def test_group_writable_parent_is_refused_when_the_group_has_other_members(tmp_p
 def test_start_creates_the_state_dir_0700_whatever_the_umask(tmp_path, umask000):
     exp = experiment(tmp_path, {"a": "ok"})
     state = StateDir(tmp_path / "new" / "s")
-    state.prepare_new(exp)
+    prepare_new(state, exp)
     assert mode(state.path) == 0o700
     assert mode(state.path.parent) == 0o755          # a missing parent: not 0777 under umask 000
     assert mode(state.path / "executions") == 0o700
@@ -122,7 +130,7 @@ def test_start_refuses_an_unsafe_dir_before_writing_anything(tmp_path):
     d.mkdir()
     d.chmod(0o777)
     with pytest.raises(ColdrunError, match="writable by others"):
-        StateDir(d).prepare_new(exp)
+        prepare_new(StateDir(d), exp)
     assert list(d.iterdir()) == []
 
 
@@ -130,7 +138,7 @@ def test_an_empty_dir_taken_over_becomes_0700(tmp_path):
     exp = experiment(tmp_path, {"a": "ok"})
     d = tmp_path / "empty"
     d.mkdir(mode=0o755)
-    StateDir(d).prepare_new(exp)
+    prepare_new(StateDir(d), exp)
     assert mode(d) == 0o700
 
 
@@ -145,7 +153,7 @@ def test_write_atomic_mode_is_exact_under_umask_000(tmp_path, umask000):
 def test_planted_symlink_never_makes_coldrun_write_through_it(tmp_path, planted):
     exp = experiment(tmp_path, {"a": "ok"})
     state = StateDir(tmp_path / "s")
-    state.prepare_new(exp)
+    prepare_new(state, exp)
     victim = tmp_path / "victim"
     victim.write_text("precious\n")
     (state.path / planted).symlink_to(victim)
@@ -161,7 +169,7 @@ def test_planted_symlink_never_makes_coldrun_write_through_it(tmp_path, planted)
 def test_every_command_refuses_a_symlinked_or_wrong_typed_state_file(tmp_path):
     exp = experiment(tmp_path, {"a": "ok"})
     state = StateDir(tmp_path / "s")
-    state.prepare_new(exp)
+    prepare_new(state, exp)
     (state.path / "schedule").symlink_to(tmp_path / "elsewhere")
     with pytest.raises(ColdrunError, match=r"/schedule: is a symlink"):
         state.schedule()

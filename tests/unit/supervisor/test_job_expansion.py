@@ -47,3 +47,25 @@ def test_skip_wildcards():
     assert not should_skip("nbody:pypy:default", ["*:cpython:*"])
     assert should_skip("nbody:pypy:default", ["nbody:pypy:default"])
     assert should_skip("fannkuch_redux:c:x", ["fann*:*:*"])
+
+
+def test_records_to_write_count_the_planned_jobs_of_every_mode(tmp_path):
+    from supervisor.experiment.model import load_experiment
+    from supervisor.experiment.plan import records_to_write
+    from pair_experiments import pair_experiment
+    plain = parse_experiment(EXP.encode(), "e")
+    assert records_to_write(plain, expand(plain, 0)) == 10          # 6 keys x 2, the skipped key's 2 aside
+    # [screening]: treatments x replicates, though every treatment runs the same key
+    from screen_experiments import ONE_KEY          # one key, executions = 3 replicates
+    screening = parse_experiment((ONE_KEY + '[screening.factors.e]\nkind = "env"\nvariable = "E"\n'
+                                  'levels = ["a", "b"]\n[screening.factors.f]\nkind = "env"\nvariable = "F"\n'
+                                  'levels = ["a", "b"]\n').encode(), "e")
+    jobs = expand(screening, 0)
+    assert len({j.key for j in jobs}) == 1 and records_to_write(screening, jobs) == 4 * 3   # treatments x reps
+    # [duet]: a record per side of each pair execution
+    duet, _ = load_experiment(pair_experiment(tmp_path, [("ok", "ok"), ("ok", "slow")], executions=3))
+    assert records_to_write(duet, expand(duet, 1)) == 2 * 3 * 2
+    # [stop]: each key may grow to max_executions
+    stop = parse_experiment(EXP.replace('executions = 2', '[stop]\nci_percent = 0.01\nmin_executions = 2\n'
+                                        'max_executions = 7').replace('skip = ["b:*:v2"]\n', '').encode(), "e")
+    assert records_to_write(stop, expand(stop, 0)) == 6 * 7

@@ -10,7 +10,8 @@ from cycle_helpers import ScriptedPlatform, boot_quiet, experiment, run_to_end, 
 from doubles import FakeMachine
 from supervisor.boot.lifecycle import abort, continue_stopped
 from supervisor.cli import main
-from supervisor.state.outcome import EXIT_ABORTED, EXIT_CLEAN, EXIT_FAILURES, EXIT_RUNNING, EXIT_STOPPED
+from supervisor.state.outcome import (EXIT_ABORTED, EXIT_CLEAN, EXIT_FAILURES, EXIT_RUNNING, EXIT_STOPPED,
+                                      EXIT_UNCONVERGED)
 from supervisor.state.schedule import Schedule
 
 
@@ -99,7 +100,7 @@ def test_status_exit_codes(tmp_path, capsys):
 
     assert abort(str(stopped / "s"), stderr=io.StringIO()) == 0
     assert status_code(stopped / "s") == EXIT_ABORTED
-    assert len({EXIT_CLEAN, EXIT_STOPPED, EXIT_FAILURES, EXIT_ABORTED, EXIT_RUNNING, 2, 4, 5}) == 8
+    assert len({EXIT_CLEAN, EXIT_STOPPED, EXIT_FAILURES, EXIT_ABORTED, EXIT_RUNNING, EXIT_UNCONVERGED, 2, 4, 5}) == 9
 
 
 def test_status_help_documents_the_exit_codes(capsys):

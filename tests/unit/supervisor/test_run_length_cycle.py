@@ -19,6 +19,7 @@ from supervisor.boot.prepare import prepare
 from supervisor.errors import ColdrunError
 from supervisor.run_length_analysis import RunLengthAnalysis
 from supervisor.state.export import native_bundle
+from supervisor.state.outcome import EXIT_FAILURES, EXIT_UNCONVERGED
 from supervisor.state.records import list_records, read_record
 from supervisor.state.schedule import COMPLETED, Schedule
 from supervisor.state.status import status_report
@@ -38,14 +39,15 @@ def _decisions(state):
     return json.loads((state / "run_length.json").read_text())
 
 
-def _run(tmp_path, behaviours, stop, *, iterations=3, to_end=True):
-    """Start a [stop] experiment on the analysis doubles (and run it to its end); (state dir, analysis)."""
+def _run(tmp_path, behaviours, stop, *, iterations=3, to_end=True, code=EXIT_UNCONVERGED):
+    """Start a [stop] experiment on the analysis doubles (and run it to its end, expecting exit ``code``:
+    by default a key stopped at max_executions); (state dir, analysis)."""
     exp = experiment(tmp_path, behaviours, executions=None, iterations=iterations, extra=stop)
     state = tmp_path / "s"
     analysis = double_analysis()
     assert start_quiet(exp, state, run_length=analysis) == 0
     if to_end:
-        assert run_to_end(state, run_length=analysis) == 0
+        assert run_to_end(state, run_length=analysis) == code
     return state, analysis
 
 
@@ -65,7 +67,7 @@ def test_keys_stop_when_converged_or_at_max(tmp_path):
     state, analysis = _run(tmp_path, {"steady": "flat", "wild": "noisy"}, STOP, to_end=False)
     # each key starts with min_executions jobs
     assert [j.key.split(":")[0] for j in _jobs(state)] == ["steady", "wild"] * 3
-    assert run_to_end(state, run_length=analysis) == 0
+    assert run_to_end(state, run_length=analysis) == EXIT_UNCONVERGED     # wild stopped at max_executions
     jobs = _jobs(state)
     by_key = {k: [j for j in jobs if j.key.startswith(k)] for k in ("steady", "wild")}
     assert len(by_key["steady"]) == 3 and len(by_key["wild"]) == 6
@@ -89,6 +91,17 @@ def test_keys_stop_when_converged_or_at_max(tmp_path):
     assert "key stopped at max_executions without reaching its target" in log
     assert "key reached its target" in log
     assert "1 key(s) stopped at max_executions without reaching the run-length target (wild:fake:v)" in log
+
+
+def test_unconverged_keys_have_their_own_exit_code_and_failures_keep_theirs(tmp_path):
+    state, analysis = _run(tmp_path / "a", {"steady": "flat", "wild": "noisy"}, STOP)
+    assert boot_quiet(state, run_length=analysis) == EXIT_UNCONVERGED      # resume of the finished experiment
+    assert status_report(str(state)).status == "finished"
+    # a key whose executions all fail never converges either: the failures decide the code
+    state, analysis = _run(tmp_path / "b", {"wild": "noisy", "broken": "fail"},
+                           "stop_on_launch_failure = false\n" + STOP, code=EXIT_FAILURES)
+    assert not _decisions(state)["wild:fake:v"]["converged"]
+    assert boot_quiet(state, run_length=analysis) == EXIT_FAILURES
 
 
 def test_jobs_are_appended_one_at_a_time_between_executions(tmp_path):

@@ -58,11 +58,15 @@ class LevelPlatform(ScriptedPlatform):
         self.machine, self.policy = machine, policy
 
     def apply_and_verify(self):
+        self.machine.applied.append(self.policy.aslr)      # one pass of the platform's sysfs writes
         if self.policy.aslr == "ignore":
             return []
         wanted = "2" if self.policy.aslr else "0"
         if wanted in self.machine.stuck:
             raise PlatformError(f"aslr: set to {wanted} but reads back {self.machine.aslr}")
+        if wanted in self.machine.ignored:      # the write "works" but the value stays
+            return [{"control": "aslr", "wanted": wanted, "found": self.machine.aslr, "ok": False,
+                     "action": "changed"}]
         self.machine.aslr = wanted
         return [{"control": "aslr", "wanted": wanted, "found": self.machine.aslr, "ok": True, "action": "changed"}]
 
@@ -85,11 +89,12 @@ class ReportingCommands(RecordingCommands):
 
 
 class LevelMachine(FakeMachine):
-    def __init__(self, root: SystemRoot, stuck: set[str] = frozenset()):
+    def __init__(self, root: SystemRoot, stuck: set[str] = frozenset(), ignored: set[str] = frozenset()):
         commands = ReportingCommands(replies={("switch-os",): (0, "", ""), ("sync",): (0, "", "")})
         commands.root = root
         super().__init__(ScriptedPlatform(), root=root, commands=commands)
-        self.aslr, self.stuck, self.reboots = "2", set(stuck), 0
+        self.aslr, self.stuck, self.reboots, self.ignored = "2", set(stuck), 0, set(ignored)
+        self.applied: list = []        # the aslr policy of every apply_and_verify, start's first
 
     def platform(self, mode, exp, state_dir, log):
         p = LevelPlatform(self, exp.platform)
@@ -151,6 +156,10 @@ def test_levels_are_set_switched_and_read_back(tmp_path, needs_root, screening):
     assert [e["argv"] for e in undo if e["key"] == "screening.os"] == [["switch-os", "a", "os=a"]]
     # boots: start's reboot, 8 executions, one boot per switch, the finishing boot (no reboot)
     assert Schedule.load(state / "schedule").boots == 8 + len(switches) + 1
+    # the platform was applied once per execution (its levels read back from that pass), besides start's;
+    # switching and finishing boots apply nothing
+    assert len(machine.applied) == 1 + 8
+    assert sorted(str(a) for a in machine.applied[1:]) == ["False"] * 4 + ["True"] * 4
     # each record's os level is what /proc/cmdline said at its boot (the batch's), not what was planned
     for r in runs:
         b = r["screening"]["batch"]
@@ -158,14 +167,18 @@ def test_levels_are_set_switched_and_read_back(tmp_path, needs_root, screening):
             {r["screening"]["levels"]["os"]}
 
 
-def test_a_level_that_cannot_be_set_fails_its_executions_with_the_reason(tmp_path, needs_root):
+def run_without_os(tmp_path: Path, machine: LevelMachine) -> list[dict]:
+    """The aslr x mode design (no reboot factor) run to its end on ``machine``; its records."""
     exp = experiment(tmp_path, {"b": "ok"}, extra='seed = 5\n' + SCREENING.replace(
         '[screening.factors.os]\nkind = "kernel_cmdline"\nparameter = "os"\nlevels = ["a", "b"]\n'
         'switch = ["switch-os", "{level}", "{token}"]\nrestore = ["switch-os", "a", "os=a"]\n', ''))
+    run_all(exp, tmp_path / "s", machine)
+    return native_bundle(StateDir(tmp_path / "s"))["executions"]
+
+
+def test_a_level_that_cannot_be_set_fails_its_executions_with_the_reason(tmp_path, needs_root):
     machine = LevelMachine(machine_root(tmp_path), stuck={"0"})
-    state = tmp_path / "s"
-    run_all(exp, state, machine)
-    runs = native_bundle(StateDir(state))["executions"]
+    runs = run_without_os(tmp_path, machine)
     assert len(runs) == 4
     for r in runs:
         if r["screening"]["levels"]["mode"] and r["reason"] is None:
@@ -175,6 +188,19 @@ def test_a_level_that_cannot_be_set_fails_its_executions_with_the_reason(tmp_pat
             assert "screening: a control level could not be set: aslr: set to 0 but reads back" in r["reason"]
             assert r["screening"]["levels"]["aslr"].startswith("not in force")
     assert sorted(r["state"] for r in runs) == ["completed", "completed", "errored", "errored"]
+    # a level that cannot be set stops its pass: the rest of [platform] is applied without it, once more
+    assert [str(a) for a in machine.applied[1:]].count("True") == 2
+    assert sorted(str(a) for a in machine.applied[1:] if str(a) != "True") == ["False", "False", "ignore", "ignore"]
+
+
+def test_a_level_that_reads_back_otherwise_fails_its_executions_without_a_second_pass(tmp_path, needs_root):
+    machine = LevelMachine(machine_root(tmp_path), ignored={"0"})
+    runs = run_without_os(tmp_path, machine)
+    wrong = [r for r in runs if r["state"] == "errored"]
+    assert len(runs) == 4 and len(wrong) == 2
+    assert all(r["reason"] == "screening: aslr (aslr) wanted false, not in force: reads back 2" for r in wrong)
+    assert all(r["screening"]["levels"]["aslr"] == "not in force: reads back 2" for r in wrong)
+    assert len(machine.applied) == 1 + 4          # the pass that read the level back was the boot's only one
 
 
 def test_a_switch_that_does_not_take_fails_the_execution_instead_of_rebooting_again(tmp_path, needs_root):
@@ -211,3 +237,42 @@ def test_slots_not_run_yet_carry_their_planned_levels_in_the_export(tmp_path):
     assert [s["state"] for s in slots] == ["outstanding", "outstanding"]
     assert sorted(s["screening"]["levels"]["mode"] for s in slots) == ["x", "y"]
     assert {s["screening"]["treatment"] for s in slots} == {0, 1}
+
+
+def test_start_builds_the_design_once(tmp_path, monkeypatch):
+    """prepare's plan is the one source: the state dir's free-space check counts its jobs, not a second design."""
+    from cycle_helpers import start_quiet
+    from supervisor.experiment import screening_plan
+    built = []
+    real = screening_plan.build_design
+    monkeypatch.setattr(screening_plan, "build_design", lambda sc: built.append(sc) or real(sc))
+    exp = experiment(tmp_path, {"b": "ok"}, executions=2, extra='seed = 9\n[screening]\n[screening.factors.mode]\n'
+                                                                 'kind = "env"\nvariable = "MODE"\nlevels = ["x", "y"]\n')
+    assert start_quiet(exp, tmp_path / "s") == 0
+    assert len(built) == 1
+    assert len(Schedule.load(tmp_path / "s" / "schedule").jobs) == 4
+
+
+def test_status_counts_treatments_per_batch_and_the_switches_left(tmp_path, needs_root):
+    from supervisor.state.status import status_report
+    from supervisor.state.status_text import status_json, status_text
+    exp = experiment(tmp_path, {"b": "ok"}, extra='seed = 5\n' + SCREENING)
+    machine = LevelMachine(machine_root(tmp_path))
+    state = tmp_path / "s"
+    kw = dict(machine=machine, stderr=io.StringIO())
+    assert start(str(exp), str(state), simulate=False, **kw) == 0
+    while len(list((state / "executions").iterdir())) < 2:      # two executions of the first batch
+        boot(state, **kw)
+    report = status_report(str(state))
+    sc = report.screening
+    assert sc is not None and sc.design == "full factorial"
+    first, second = sc.batches
+    assert (first.treatments, first.treatments_done, first.runs, first.runs_done) == (4, 2, 4, 2)
+    assert (second.treatments, second.treatments_done, second.runs, second.runs_done) == (4, 0, 4, 0)
+    assert {first.levels["os"], second.levels["os"]} == {"a", "b"} and not first.boot_check
+    assert sc.switches_left == 1          # into the second batch's os level
+    text = status_text(report)
+    assert (f"screening (full factorial): batch {first.batch} (os={first.levels['os']}): 2/4 treatments done "
+            f"(2/4 runs); batch {second.batch} (os={second.levels['os']}): 0/4 treatments done (0/4 runs)") in text
+    assert "for the 6 jobs now known and 1 level switch(es)" in text
+    assert json.loads(status_json(report))["screening"]["batches"][1]["runs"] == 4

@@ -86,6 +86,9 @@ def test_order_batches_by_reboot_levels_and_replicates_every_treatment_in_fresh_
             orders.append(ts)
         assert len({tuple(o) for o in orders}) > 1    # fresh orders, not one repeated
     assert plan.switches() == 2 and plan.boots() == 36 + 2 + 1
+    # what is left to switch: from the last run that ended (nothing ended: one may come first)
+    assert plan.switches_ahead(range(10, 36), 9) == 1 and plan.switches_ahead(range(20, 36), 19) == 0
+    assert plan.switches_ahead(range(36), None) == 2 and plan.switches_ahead([], 35) == 0
     assert plan_screening(exp, seed=7).runs == plan.runs            # the seed decides the order
     assert plan_screening(exp, seed=8).runs != plan.runs
     jobs = expand(exp, 7)
