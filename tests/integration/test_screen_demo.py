@@ -68,8 +68,10 @@ def test_demo_runs_and_every_record_holds_the_levels_in_force(demo_built, tmp_pa
     assert len(per_rep) == 12 and set(per_rep.values()) == {1}
     assert {t for _, t in per_rep} == {0, 1, 2, 3, 4, 6}       # 5 and 7 (python with fp) excluded
 
-    # The analysis reads the supervisor's export as it is (analysis/screen/native.py).
-    a = subprocess.run([sys.executable, "-m", "analysis.cli", "screen", str(out), "--json"], cwd=str(REPO),
+    # The analysis reads the supervisor's export as it is (analysis/screen/native.py).  Every iteration is
+    # kept: whether a 20-iteration run reaches a steady state depends on the machine's load, not on the reading.
+    a = subprocess.run([sys.executable, "-m", "analysis.cli", "screen", str(out), "--json", "--no-steady-state"],
+                       cwd=str(REPO),
                        capture_output=True, text=True, timeout=600)
     assert a.returncode == 0, a.stderr[-2000:]
     fib = json.loads(a.stdout)["responses"]["fib"]
