@@ -45,7 +45,6 @@ known, the key.
 
 from __future__ import annotations
 
-import bz2
 import csv
 import json
 import math
@@ -54,7 +53,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from analysis import classify, json_text
+from analysis import bzip2_input, classify, json_text
 from analysis import execution_states as states
 from analysis.errors import AnalysisError, WarningSink, stderr_warning
 
@@ -102,7 +101,7 @@ def read_document(path: Path) -> Any:
     raw = read_bytes(path)
     if raw[:3] == b"BZh":
         try:
-            raw = bz2.decompress(raw)
+            raw = bzip2_input.decompress(raw)
         except ValueError:
             raise AnalysisError(f"{path}: the bzip2 data is truncated; re-copy or re-export the file") from None
         except OSError:

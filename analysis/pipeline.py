@@ -34,15 +34,13 @@ from analysis import changepoints as cp
 from analysis import classify, outliers
 from analysis.errors import AnalysisError, WarningSink, stderr_warning
 from analysis import execution_states
+from analysis.cpus import usable_cpus
 from analysis.inputs import ANNOTATION_KEYS, machine_name, read_results
 from analysis.progress import Progress
 
 def default_jobs() -> int:
     """Worker processes to use by default: one per CPU this process may use."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not Linux
-        return max(1, os.cpu_count() or 1)
+    return usable_cpus()
 
 
 def load_results(
