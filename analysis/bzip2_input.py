@@ -28,22 +28,27 @@ from analysis.cpus import usable_cpus
 
 # bzip2's end-of-stream marker (the bits of sqrt(pi)); it is followed by the
 # 32-bit stream CRC and zero bits up to the next byte boundary.
-_END_MARKER = 0x177245385090
-_MARKER_BITS = 48
-_CRC_BITS = 32
+END_MARKER = 0x177245385090
+MARKER_BITS = 48
+CRC_BITS = 32
 # Compressed size from which the parallel decoder is used: 3 blocks of bzip2's largest (level 9).
 PARALLEL_FROM_BYTES = 3 * 900_000
 
 
-def ends_at_stream_end(data: bytes) -> bool:
-    """True when ``data`` ends with an end-of-stream marker, its CRC and at most 7 zero padding bits."""
+def stream_end_padding(data: bytes) -> int:
+    """How many zero padding bits follow the end-of-stream marker and CRC that end ``data``; -1 if they do not."""
     tail = int.from_bytes(data[-11:], "big")  # 7 + 32 + 48 bits fit in 11 bytes
     for padding in range(8):
         if tail & ((1 << padding) - 1):
-            return False  # padding bits are zero
-        if (tail >> (padding + _CRC_BITS)) & ((1 << _MARKER_BITS) - 1) == _END_MARKER:
-            return len(data) * 8 >= padding + _CRC_BITS + _MARKER_BITS
-    return False
+            return -1  # padding bits are zero
+        if (tail >> (padding + CRC_BITS)) & ((1 << MARKER_BITS) - 1) == END_MARKER:
+            return padding if len(data) * 8 >= padding + CRC_BITS + MARKER_BITS else -1
+    return -1
+
+
+def ends_at_stream_end(data: bytes) -> bool:
+    """True when ``data`` ends with an end-of-stream marker, its CRC and at most 7 zero padding bits."""
+    return stream_end_padding(data) >= 0
 
 
 @cache
