@@ -246,22 +246,26 @@ def _say_wrote(path: str, executions: int, keys: int, extra: str = "") -> None:
 
 
 def run_summary(args: argparse.Namespace) -> int:
-    from analysis.pipeline import annotate, load_results
-    from analysis.summary import dumps, summarise
+    from functools import partial
+
+    from analysis.pipeline import annotate_then, load_results
+    from analysis.summary import dumps, summarise, summarise_key
 
     by_machine = load_results(args.results, vm=args.vm, language=args.language, uname=args.uname)
     jobs = _jobs(args)
-    annotated = {
-        machine: annotate(results, window=args.window, steady=args.steady, delta=args.delta,
-                          jobs=jobs, progress=_progress(args))
-        for machine, results in by_machine.items()
-    }
     resamples = args.resamples if args.resamples else (
         bootstrap.RESAMPLES_LOW if args.quality == "low" else bootstrap.RESAMPLES_HIGH)
     if resamples < 1:
         raise AnalysisError("--resamples must be at least 1")
+    annotated, done = {}, {}
+    for machine, results in by_machine.items():
+        # Each key is bootstrapped in its worker as soon as it is classified.
+        then = partial(summarise_key, machine, resamples, args.seed, args.confidence)
+        annotated[machine], by_key = annotate_then(results, then, window=args.window, steady=args.steady,
+                                                   delta=args.delta, jobs=jobs, progress=_progress(args))
+        done.update(((machine, key), part) for key, part in by_key.items())
     summary = summarise(annotated, resamples=resamples, seed=args.seed, confidence=args.confidence,
-                        jobs=jobs, progress=_progress(args))
+                        jobs=jobs, progress=_progress(args), done=done)
     _write_output(Path(args.output), dumps(summary))
     benches = [b for vms in summary["machines"].values() for benchmarks in vms.values() for b in benchmarks.values()]
     _say_wrote(args.output, sum(len(b["process_executons"]) for b in benches), len(benches),

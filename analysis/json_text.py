@@ -37,8 +37,15 @@ _PLAIN_SCALARS = frozenset({int, bool, type(None), str})
 _INT64_BOUND = 2.0**63  # orjson reads integers beyond (u)int64 as floats
 
 
-def loads(raw: bytes) -> Any:
-    """``json.loads(raw)``: the same value, or the same error."""
+class TooDeep(ValueError):
+    """The document nests containers deeper than the reader allows."""
+
+
+def loads(raw: bytes, max_depth: int | None = None) -> Any:
+    """``json.loads(raw)``: the same value, or the same error.
+
+    With ``max_depth``, :class:`TooDeep` when a container is nested deeper
+    (the top level is depth 1); the same walk checks what orjson's result needs."""
     if orjson is not None:
         try:
             doc = orjson.loads(raw)
@@ -46,9 +53,12 @@ def loads(raw: bytes) -> Any:
             pass  # not strict JSON (or not JSON): the standard library decides
         else:
             if _all_floats(doc, lambda v: -_INT64_BOUND < v < _INT64_BOUND,
-                           lambda vs: -_INT64_BOUND < min(vs) and max(vs) < _INT64_BOUND):
+                           lambda vs: -_INT64_BOUND < min(vs) and max(vs) < _INT64_BOUND, max_depth):
                 return doc
-    return json.loads(raw)
+    doc = json.loads(raw)
+    if max_depth is not None:
+        _all_floats(doc, lambda v: True, lambda vs: True, max_depth)
+    return doc
 
 
 def dumps(value: Any) -> bytes:
@@ -61,14 +71,18 @@ def dumps(value: Any) -> bytes:
     return json.dumps(value, separators=(",", ":")).encode("utf-8")
 
 
-def _all_floats(doc: Any, each: Callable[[float], bool], whole: Callable[[Iterable[float]], bool]) -> bool:
+def _all_floats(doc: Any, each: Callable[[float], bool], whole: Callable[[Iterable[float]], bool],
+                max_depth: int | None = None) -> bool:
     """True when every float in ``doc`` passes ``each``; a list of only plain floats (the bulk
     of results) is checked at C speed by ``whole`` instead (which may refuse more than ``each``
     would: that only costs the slow path).  Writing asks for finite floats (orjson would write
-    ``null``), reading for floats that cannot have been a big integer."""
-    stack = [doc]
+    ``null``), reading for floats that cannot have been a big integer.  With ``max_depth``,
+    raises :class:`TooDeep` on a container nested deeper (one walk for both: it is seconds' worth
+    on paper-scale results)."""
+    limit = max_depth if max_depth is not None else math.inf
+    stack = [(doc, 1)]
     while stack:
-        value = stack.pop()
+        value, depth = stack.pop()
         if isinstance(value, dict):
             children: Any = value.values()
         elif isinstance(value, (list, tuple)):
@@ -77,6 +91,8 @@ def _all_floats(doc: Any, each: Callable[[float], bool], whole: Callable[[Iterab
             if isinstance(value, float) and not each(value):
                 return False
             continue
+        if depth > limit:
+            raise TooDeep(f"containers nested deeper than {max_depth} levels")
         kinds = set(map(type, children))
         if kinds == {float}:
             if not whole(children):
@@ -84,7 +100,7 @@ def _all_floats(doc: Any, each: Callable[[float], bool], whole: Callable[[Iterab
         elif kinds <= _PLAIN_SCALARS:
             continue
         else:
-            stack.extend(children)
+            stack.extend((child, depth + 1) for child in children)
     return True
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import bz2
 import os
 import queue
 import sys
@@ -52,8 +51,10 @@ def _utf8(chunk: Text) -> bytes:
 
 def _write_bz2(fh: BinaryIO, chunks: Iterable[Text]) -> None:
     """One bzip2 stream of ``chunks``; the compressor releases the GIL, so it
-    runs beside the code producing the next chunk."""
-    compressor = bz2.BZ2Compressor(BZ2_LEVEL)
+    runs beside the code producing the next chunk (its blocks in threads of their own)."""
+    from analysis.bzip2_output import ParallelCompressor  # here: only .bz2 outputs need its threads
+
+    compressor = ParallelCompressor(BZ2_LEVEL)
     pending: queue.Queue[bytes | None] = queue.Queue(maxsize=4)
     failure: list[BaseException] = []
 

@@ -34,15 +34,13 @@ from analysis import changepoints as cp
 from analysis import classify, outliers
 from analysis.errors import AnalysisError, WarningSink, stderr_warning
 from analysis import execution_states
+from analysis.cpus import usable_cpus
 from analysis.inputs import ANNOTATION_KEYS, machine_name, read_results
 from analysis.progress import Progress
 
 def default_jobs() -> int:
     """Worker processes to use by default: one per CPU this process may use."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not Linux
-        return max(1, os.cpu_count() or 1)
+    return usable_cpus()
 
 
 def load_results(
@@ -120,8 +118,20 @@ def _annotate_key(
     )
 
 
-def _annotate_key_star(args: tuple) -> tuple[str, dict[str, list], list[str]]:
-    return _annotate_key(*args)
+# A follow-up run in the worker right after a key's annotations (picklable:
+# a module-level function or a functools.partial of one), with
+# (key, executions, states, annotations, classifier); its result is kept by key.
+FollowUp = Callable[[str, list, list, dict, dict], Any]
+
+
+def _annotate_key_star(args: tuple) -> tuple[str, dict[str, list], list[str], Any]:
+    *task, then = args
+    key, annotations, notes = _annotate_key(*task)
+    followed = None
+    if then is not None:
+        key, executions, states, _window, steady, delta = task
+        followed = then(key, executions, states, annotations, {"delta": delta, "steady": steady})
+    return key, annotations, notes, followed
 
 
 def run_parallel(func, tasks: list[tuple], jobs: int, progress: Progress | None, weight=lambda t: 1,
@@ -175,6 +185,27 @@ def annotate(
 ) -> dict:
     """A copy of a Krun-shaped ``results`` dict with warmup_stats' annotations added.
 
+    See :func:`annotate_then` for the arguments."""
+    return annotate_then(results, None, window, steady, delta, jobs=jobs, progress=progress, warn=warn,
+                         started=started)[0]
+
+
+def annotate_then(
+    results: dict,
+    then: FollowUp | None,
+    window: int | None = None,
+    steady: int | None = None,
+    delta: str = classify.DEFAULT_DELTA,
+    *,
+    jobs: int = 1,
+    progress: bool = False,
+    warn: WarningSink = stderr_warning,
+    started: Callable[[dict], None] = lambda known: None,
+) -> tuple[dict, dict[str, Any]]:
+    """:func:`annotate`, and ``then`` run on each key in the same worker as soon as its
+    annotations are known (``summary`` bootstraps there while other keys are still
+    being analysed): (annotated results, ``{key: then's result}``).
+
     ``window``/``steady`` default to ``int(0.1 * iterations)`` and
     ``int(0.25 * iterations)``; ``delta`` is seconds (``"0.001"``) or
     ``"N%"``. ``jobs`` > 1 analyses benchmark keys in forked worker
@@ -203,21 +234,23 @@ def annotate(
     # The recorded states when they fit (analysis.inputs adds them), else
     # what pexec_flags and the times say.
     states = out[execution_states.STATES_KEY] = execution_states.from_flags(results, "results", warn)
-    tasks = [(key, wct[key], states[key], window, steady, str(delta)) for key in sorted(wct)]
+    tasks = [(key, wct[key], states[key], window, steady, str(delta), then) for key in sorted(wct)]
     total = sum(len(t[1]) for t in tasks)
     with Progress("annotate", total, force=progress) if progress else _NoProgress() as bar:
         done = run_parallel(_annotate_key_star, tasks, jobs, bar if progress else None, weight=lambda t: len(t[1]),
                             started=lambda: started(dict(out)))
     for name in ANNOTATION_KEYS[1:-1]:
         out[name] = {}
-    for key, annotations, notes in done:
+    followed: dict[str, Any] = {}
+    for key, annotations, notes, after in done:
         for name, value in annotations.items():
             out[name][key] = value
         for note in notes:
             warn(note)
+        followed[key] = after
     out["window_size"] = window
     out["classifier"] = {"delta": str(delta), "steady": steady}
-    return out
+    return out, followed
 
 
 class _NoProgress:

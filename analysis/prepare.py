@@ -9,7 +9,9 @@ are checked and used as they are. Everything here raises
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
+from typing import Callable
 
 from analysis import bootstrap, inputs, pipeline, summary
 from analysis.errors import AnalysisError, WarningSink, stderr_warning
@@ -54,24 +56,30 @@ def raw_results(item: LoadedInput, options: AnalysisOptions, warn: WarningSink =
 def to_annotated(item: LoadedInput, options: AnalysisOptions | None = None,
                  warn: WarningSink = stderr_warning) -> dict:
     """Annotated results for a raw or annotated input."""
-    options = options or AnalysisOptions()
+    return _annotated_then(item, options or AnalysisOptions(), warn, None)[0]
+
+
+def _annotated_then(item: LoadedInput, options: AnalysisOptions, warn: WarningSink,
+                    then: Callable[[str], pipeline.FollowUp] | None) -> tuple[dict, dict]:
+    """Annotated results, and for raw input ``then(machine)``'s results by key (``pipeline.annotate_then``)."""
     if item.kind == "annotated":
-        return inputs.validate_annotated(item.document, item.path, warn)
+        return inputs.validate_annotated(item.document, item.path, warn), {}
     if item.kind == "summary":
         raise inputs.summary_given(item.path)
     results = raw_results(item, options, warn)
     classifier = {name: getattr(options, name) for name in ("window", "steady", "delta")
                   if getattr(options, name) is not None}
+    follow_up = then(inputs.machine_name(results)) if then else None
     try:
-        annotated = pipeline.annotate(results, jobs=options.jobs, progress=options.progress, warn=warn,
-                                      **classifier)
+        annotated, followed = pipeline.annotate_then(results, follow_up, jobs=options.jobs,
+                                                     progress=options.progress, warn=warn, **classifier)
     except AnalysisError as exc:
         raise named(item.path, exc) from None
     except ValueError as exc:  # the classifier's own checks (e.g. a bad delta)
         raise AnalysisError(f"{item.path}: {exc}") from None
     # Later steps (summary, plots) reuse this instead of analysing again.
     item.kind, item.document = "annotated", annotated
-    return annotated
+    return annotated, followed if then else {}
 
 
 def to_summary(item: LoadedInput, options: AnalysisOptions | None = None,
@@ -86,7 +94,12 @@ def to_summary(item: LoadedInput, options: AnalysisOptions | None = None,
         except AnalysisError as exc:
             raise named(item.path, exc) from None
         return item.document
-    annotated = to_annotated(item, options, warn)
+    resamples = bootstrap.RESAMPLES_HIGH if options.resamples is None else options.resamples
+    confidence = bootstrap.CONFIDENCE_LEVEL if options.confidence is None else options.confidence
+    # Raw input: each key is bootstrapped in its annotate worker as soon as it is classified.
+    annotated, by_key = _annotated_then(item, options, warn, lambda machine: partial(
+        summary.summarise_key, machine, resamples, options.seed, confidence))
+    machine = inputs.machine_name(annotated)
     kwargs: dict = {"seed": options.seed, "jobs": options.jobs}
     if options.resamples is not None:
         kwargs["resamples"] = options.resamples
@@ -94,8 +107,10 @@ def to_summary(item: LoadedInput, options: AnalysisOptions | None = None,
         kwargs["confidence"] = options.confidence
     if options.progress:
         kwargs["progress"] = True
+    if by_key:
+        kwargs["done"] = {(machine, key): part for key, part in by_key.items()}
     try:
-        return summary.summarise({inputs.machine_name(annotated): annotated}, **kwargs)
+        return summary.summarise({machine: annotated}, **kwargs)
     except AnalysisError as exc:
         raise named(item.path, exc) from None
 

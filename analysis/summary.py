@@ -46,7 +46,8 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import Any, Callable
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -158,6 +159,29 @@ def _bootstrap_task(args: tuple) -> tuple[float, float] | None:
     return bootstrap.py2_str_round(result.median), bootstrap.py2_str_round(result.ci)
 
 
+@dataclass
+class KeySummary:
+    """One key's part of a summary, bootstrap done: what ``summarise`` would compute for it."""
+
+    plan: dict | None  # _benchmark_plan's, without its bootstrap input; None: key skipped
+    outcome: tuple[float, float] | None  # (steady perf, CI) when bootstrapped
+    notes: list[str]  # warnings, said when the key's turn comes
+
+
+def summarise_key(machine: str, resamples: int, seed: int | None, confidence: str, key: str, executions: list,
+                  states: list[str], annotations: dict[str, list], classifier: dict) -> KeySummary:
+    """One key's summary from its annotations; a ``pipeline.annotate_then`` follow-up (bind the first
+    four with functools.partial), so the bootstrap runs in the worker as soon as the key is classified."""
+    one = {name: {key: value} for name, value in annotations.items()}
+    one.update({"wallclock_times": {key: executions}, execution_states.STATES_KEY: {key: states}})
+    notes: list[str] = []
+    plan = _benchmark_plan(machine, key, one, str(classifier["delta"]), notes.append)
+    if plan is None:
+        return KeySummary(None, None, notes)
+    outcome = _bootstrap_task((plan["boot"], resamples, seed, f"{machine}/{key}", confidence))
+    return KeySummary(dict(plan, boot=None), outcome, notes)  # the segments need not travel back
+
+
 def summarise(
     annotated_by_machine: dict[str, dict],
     resamples: int = bootstrap.RESAMPLES_HIGH,
@@ -167,8 +191,12 @@ def summarise(
     jobs: int = 1,
     progress: bool = False,
     warn: WarningSink = stderr_warning,
+    done: dict[tuple[str, str], KeySummary] | None = None,
 ) -> dict:
     """warmup_stats' summary dict from ``{machine: annotated results}``.
+
+    ``done`` holds keys already summarised by :func:`summarise_key` (with the same
+    resamples, seed and confidence), by (machine, key): only the rest are computed here.
 
     A single annotated results dict (with ``wallclock_times`` at the top) is
     accepted too; its machine comes from ``audit['uname']``.
@@ -182,7 +210,7 @@ def summarise(
     summary: dict[str, Any] = {"machines": {}, "warmup_format_version": WARMUP_FORMAT_VERSION,
                                BOOTSTRAP_KEY: {"seed": seed, "resamples": resamples, "confidence": str(confidence)}}
     failures: dict[str, Any] = {}
-    plans: list[tuple[str, str, str, dict]] = []
+    plans: list[tuple[str, str, KeySummary | None, dict]] = []
     for machine in sorted(annotated_by_machine):
         results = annotated_by_machine[machine]
         if not is_annotated(results):
@@ -198,18 +226,26 @@ def summarise(
                 name, vm, _variant = key.split(":")
                 failures.setdefault(machine, {}).setdefault(vm, {})[name] = [
                     {"index": i, "state": state} for i, state in failed]
-            plan = _benchmark_plan(machine, key, results, delta, warn)
+            if done is not None and (machine, key) in done:
+                ready = done[(machine, key)]
+                for note in ready.notes:
+                    warn(note)
+                plan = ready.plan
+            else:
+                ready, plan = None, _benchmark_plan(machine, key, results, delta, warn)
             if plan is not None:
-                plans.append((machine, key, delta, plan))
-    tasks = [(p["boot"], resamples, seed, f"{m}/{k}", confidence) for m, k, _, p in plans]
-    weight: Callable[[tuple], int] = lambda t: 0 if t[0] is None else 1
-    n_boot = sum(weight(t) for t in tasks)
+                plans.append((machine, key, ready, plan))
+    # Only keys with something to bootstrap go to the workers (none at all: no workers are started).
+    tasks = [(p["boot"], resamples, seed, f"{m}/{k}", confidence) for m, k, ready, p in plans
+             if ready is None and p["boot"] is not None]
     if progress:
-        with Progress("bootstrap", n_boot, force=True) as bar:
-            outcomes = run_parallel(_bootstrap_task, tasks, jobs, bar, weight)
+        with Progress("bootstrap", len(tasks), force=True) as bar:
+            computed = iter(run_parallel(_bootstrap_task, tasks, jobs, bar))
     else:
-        outcomes = run_parallel(_bootstrap_task, tasks, jobs, None)
-    for (machine, key, _, plan), outcome in zip(plans, outcomes):
+        computed = iter(run_parallel(_bootstrap_task, tasks, jobs, None))
+    outcomes = [ready.outcome if ready else next(computed) if p["boot"] is not None else None
+                for _, _, ready, p in plans]
+    for (machine, key, ready, plan), outcome in zip(plans, outcomes):
         bench = plan["bench"]
         if outcome is not None:
             bench["steady_state_time"], bench["steady_state_time_ci"] = outcome

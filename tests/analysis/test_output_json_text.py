@@ -152,3 +152,13 @@ def test_streamed_write_error_is_raised_by_finish(tmp_path):
     writer = output.StreamedWrite(tmp_path / "missing-dir" / "out.json", [b"{"])
     with pytest.raises(AnalysisError, match="cannot write"):
         writer.finish([b"}"])
+
+
+@pytest.mark.parametrize("depth", [1, 3, 10])
+def test_loads_refuses_nesting_beyond_max_depth(depth, engine):
+    within = ("[" * depth + "1.5" + "]" * depth).encode()
+    assert json_text.loads(within, max_depth=depth) == json.loads(within)
+    deeper = ('{"a":' + "[" * depth + "[]" + "]" * depth + "}").encode()
+    with pytest.raises(json_text.TooDeep):
+        json_text.loads(deeper, max_depth=depth)
+    assert json_text.loads(deeper) == json.loads(deeper)  # no limit unless asked
