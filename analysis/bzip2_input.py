@@ -10,7 +10,11 @@ when installed and the data can mean nothing else than what ``bz2`` reads:
   ignores, or a cut second stream, which it refuses) goes to ``bz2``;
 - any error of indexed_bzip2 (truncated or corrupt data: it checks every
   block's CRC) sends the data to ``bz2``, which raises its own error, so
-  callers see the same exceptions either way.
+  callers see the same exceptions either way;
+- decoding in parallel, indexed_bzip2 does not check a stream's combined CRC
+  (the one after the end marker), which ``bz2`` does: ``stream_crcs_agree``
+  folds the block CRCs stored in the data and compares, and a mismatch goes to
+  ``bz2`` too.
 
 Without indexed_bzip2 (OpenBSD has no wheel) ``bz2`` does all, and so it does
 for data smaller than a few bzip2 blocks, where threads gain nothing (and a
@@ -27,8 +31,10 @@ from types import ModuleType
 from analysis.cpus import usable_cpus
 
 # bzip2's end-of-stream marker (the bits of sqrt(pi)); it is followed by the
-# 32-bit stream CRC and zero bits up to the next byte boundary.
+# 32-bit stream CRC and zero bits up to the next byte boundary.  Each block
+# starts with its magic (the bits of pi), followed by the block's 32-bit CRC.
 END_MARKER = 0x177245385090
+BLOCK_MAGIC = 0x314159265359
 MARKER_BITS = 48
 CRC_BITS = 32
 # Compressed size from which the parallel decoder is used: 3 blocks of bzip2's largest (level 9).
@@ -51,6 +57,33 @@ def ends_at_stream_end(data: bytes) -> bool:
     return stream_end_padding(data) >= 0
 
 
+def _bits(data: bytes, offset: int, count: int) -> int | None:
+    """``count`` bits of ``data`` from bit ``offset`` (most significant first); None past the end."""
+    first, skip = divmod(offset, 8)
+    chunk = data[first : first + (skip + count + 7) // 8]
+    if len(chunk) * 8 < skip + count:
+        return None
+    return (int.from_bytes(chunk, "big") >> (len(chunk) * 8 - skip - count)) & ((1 << count) - 1)
+
+
+def stream_crcs_agree(data: bytes, offsets: list[int]) -> bool:
+    """Does each stream's stored combined CRC equal the fold of its blocks' stored CRCs?
+
+    ``offsets``: the bit offsets of every block magic and end marker, as the
+    decoder found them (the block CRCs themselves it has checked against the data)."""
+    combined, streams = 0, 0
+    for offset in sorted(offsets):
+        marker = _bits(data, offset, MARKER_BITS)
+        crc = _bits(data, offset + MARKER_BITS, CRC_BITS)
+        if marker == BLOCK_MAGIC and crc is not None:
+            combined = (((combined << 1) | (combined >> 31)) & 0xFFFFFFFF) ^ crc   # rotate left 1, xor
+        elif marker == END_MARKER and crc is not None:
+            if crc != combined:
+                return False
+            combined, streams = 0, streams + 1
+    return streams > 0
+
+
 @cache
 def parallel_decoder() -> ModuleType | None:
     """indexed_bzip2, or None when it is not installed."""
@@ -68,7 +101,10 @@ def decompress(data: bytes) -> bytes:
         try:
             # Closed on every path: an open one aborts the interpreter at exit.
             with decoder.IndexedBzip2File(io.BytesIO(data), parallelization=usable_cpus()) as fh:
-                return fh.read()
+                text = fh.read()
+                offsets = list(fh.block_offsets())
+            if stream_crcs_agree(data, offsets):
+                return text
         except Exception:  # noqa: BLE001  (any failure: bz2 decides, and names the problem)
             pass
     return bz2.decompress(data)

@@ -66,6 +66,8 @@ def _cases() -> dict[str, bytes]:
     good = bz2.compress(_text(3000))
     flipped = bytearray(good)
     flipped[len(good) // 2] ^= 0x10
+    bad_stream_crc = bytearray(good)   # the combined CRC ends 0-7 padding bits before the last byte's end
+    bad_stream_crc[-2] ^= 0x01
     return {
         "two streams": good + bz2.compress(b" "),
         "trailing garbage": good + b"junk",
@@ -73,6 +75,8 @@ def _cases() -> dict[str, bytes]:
         "truncated": good[:-40],
         "only a header": b"BZh9",
         "corrupt block": bytes(flipped),
+        "corrupt stream CRC": bytes(bad_stream_crc),
+        "corrupt stream CRC, two streams": bytes(bad_stream_crc) + bz2.compress(b" "),
         "empty stream": bz2.compress(b""),
     }
 
@@ -82,6 +86,20 @@ def test_odd_data_means_what_bz2_says(name, decoder, capfd):
     data = _cases()[name]
     assert _ours(data) == _outcome(data)
     assert capfd.readouterr().err == ""  # no decoder chatter on stderr
+
+
+def test_stream_crcs_are_checked_in_every_stream():
+    one, two = bz2.compress(_text(3000), 1), bz2.compress(b"x" * 250_000, 1)
+    with bzip2_input.parallel_decoder().IndexedBzip2File(__import__("io").BytesIO(one + two)) as fh:
+        fh.read()
+        offsets = list(fh.block_offsets())
+    assert bzip2_input.stream_crcs_agree(one + two, offsets)
+    second = bytearray(one + two)
+    second[-2] ^= 0x04      # the second stream's combined CRC
+    assert not bzip2_input.stream_crcs_agree(bytes(second), offsets)
+    first = bytearray(one + two)
+    first[len(one) - 2] ^= 0x04
+    assert not bzip2_input.stream_crcs_agree(bytes(first), offsets)
 
 
 def test_stream_end_is_found_at_every_padding():
