@@ -83,8 +83,9 @@ class PairSide(BaseModel):
     effective_cpus: list[NonNegativeInt] | None = Field(
         default=None, description="cpuset: the cgroup's cpuset.cpus.effective, read before the runner started")
     placement_note: str | None = Field(default=None, description="affinity: why no cpuset was used")
-    barrier: str | None = Field(description="the duet barrier's POSIX shared-memory name; null: [duet] barrier = "
-                                            "false, the sides ran unsynchronised (pair iterations by overlap)")
+    barrier: str | None = Field(description="the duet barrier's POSIX shared-memory name (empty: the pair never "
+                                            "started, so none was made); null: [duet] barrier = false, the sides "
+                                            "ran unsynchronised (pair iterations by overlap)")
     spin_us: NonNegativeInt | None = Field(
         default=0, description="microseconds a side spins at the barrier before sleeping (COLDRUN_DUET_SPIN_US); "
                                "null without a barrier (records before this field: 0)")

@@ -71,7 +71,7 @@ def execute_pair(ctx: Boot, platform: Platform, job: JobLine, attempt: int, befo
             s.launch = build_launch(ctx, s.key, job)
         except ColdrunError as e:
             s.reason = f"cannot launch: {e}"
-    barrier_name: str | None = None
+    barrier_name: str | None = "" if ctx.exp.duet.barrier else None   # "": wanted, not made (pair not started)
     prefix_cgroup = None
     for s in sides:
         if s.launch and not all(other.launch for other in sides):
@@ -198,7 +198,7 @@ def _judge_pair(ctx: Boot, platform: Platform, job: JobLine, attempt: int, befor
                         start_order=order, order_seed=ctx.schedule.seed, cpu=s.cpu, placement=placement,
                         verified_cpus=s.verified_cpus, placement_mechanism=mechanism.mechanism,
                         effective_cpus=mechanism.effective_cpus, placement_note=mechanism.note, barrier=barrier,
-                        spin_us=ctx.exp.duet.spin_us if barrier else None, own_outcome=s.outcome,
+                        spin_us=ctx.exp.duet.spin_us if barrier is not None else None, own_outcome=s.outcome,
                         own_reason=s.reason, partner_failed=partner.outcome != "C")
         records.append(ExecutionRecord(
             **record_header(ctx, job, attempt, s.key), mode=vm.mode, instrument=vm.instrument, flags=flags,

@@ -112,6 +112,8 @@ def test_a_side_that_cannot_launch_stops_the_experiment_naming_it_and_its_partne
     recs = {side: read_record(p) for side, p in list_attempts(state)[(0, 1)].items()}
     assert recs["a"].pair.own_reason == "not started: its partner cannot launch" and recs["a"].runner_pid is None
     assert recs["b"].pair.own_reason.startswith("cannot launch:") and recs["a"].outcome == recs["b"].outcome == "E"
+    # the experiment wanted a barrier (null would say it ran unsynchronised); none was made, so its name is empty
+    assert [(r.pair.barrier, r.pair.spin_us) for r in recs.values()] == [("", 100), ("", 100)]
 
 
 def test_sides_run_their_own_benchmarks_param(tmp_path):
