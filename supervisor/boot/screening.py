@@ -145,7 +145,9 @@ def apply_levels(levels: JobLevels) -> list[dict]:
     try:
         reports = levels.ctx.platform.apply_and_verify()
     except PlatformError as e:
-        _refuse(levels, [f"a control level could not be set: {e}"])
+        # Whatever failed, this treatment's levels were in the pass; a fault of [platform] itself fails again
+        # in the pass without them and stops the experiment.
+        _refuse(levels, [f"the platform could not be applied with this treatment's control levels: {e}"])
         return levels.ctx.platform.apply_and_verify()
     by_control = {r["control"]: r for r in reports}
     problems = []

@@ -185,7 +185,7 @@ def test_a_level_that_cannot_be_set_fails_its_executions_with_the_reason(tmp_pat
             assert r["state"] == "completed" and r["screening"]["levels"]["aslr"] == "true"
         else:
             assert r["state"] == "errored" and r["wallclock_times"] == [] and "argv" not in r
-            assert "screening: a control level could not be set: aslr: set to 0 but reads back" in r["reason"]
+            assert "screening: the platform could not be applied with this treatment's control levels: aslr: set to 0 but reads back" in r["reason"]
             assert r["screening"]["levels"]["aslr"].startswith("not in force")
     assert sorted(r["state"] for r in runs) == ["completed", "completed", "errored", "errored"]
     # a level that cannot be set stops its pass: the rest of [platform] is applied without it, once more
