@@ -93,11 +93,11 @@ def results_report(path: str, *, confidence: float = float(DEFAULT_CONFIDENCE), 
     from analysis.duet.native import exported_pairs
     from analysis.inputs import read_document
 
-    pairs = exported_pairs(read_document(Path(path)), path)
+    pairs = exported_pairs(read_document(Path(path)), path, steady_state=steady_state)
     docs = []
     for p in pairs:
         doc = report_runs(p.runs, f"{path}: pair {p.pair}", confidence=confidence, resamples=resamples, seed=seed,
-                          steady_state=steady_state)
+                          steady_state=steady_state, cut=p.cut)
         seed = doc["seed"]      # one seed for the whole report, drawn once when not given
         docs.append({"pair": p.pair, "a": p.a, "b": p.b, "pexecs": list(p.pexecs),
                      "left_out": {str(k): v for k, v in p.left_out.items()}, "pairing": p.pairing,
@@ -108,13 +108,14 @@ def results_report(path: str, *, confidence: float = float(DEFAULT_CONFIDENCE), 
 
 
 def report_runs(runs, source: str, *, confidence: float, resamples: int, seed: int | None,
-                steady_state: bool) -> dict:
-    """The report's fields for paired runs (``source`` names them in errors and in the ``pairs`` field)."""
+                steady_state: bool, cut: dict | None = None) -> dict:
+    """The report's fields for paired runs (``source`` names them in errors and in the ``pairs`` field);
+    ``cut``: executions already cut to their sides' steady states before overlap pairing."""
     from analysis.duet import steady, stats
 
     path = source
     if steady_state:
-        runs, trims = steady.steady_state(runs)
+        runs, trims = steady.steady_state(runs, cut)
     else:
         trims = steady.whole(runs)
     try:

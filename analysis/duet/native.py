@@ -9,6 +9,12 @@ iteration_end_ns; a pair kept when it overlaps by > 40% of both).  Only pair
 executions whose job completed are used (a failed one may keep one side's
 data, which has nothing to pair with), and an unsynchronised one with no
 overlapping iterations; what was left out is reported per pair, as is the pairing.
+
+With ``steady_state``, an overlap-paired execution is cut to each side's own
+stable segment before pairing (``analysis.duet.steady.side_segment`` on the
+side's whole series, which is a time series; the paired list, with its gaps
+and an iteration that may pair twice, is not); ``ExportedPair.cut`` holds
+those segments, and the report takes the paired list as it is.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from typing import Any
 
 from analysis.duet.overlap import overlap_pairs
 from analysis.duet.pairs import PairedRuns, paired_runs
+from analysis.duet.steady import SideSegment, side_segment
 from analysis.errors import AnalysisError
 
 POSITION, OVERLAP = "position", "overlap"
@@ -37,9 +44,10 @@ class ExportedPair:
     left_out: dict[int, str]     # pexec -> why it was left out: its state, when not completed
     pairing: str = POSITION      # "position" (barrier), "overlap" (none), or "position+overlap" when mixed
     overlap: dict[int, tuple[int, int, int]] | None = None   # pexec -> (pairs kept, a's, b's iterations)
+    cut: dict[int, tuple[SideSegment, SideSegment]] | None = None   # run index -> sides' segments, cut before pairing
 
 
-def exported_pairs(bundle: Any, path: str | Path) -> list[ExportedPair]:
+def exported_pairs(bundle: Any, path: str | Path, *, steady_state: bool = False) -> list[ExportedPair]:
     """Every pair in a native export, in the order the export first names it; AnalysisError for a bundle
     without pair executions or one whose pair executions are not whole."""
     if not isinstance(bundle, dict) or not isinstance(bundle.get("executions"), list):
@@ -67,13 +75,14 @@ def exported_pairs(bundle: Any, path: str | Path) -> list[ExportedPair]:
         a, b = found["a"], found["b"]
         state = a.get("state")
         by_pair.setdefault(pair, {})[int(pexec_text)] = (a, b) if state == "completed" else str(state)
-    return [_pair(pair, executions, path) for pair, executions in by_pair.items()]
+    return [_pair(pair, executions, path, steady_state) for pair, executions in by_pair.items()]
 
 
-def _pair(pair: str, executions: dict[int, tuple[dict, dict] | str], path: str | Path) -> ExportedPair:
+def _pair(pair: str, executions: dict[int, tuple[dict, dict] | str], path: str | Path,
+          steady_state: bool) -> ExportedPair:
     a_key, _, b_key = pair.partition("/")
     left_out = {p: e for p, e in sorted(executions.items()) if isinstance(e, str)}
-    xs, ys, pexecs, used, overlap = [], [], [], set(), {}
+    xs, ys, pexecs, used, overlap, cut = [], [], [], set(), {}, {}
     for pexec, sides in sorted(executions.items()):
         if isinstance(sides, str):
             continue
@@ -88,9 +97,15 @@ def _pair(pair: str, executions: dict[int, tuple[dict, dict] | str], path: str |
                 kept = overlap_pairs(_intervals(a, f"{where} side a"), _intervals(b, f"{where} side b"))
             except ValueError as e:
                 raise AnalysisError(f"{where}: {e}") from None
+            if steady_state:     # each side's warm-up judged on its own series, then only steady pairs kept
+                xs_seg, ys_seg = side_segment(x), side_segment(y)
+                kept = [(i, j) for i, j in kept
+                        if xs_seg.begin <= i < xs_seg.end and ys_seg.begin <= j < ys_seg.end]
+                cut[len(pexecs)] = (xs_seg, ys_seg)
             overlap[pexec] = (len(kept), len(x), len(y))
             if not kept:
                 left_out[pexec] = NO_OVERLAP
+                cut.pop(len(pexecs), None)
                 continue
             x, y = [x[i] for i, _ in kept], [y[j] for _, j in kept]
         xs.append(x)
@@ -101,7 +116,7 @@ def _pair(pair: str, executions: dict[int, tuple[dict, dict] | str], path: str |
                             + (f" ({NO_OVERLAP})" if NO_OVERLAP in left_out.values() else ""))
     runs = paired_runs({"x": xs, "y": ys}, f"{path}: pair {pair} (x = side a, y = side b; executions {pexecs})")
     return ExportedPair(pair, a_key, b_key, tuple(pexecs), runs, dict(sorted(left_out.items())),
-                        "+".join(sorted(used, key=(POSITION, OVERLAP).index)), overlap or None)
+                        "+".join(sorted(used, key=(POSITION, OVERLAP).index)), overlap or None, cut or None)
 
 
 def _synchronised(slot: dict) -> bool:

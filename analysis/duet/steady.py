@@ -13,7 +13,7 @@ series (the check cases, quick runs) pass through unchanged.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from analysis.duet.pairs import PairedRuns
 from analysis.pilot import edm
@@ -60,10 +60,17 @@ def side_segment(times: Sequence[float]) -> SideSegment:
     return SideSegment(*segment, None)
 
 
-def steady_state(runs: PairedRuns) -> tuple[PairedRuns, list[Trim]]:
-    """``runs`` with each execution cut to the intersection of its sides' stable segments."""
+def steady_state(runs: PairedRuns, cut: Mapping[int, tuple[SideSegment, SideSegment]] | None = None
+                 ) -> tuple[PairedRuns, list[Trim]]:
+    """``runs`` with each execution cut to the intersection of its sides' stable segments.
+
+    ``cut``: executions already cut side by side before they were paired (by overlap): kept as they are,
+    their Trim giving the sides' own segments."""
     trims = []
     for r, (xr, yr) in enumerate(zip(runs.x, runs.y)):
+        if cut and r in cut:
+            trims.append(Trim(r, len(xr), 0, len(xr), *cut[r]))
+            continue
         xs, ys = side_segment(xr), side_segment(yr)
         trims.append(Trim(r, len(xr), max(xs.begin, ys.begin), min(xs.end, ys.end), xs, ys))
     return (PairedRuns(tuple(xr[t.begin:t.end] for xr, t in zip(runs.x, trims)),

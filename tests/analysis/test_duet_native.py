@@ -140,3 +140,33 @@ def test_an_unsynchronised_pair_execution_without_overlap_is_left_out_and_a_miss
     assert main(["duet", _write(tmp_path, doc, "bad.json"), "--json"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"pair execution {pair}#0 side b: ran without a barrier" in err and "iteration_end_ns" in err
+
+
+def _timeline(start: int, durations: list[int]) -> tuple[list[int], list[int]]:
+    ends = [start + sum(durations[:i + 1]) for i in range(len(durations))]
+    return [e - d for e, d in zip(ends, durations)], ends
+
+
+def test_an_unsynchronised_pair_is_cut_to_each_sides_own_steady_state_before_overlap_pairing(tmp_path, capsys):
+    # a warms up for 40 of its 120 iterations, b for 50: each side's stable segment is found on its own series
+    # (the paired list has gaps where the sides' iterations differ in length), then only pairs of steady
+    # iterations are kept.
+    a = [30 + i % 3 for i in range(40)] + [10 + i % 3 for i in range(80)]
+    b = [30 + i % 2 for i in range(50)] + [10 + i % 2 for i in range(70)]
+    pair = f"{A}/{B}"
+    executions = []
+    for pexec in range(3):
+        executions += [_unsynchronised(pair, pexec, "a", A, *_timeline(0, a)),
+                       _unsynchronised(pair, pexec, "b", B, *_timeline(1, b))]
+    path = _write(tmp_path, {"format": "coldrun-native", "format_version": 1, "executions": executions, "jobs": []})
+    assert main(["duet", path, "--json", "--seed", "1", "--resamples", "200"]) == 0
+    doc = json.loads(capsys.readouterr().out)["pairs"][0]
+    assert doc["pairing"] == "overlap" and doc["steady_state"]
+    for trim in doc["excluded"]:    # segments index each side's own 120 iterations, not the shorter paired list
+        assert 0 < trim["x_segment"][0] <= 40 and 0 < trim["y_segment"][0] <= 50, trim
+        assert trim["x_segment"][1] == trim["y_segment"][1] == 120 and trim["x_note"] is None is trim["y_note"]
+    assert main(["duet", path, "--json", "--no-steady-state", "--seed", "1", "--resamples", "200"]) == 0
+    whole = json.loads(capsys.readouterr().out)["pairs"][0]
+    assert 0 < doc["iterations"][0] == doc["overlap"]["0"]["paired"] < whole["overlap"]["0"]["paired"]
+    assert 0.8 < doc["ggms"] < 1.25                    # steady 10-12 ns against 10-11 ns, no 30 ns warm-up
+
