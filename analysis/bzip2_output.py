@@ -81,6 +81,11 @@ class ParallelCompressor:
         out.append((self._bits << padding).to_bytes((self._nbits + padding) // 8, "big"))
         return b"".join(out)
 
+    def close(self) -> None:
+        """Give up (the writer failed): pieces not started are dropped, and the threads end."""
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._pending.clear()
+
     def _submit(self, piece: bytes) -> None:
         self._pending.append(self._pool.submit(bz2.compress, piece, self._level))
 

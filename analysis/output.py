@@ -67,6 +67,7 @@ def _write_bz2(fh: BinaryIO, chunks: Iterable[Text]) -> None:
             fh.write(compressor.flush())
         except BaseException as exc:  # handed to the producing thread below
             failure.append(exc)
+            compressor.close()
             while not ended and pending.get() is not None:  # unblock the producer
                 pass
 

@@ -18,6 +18,10 @@ from analysis.execution_states import execution_number
 
 from .html import page
 
+# The report's "pairing" values (analysis.duet.native), in words.
+PAIRING_WORDS = {"position": "position (barrier)", "overlap": "overlap (no barrier)",
+                 "position+overlap": "overlap where run without a barrier, else position (barrier)"}
+
 _W, _H, _PAD = 420, 160, 34
 
 
@@ -80,7 +84,7 @@ def duet_section(doc: dict) -> str:
             f'<h3>{escape(p["a"])} / {escape(p["b"])}</h3>\n'
             f'<p>ggms {p["ggms"]:.6g}, CI [{p["ci"][0]:.6g}, {p["ci"][1]:.6g}]; reduction of the relative CI width '
             f'(sequential / duet) {reduction}; seed {p["seed"]}; iterations paired by '
-            f'{"overlap (no barrier)" if p.get("overlap") else "position (barrier)"}.{left}</p>\n'
+            f'{PAIRING_WORDS.get(p.get("pairing"), PAIRING_WORDS["position"])}.{left}</p>\n'
             f'<div class="plots"><figure>{ratio_plot(p)}<figcaption>x/y per pair execution</figcaption></figure>'
             f'<figure>{ci_comparison(p)}<figcaption>the two CIs side by side</figcaption></figure></div>')
     return "\n".join(blocks) + "\n"

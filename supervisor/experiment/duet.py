@@ -52,7 +52,7 @@ class Duet(BaseModel):
                                      "once; a futex wake-up then lands in the timed region)")
     barrier: bool = Field(default=True, strict=True,
                           description="meet before every iteration; false: the sides start together but run "
-                                      "unsynchronised, and the analysis pairs iterations that overlap by >= 40%")
+                                      "unsynchronised, and the analysis pairs iterations that overlap by > 40% of both")
 
 
 def pair_key(a: str, b: str) -> str:

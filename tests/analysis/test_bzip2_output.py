@@ -65,3 +65,16 @@ def test_written_bz2_files_are_one_stream(tmp_path, monkeypatch):
     monkeypatch.setattr(bzip2_input, "PARALLEL_FROM_BYTES", 0)  # our input side's parallel decoder reads it too
     assert bzip2_input.parallel_decoder() is not None, "indexed_bzip2 is in the analysis extra"
     assert bzip2_input.decompress(path.read_bytes()) == text
+
+
+def test_a_closed_compressor_drops_its_pieces_and_its_threads_end():
+    import threading
+    import time
+
+    compressor = ParallelCompressor(1, threads=2)
+    compressor.compress(bytes(range(256)) * 20_000)      # ~64 pieces queued behind 2 threads
+    compressor.close()
+    deadline = time.monotonic() + 30
+    while any(t.name.startswith("bz2-block") for t in threading.enumerate()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(t.name.startswith("bz2-block") for t in threading.enumerate())

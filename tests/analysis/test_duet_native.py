@@ -170,3 +170,15 @@ def test_an_unsynchronised_pair_is_cut_to_each_sides_own_steady_state_before_ove
     assert 0 < doc["iterations"][0] == doc["overlap"]["0"]["paired"] < whole["overlap"]["0"]["paired"]
     assert 0.8 < doc["ggms"] < 1.25                    # steady 10-12 ns against 10-11 ns, no 30 ns warm-up
 
+
+
+def test_a_pair_both_with_and_without_a_barrier_says_so_in_text_json_and_html(tmp_path, capsys):
+    pair = f"{A}/{B}"
+    executions = [_slot(pair, 0, "a", A, [10e-9] * 3), _slot(pair, 0, "b", B, [10e-9] * 3),
+                  _slot(pair, 1, "a", A, [10e-9] * 3), _slot(pair, 1, "b", B, [8e-9] * 3),
+                  _unsynchronised(pair, 2, "a", A, *A_SPAN), _unsynchronised(pair, 2, "b", B, *B_SPAN)]
+    path = _write(tmp_path, {"format": "coldrun-native", "format_version": 1, "executions": executions, "jobs": []})
+    html = tmp_path / "duet.html"
+    assert main(["duet", path, "--no-steady-state", "--seed", "1", "--resamples", "200", "--html", str(html)]) == 0
+    assert "; the others by position (barrier)" in capsys.readouterr().out
+    assert "iterations paired by overlap where run without a barrier, else position (barrier)." in html.read_text()

@@ -3,6 +3,7 @@ and the affinity fallback on this host through the real launcher."""
 
 from __future__ import annotations
 
+import os
 import sys
 
 import pytest
@@ -73,13 +74,14 @@ def test_a_cpu_outside_the_parents_cpus_is_refused_before_the_runner_starts():
 def test_on_this_host_the_launcher_says_how_the_runner_was_placed(tmp_path):
     """Whatever this host offers (cpuset in a writable cgroup v2 or not), the placement is reported and holds."""
     placed: list[Placement] = []
+    cpu = sorted(os.sched_getaffinity(0))[-1]     # one this process may use
     res = run_process([sys.executable, "-c", "import os; print(sorted(os.sched_getaffinity(0)))"], {},
-                      cwd=str(tmp_path), heap_limit=None, stack_limit=None, timeout=30, cpu=0,
+                      cwd=str(tmp_path), heap_limit=None, stack_limit=None, timeout=30, cpu=cpu,
                       on_placed=placed.append)
-    assert res.exit_code == 0 and res.stdout.text().strip() == "[0]"
+    assert res.exit_code == 0 and res.stdout.text().strip() == f"[{cpu}]"
     assert len(placed) == 1
     if placed[0].mechanism == "cpuset":
-        assert placed[0].effective_cpus == [0]
+        assert placed[0].effective_cpus == [cpu]
     else:
         assert placed[0].note, placed
 
