@@ -172,22 +172,10 @@ def run_parallel(func, tasks: list[tuple], jobs: int, progress: Progress | None,
     return results
 
 
-def annotate(
-    results: dict,
-    window: int | None = None,
-    steady: int | None = None,
-    delta: str = classify.DEFAULT_DELTA,
-    *,
-    jobs: int = 1,
-    progress: bool = False,
-    warn: WarningSink = stderr_warning,
-    started: Callable[[dict], None] = lambda known: None,
-) -> dict:
-    """A copy of a Krun-shaped ``results`` dict with warmup_stats' annotations added.
-
-    See :func:`annotate_then` for the arguments."""
-    return annotate_then(results, None, window, steady, delta, jobs=jobs, progress=progress, warn=warn,
-                         started=started)[0]
+def annotate(results: dict, *args: Any, **kwargs: Any) -> dict:
+    """A copy of a Krun-shaped ``results`` dict with warmup_stats' annotations added
+    (:func:`annotate_then` without a follow-up; the same arguments after ``results``)."""
+    return annotate_then(results, None, *args, **kwargs)[0]
 
 
 def annotate_then(
