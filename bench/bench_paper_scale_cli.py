@@ -22,7 +22,11 @@ annotated text itself may differ: indented before issue 15's speed work, compact
 
 Targets (issue 15): annotate and summary each <= 10 s wall and <= 1 GB.
 
-Usage: python bench/bench_paper_scale_cli.py [--repeat N] [--baseline DIR] [--only annotate,summary,read]
+"summary-low" is ``summary --quality low`` (warmup_stats' B = 10,000 instead of
+100,000): run it with ``--only`` to see how much of summary's time is the
+bootstrap warmup_stats' default asks for.
+
+Usage: python bench/bench_paper_scale_cli.py [--repeat N] [--baseline DIR] [--only annotate,summary,summary-low,read]
 """
 
 from __future__ import annotations
@@ -131,6 +135,9 @@ def commands(tree: Path, results: Path, out_dir: Path) -> dict[str, tuple[list[s
         "read": (py + ["-c", READ_ONLY, str(results)], env),
         "annotate": (cli + ["annotate", str(results), "-o", str(out_dir / "annotated.json.bz2"), "--no-progress"], env),
         "summary": (cli + ["summary", str(results), "-o", str(out_dir / "summary.json"), "--no-progress"], env),
+        # warmup_stats' low-quality bootstrap (B = 10,000): what the B = 100,000 default costs, side by side.
+        "summary-low": (cli + ["summary", str(results), "-o", str(out_dir / "summary-low.json"), "--quality", "low",
+                               "--no-progress"], env),
     }
 
 
