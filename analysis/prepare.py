@@ -100,11 +100,7 @@ def to_summary(item: LoadedInput, options: AnalysisOptions | None = None,
     annotated, by_key = _annotated_then(item, options, warn, lambda machine: partial(
         summary.summarise_key, machine, resamples, options.seed, confidence))
     machine = inputs.machine_name(annotated)
-    kwargs: dict = {"seed": options.seed, "jobs": options.jobs}
-    if options.resamples is not None:
-        kwargs["resamples"] = options.resamples
-    if options.confidence is not None:
-        kwargs["confidence"] = options.confidence
+    kwargs: dict = {"seed": options.seed, "jobs": options.jobs, "resamples": resamples, "confidence": confidence}
     if options.progress:
         kwargs["progress"] = True
     if by_key:
