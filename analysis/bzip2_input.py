@@ -66,6 +66,11 @@ def _bits(data: bytes, offset: int, count: int) -> int | None:
     return (int.from_bytes(chunk, "big") >> (len(chunk) * 8 - skip - count)) & ((1 << count) - 1)
 
 
+def combine_crc(combined: int, block_crc: int) -> int:
+    """bzip2's stream CRC after one more block: the running value rotated left by one bit, xor the block's CRC."""
+    return (((combined << 1) | (combined >> 31)) & 0xFFFFFFFF) ^ block_crc
+
+
 def stream_crcs_agree(data: bytes, offsets: list[int]) -> bool:
     """Does each stream's stored combined CRC equal the fold of its blocks' stored CRCs?
 
@@ -76,7 +81,7 @@ def stream_crcs_agree(data: bytes, offsets: list[int]) -> bool:
         marker = _bits(data, offset, MARKER_BITS)
         crc = _bits(data, offset + MARKER_BITS, CRC_BITS)
         if marker == BLOCK_MAGIC and crc is not None:
-            combined = (((combined << 1) | (combined >> 31)) & 0xFFFFFFFF) ^ crc   # rotate left 1, xor
+            combined = combine_crc(combined, crc)
         elif marker == END_MARKER and crc is not None:
             if crc != combined:
                 return False

@@ -19,7 +19,7 @@ import bz2
 from collections import deque
 from typing import TYPE_CHECKING
 
-from analysis.bzip2_input import CRC_BITS, END_MARKER, MARKER_BITS, stream_end_padding
+from analysis.bzip2_input import CRC_BITS, END_MARKER, MARKER_BITS, combine_crc, stream_end_padding
 from analysis.cpus import usable_cpus
 
 if TYPE_CHECKING:
@@ -39,11 +39,12 @@ class ParallelCompressor:
     def __init__(self, level: int, threads: int | None = None):
         from concurrent.futures import ThreadPoolExecutor  # here: `--help` need not import it
 
+        threads = threads or usable_cpus()
         self._level = level
         self._piece = piece_size(level)
-        self._pool = ThreadPoolExecutor(threads or usable_cpus(), thread_name_prefix="bz2-block")
+        self._pool = ThreadPoolExecutor(threads, thread_name_prefix="bz2-block")
         self._pending: deque[Future[bytes]] = deque()
-        self._limit = 2 * (threads or usable_cpus())  # pieces in flight: bounded memory
+        self._limit = 2 * threads  # pieces in flight: bounded memory
         self._buffer = bytearray()
         self._bits = 0  # block bits not yet written (fewer than 8), and how many
         self._nbits = 0
@@ -99,9 +100,7 @@ class ParallelCompressor:
         value = int.from_bytes(stream, "big")
         crc = (value >> padding) & 0xFFFFFFFF
         block = (value >> (padding + MARKER_BITS + CRC_BITS)) & ((1 << block_bits) - 1)
-        # bzip2's combined CRC: rotate left by one, then xor each block's CRC
-        # (a one-block stream's CRC is its block's).
-        self._crc = (((self._crc << 1) | (self._crc >> 31)) & 0xFFFFFFFF) ^ crc
+        self._crc = combine_crc(self._crc, crc)  # a one-block stream's CRC is its block's
         bits = (self._bits << block_bits) | block
         nbits = self._nbits + block_bits
         whole = nbits // 8

@@ -100,13 +100,10 @@ def to_summary(item: LoadedInput, options: AnalysisOptions | None = None,
     annotated, by_key = _annotated_then(item, options, warn, lambda machine: partial(
         summary.summarise_key, machine, resamples, options.seed, confidence))
     machine = inputs.machine_name(annotated)
-    kwargs: dict = {"seed": options.seed, "jobs": options.jobs, "resamples": resamples, "confidence": confidence}
-    if options.progress:
-        kwargs["progress"] = True
-    if by_key:
-        kwargs["done"] = {(machine, key): part for key, part in by_key.items()}
+    done = {(machine, key): part for key, part in by_key.items()} or None
     try:
-        return summary.summarise({machine: annotated}, **kwargs)
+        return summary.summarise({machine: annotated}, resamples=resamples, seed=options.seed,
+                                 confidence=confidence, jobs=options.jobs, progress=options.progress, done=done)
     except AnalysisError as exc:
         raise named(item.path, exc) from None
 

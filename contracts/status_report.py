@@ -110,7 +110,8 @@ class ScreeningProgress(_Strict):
     design: str
     batches: list[BatchProgress] = Field(description="in the order they run")
     switches_left: NonNegativeInt = Field(description="reboot-level switches the remaining order still needs, "
-                                                      "each a boot that runs no job (counted in eta_seconds)")
+                                                      "each a boot that runs no job (a reboot: not in "
+                                                      "eta_seconds)")
 
 
 class StatusReport(_Strict):
@@ -130,9 +131,9 @@ class StatusReport(_Strict):
                                                       "jobs (0 without [stop] or when not running)")
     boots: NonNegativeInt
     eta_seconds: float | None = Field(description="while running: seconds of work left (each remaining job's "
-                                                  "run and waits, and the waits of [screening]'s level "
-                                                  "switches), reboots not included; null when unknown or not "
-                                                  "running")
+                                                  "run and waits; a boot that only switches [screening] levels "
+                                                  "waits for nothing), reboots not included; null when unknown "
+                                                  "or not running")
     supervisor_pid: int | None = Field(description="pid in the lock file while running and alive (may be stale)")
     last_error: LastError | None
     stop_reason: str | None = Field(description="why the experiment stopped (status stopped only)")

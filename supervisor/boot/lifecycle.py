@@ -23,7 +23,7 @@ from supervisor.errors import ColdrunError
 from supervisor.eventlog import make_logger
 from supervisor.experiment.model import experiment_sha256
 from supervisor.platforms.factory import HARDWARE, SIMULATED, Machine
-from supervisor.state.outcome import EXIT_STOPPED, exit_code, failures
+from supervisor.state.outcome import EXIT_STOPPED, failures, standing_code
 from supervisor.state.run_length import load_decisions, unconverged
 from supervisor.state.screening import write_plan
 from supervisor.state.schedule import MailCounter, Schedule, render_new
@@ -126,7 +126,7 @@ def finish(ctx: Boot) -> int:
     ctx.log.info("experiment finished", summary=line)
     if failures(ctx.schedule):
         ctx.log.warning("some process executions errored, timed out or crashed; coldrun status lists them")
-    return exit_code(ctx.schedule, ctx.state.path)
+    return standing_code(ctx.schedule.status, failures(ctx.schedule), len(missed))
 
 
 def stop(ctx: Boot, reason: str) -> int:

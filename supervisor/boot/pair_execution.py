@@ -193,11 +193,11 @@ def _judge_pair(ctx: Boot, platform: Platform, job: JobLine, attempt: int, befor
         own_failed = s.outcome != "C"
         vm = ctx.exp.vms[s.key.split(":")[1]]
         flags = list(verdict.flags) + (["partner_failed"] if verdict.outcome != "C" and not own_failed else [])
-        mechanism = s.placement or Placement("affinity", note="the runner was not started")
+        placed = s.placement or Placement("affinity", note="the runner was not started")
         pair = PairSide(pair_id=f"{job.key}#{job.pexec}", side=s.side, partner_key=partner.key,
                         start_order=order, order_seed=ctx.schedule.seed, cpu=s.cpu, placement=placement,
-                        verified_cpus=s.verified_cpus, placement_mechanism=mechanism.mechanism,
-                        effective_cpus=mechanism.effective_cpus, placement_note=mechanism.note, barrier=barrier,
+                        verified_cpus=s.verified_cpus, placement_mechanism=placed.mechanism,
+                        effective_cpus=placed.effective_cpus, placement_note=placed.note, barrier=barrier,
                         spin_us=ctx.exp.duet.spin_us if barrier is not None else None, own_outcome=s.outcome,
                         own_reason=s.reason, partner_failed=partner.outcome != "C")
         records.append(ExecutionRecord(

@@ -30,14 +30,14 @@ from dataclasses import dataclass, field
 from contracts.execution_record import STATE_OF_OUTCOME, ExecutionRecord
 from supervisor.boot.context import Boot
 from supervisor.boot.execution import Executed
-from supervisor.errors import ColdrunError, PlatformError
+from supervisor.errors import PlatformError
 from supervisor.experiment.model import Experiment
 from supervisor.experiment.platform_policy import PlatformPolicy
 from supervisor.experiment.screening import Factor
 from supervisor.experiment.screening_plan import Run
 from supervisor.platforms.factory import Machine
 from supervisor.state.schedule import JobLine
-from supervisor.state.screening import load_plan, note_switch, switched_for
+from supervisor.state.screening import note_switch, plan_for, switched_for
 from supervisor.state.undo import UndoLog
 
 NOT_IN_FORCE = "not in force: "
@@ -110,22 +110,18 @@ def levels_for_job(ctx: Boot, machine: Machine, job: JobLine) -> JobLevels:
     state, exp = ctx.state, ctx.exp
     sc = exp.screening
     assert sc is not None
-    plan = load_plan(state.path)
-    if job.index >= len(plan.runs) or plan.runs[job.index].key != job.key:
-        raise ColdrunError(f"{state.path}: the screening plan does not match the schedule at job {job.index}; "
-                           f"the state dir was altered")
-    run = plan.runs[job.index]
-    treated = treatment_experiment(exp, run)
-    levels = JobLevels(dataclasses.replace(ctx, exp=treated,
-                                           platform=machine.platform(ctx.schedule.mode, treated, state.path,
-                                                                     ctx.log)), run, machine)
+    run = plan_for(state.path, ctx.schedule).runs[job.index]
+    levels = JobLevels(ctx, run, machine)
     problems = _reboot_levels(sc.factors, run, machine, levels)
     if problems and switched_for(state.path) != (job.index, job.attempts):
         switched = _switch(ctx, machine, job, run, problems)
         if switched is None:
-            levels.reboot_first = True
+            levels.reboot_first = True      # this boot only reboots: its ctx stays the boot's own
             return levels
         problems.append(switched)
+    treated = treatment_experiment(exp, run)
+    levels.ctx = dataclasses.replace(ctx, exp=treated,
+                                     platform=machine.platform(ctx.schedule.mode, treated, state.path, ctx.log))
     if problems:
         _refuse(levels, problems)
     return levels

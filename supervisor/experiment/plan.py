@@ -17,7 +17,7 @@ import random
 from dataclasses import dataclass
 
 # should_skip and keys_in_order live with the model, which refuses a skip list that skips everything.
-from supervisor.experiment.duet import pair_key, pair_sides
+from supervisor.experiment.duet import pair_key, record_sides
 from supervisor.experiment.model import (Experiment, first_executions, first_param, keys_in_order, most_executions,
                                          should_skip)
 
@@ -84,4 +84,4 @@ def records_to_write(exp: Experiment, jobs: list[JobSpec]) -> int:
         if not job.skipped:
             planned[job.key] = planned.get(job.key, 0) + 1
     grow = most_executions(exp) if exp.stop is not None else 0
-    return sum(max(n, grow) * len(pair_sides(key) or (key,)) for key, n in planned.items())
+    return sum(max(n, grow) * len(record_sides(key)) for key, n in planned.items())

@@ -33,10 +33,10 @@ def check_lines(exp: Experiment, plan: ScreeningPlan, *, show_all: bool, seed_ch
     if len(shown) < len(plan.runs):
         lines.append(f"  ... {len(plan.runs) - len(shown)} more (--all shows every execution)")
     boots = plan.boots()
-    waits = boots * (exp.waits.boot_settle + exp.waits.sync)
+    waits = len(plan.runs) * (exp.waits.boot_settle + exp.waits.sync)   # switching and finishing boots wait for none
     lines.append(f"boots: up to {boots} ({len(plan.runs)} executions, {plan.switches()} level switches, 1 to "
                  f"finish)" + (f"; max_boots {exp.screening.max_boots}" if exp.screening and
                                exp.screening.max_boots else ""))
-    lines.append(f"ETA: at least {format_duration(waits)} of waits ({boots} x boot settle + sync), plus reboots "
+    lines.append(f"ETA: at least {format_duration(waits)} of waits ({len(plan.runs)} x boot settle + sync), plus reboots "
                  f"and benchmark run time")
     return lines

@@ -48,7 +48,7 @@ from supervisor.experiment.duet import record_sides, side_key
 from supervisor.experiment.model import experiment_sha256, parse_experiment
 from supervisor.state import layout
 from supervisor.state.records import list_attempts, read_record
-from supervisor.state.screening import load_plan
+from supervisor.state.screening import plan_for
 from supervisor.experiment.screening_plan import ScreeningPlan
 from supervisor.state.schedule import (COMPLETED, CRASHED, ERRORED, OUTSTANDING, RUNNING, SKIPPED,
                                        TIMED_OUT, WITH_RECORD, JobLine, Schedule)
@@ -129,7 +129,7 @@ def native_bundle(state: StateDir) -> dict[str, Any]:
     schedule = state.schedule()
     text, sha = _experiment(state, schedule)
     exp = parse_experiment(text.encode(), str(state.experiment_path))
-    plan = load_plan(state.path) if exp.screening is not None else None
+    plan = plan_for(state.path, schedule) if exp.screening is not None else None
     jobs = [{"index": j.index, "key": j.key, "pexec": j.pexec, "state": j.state_name, "attempts": j.attempts,
              "iterations": j.iterations, "param": j.param} for j in schedule.jobs]
     slots = [(job, side, rec) for job, side, rec in job_records(state, schedule) if job.state != SKIPPED]

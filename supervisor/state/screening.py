@@ -16,6 +16,7 @@ from supervisor.durable import write_atomic
 from supervisor.errors import ColdrunError
 from supervisor.experiment.screening_plan import ScreeningPlan
 from supervisor.state import layout
+from supervisor.state.schedule import Schedule
 
 
 def write_plan(state_dir: Path, plan: ScreeningPlan) -> None:
@@ -28,6 +29,19 @@ def load_plan(state_dir: Path) -> ScreeningPlan:
         return ScreeningPlan.from_json(json.loads(path.read_text()))
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise ColdrunError(f"{path}: the screening plan is missing or unreadable ({e}); the state dir was altered")
+
+
+def plan_for(state_dir: Path, schedule: Schedule) -> ScreeningPlan:
+    """The plan, checked against the schedule it was written with: one run per job, the same keys
+    (ColdrunError, exit status 4, when the state dir was altered)."""
+    plan = load_plan(state_dir)
+    keys = [r.key for r in plan.runs]
+    if keys != [j.key for j in schedule.jobs]:
+        at = next((i for i, (a, b) in enumerate(zip(keys, schedule.jobs)) if a != b.key), None)
+        where = f"at job {at}" if at is not None else f"{len(keys)} jobs planned, {len(schedule.jobs)} scheduled"
+        raise ColdrunError(f"{Path(state_dir) / layout.SCREENING}: the screening plan does not match the schedule "
+                           f"({where}); the state dir was altered: restore it from a backup", 4)
+    return plan
 
 
 def switched_for(state_dir: Path) -> tuple[int, int] | None:

@@ -21,7 +21,7 @@ from supervisor.state.outcome import FAILED_STATES, standing_code
 from supervisor.state.records import list_attempts
 from supervisor.state.run_length import expected_jobs, finished_jobs, jobs_by_key, load_decisions, target_text
 from supervisor.state.schedule import OUTSTANDING, RUNNING, Schedule
-from supervisor.state.screening import load_plan
+from supervisor.state.screening import plan_for, switched_for
 from supervisor.state.statedir import StateDir
 from supervisor.state.verify import load_record, verify_records
 
@@ -35,16 +35,16 @@ def per_job_overhead(exp: Experiment) -> float:
 
 
 def estimate_remaining(schedule: Schedule, per_iteration: dict[str, list[float]], overhead: float,
-                       expected: dict[str, tuple[int, int]] | None = None, idle_boots: int = 0) -> float | None:
+                       expected: dict[str, tuple[int, int]] | None = None) -> float | None:
     """Krun's ETA per iteration: each outstanding job's iterations x its key's mean seconds per iteration (so
     executions of other lengths count right), plus the executions [stop]'s decisions still expect beyond the
-    schedule (``expected``: key -> (count, iterations)), each with its waits (``overhead``), plus the waits of
-    ``idle_boots`` boots that run no job ([screening]'s level switches); None until every such key has a
-    sample."""
+    schedule (``expected``: key -> (count, iterations)), each with its waits (``overhead``); a boot that only
+    switches [screening] levels reboots before any wait, so it adds nothing here.  None until every such key
+    has a sample."""
     work = [(job.key, job.iterations) for job in schedule.jobs if job.state in (OUTSTANDING, RUNNING)]
     for key, (count, iterations) in (expected or {}).items():
         work += [(key, iterations)] * count
-    total = idle_boots * overhead
+    total = 0.0
     for key, iterations in work:
         samples = per_iteration.get(key)
         if not samples:
@@ -67,13 +67,12 @@ def status_report(state_dir: str) -> StatusReport:
     expected = expected_jobs(schedule, decisions) if running else {}
     holder = state.lock_holder()
     screening = _screening(state.path, schedule) if exp.screening is not None else None
-    switches = screening.switches_left if screening is not None else 0
     return StatusReport(
         experiment=exp.name, state_dir=os.path.abspath(state_dir), machine=socket.gethostname(),
         status=schedule.status, mode=schedule.mode, counts=JobCounts(**c),
         done=sum(c[k] for k in ("completed", *FAILED_STATES)), total=len(schedule.jobs) - c["skipped"],
         more_expected=sum(n for n, _ in expected.values()), boots=schedule.boots,
-        eta_seconds=(estimate_remaining(schedule, per_iteration, per_job_overhead(exp), expected, switches)
+        eta_seconds=(estimate_remaining(schedule, per_iteration, per_job_overhead(exp), expected)
                      if running else None),
         supervisor_pid=holder if running and holder and psutil.pid_exists(holder) else None,
         last_error=last_error,
@@ -132,18 +131,20 @@ def _pairs(schedule: Schedule, kept_sides: Counter[str]) -> list[PairProgress]:
 
 def _screening(state_path: Path, schedule: Schedule) -> ScreeningProgress:
     """Each batch's treatments and runs ended so far, and the level switches the rest of the order needs."""
-    plan = load_plan(state_path)
-    if len(plan.runs) != len(schedule.jobs):
-        raise ColdrunError(f"{state_path / layout.SCREENING}: plans {len(plan.runs)} jobs but the schedule holds "
-                           f"{len(schedule.jobs)}; the state dir was altered: restore it from a backup", 4)
+    plan = plan_for(state_path, schedule)
     ended = [job.state not in (OUTSTANDING, RUNNING) for job in schedule.jobs]
     batches: dict[int, dict[int, list[bool]]] = {}       # batch -> treatment -> its runs' ended flags
     levels: dict[int, dict[str, str]] = {}               # batch -> its levels of the reboot factors
     for run, done in zip(plan.runs, ended):
         batches.setdefault(run.batch, {}).setdefault(run.treatment, []).append(done)
         levels.setdefault(run.batch, {f: run.levels[f] for f in plan.reboot_factors})
-    remaining = [i for i, done in enumerate(ended) if not done]
-    last = max((i for i, done in enumerate(ended) if done), default=None)
+    # The levels in force: a running job's, or those a switch boot set for the job it has not claimed yet,
+    # else the last ended job's.
+    switched = switched_for(state_path)
+    in_force = [job.index for job in schedule.jobs if job.state == RUNNING
+                or (job.state == OUTSTANDING and (job.index, job.attempts) == switched)]
+    last = in_force[0] if in_force else max((i for i, done in enumerate(ended) if done), default=None)
+    remaining = [i for i, done in enumerate(ended) if not done and i != last]
     return ScreeningProgress(
         design=plan.design, switches_left=plan.switches_ahead(remaining, last),
         batches=[BatchProgress(batch=b, boot_check=b == plan.boot_check_batch,

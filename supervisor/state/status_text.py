@@ -53,15 +53,16 @@ def _eta_line(report: StatusReport) -> str:
     switches = report.screening.switches_left if report.screening is not None else 0
     known = f" for the {report.counts.outstanding + report.counts.running} jobs now known" + (
         f" and the {report.more_expected} more executions the run-length targets expect"
-        if report.more_expected else "") + (f" and {switches} level switch(es)" if switches else "")
+        if report.more_expected else "")
+    reboots = "reboots not included" + (f" ({switches} more boot(s) only switch screening levels)" if switches else "")
     finish = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(time.time() + report.eta_seconds))
-    return f"ETA: {format_duration(report.eta_seconds)} left{known} (about {finish}), reboots not included"
+    return f"ETA: {format_duration(report.eta_seconds)} left{known} (about {finish}), {reboots}"
 
 
 def _batch_text(b: BatchProgress) -> str:
     """"batch 1 (os=b): 2/4 treatments done (9/12 runs)"."""
     name = "boot check" if b.boot_check else f"batch {b.batch}"
-    levels = f" ({' '.join(f'{k}={v}' for k, v in b.levels.items())})" if b.levels and not b.boot_check else ""
+    levels = f" ({' '.join(f'{k}={v}' for k, v in b.levels.items())})" if b.levels else ""   # the boot check's are empty
     return f"{name}{levels}: {b.treatments_done}/{b.treatments} treatments done ({b.runs_done}/{b.runs} runs)"
 
 

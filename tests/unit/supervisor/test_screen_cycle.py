@@ -261,8 +261,15 @@ def test_status_counts_treatments_per_batch_and_the_switches_left(tmp_path, need
     state = tmp_path / "s"
     kw = dict(machine=machine, stderr=io.StringIO())
     assert start(str(exp), str(state), simulate=False, **kw) == 0
-    while len(list((state / "executions").iterdir())) < 2:      # two executions of the first batch
-        boot(state, **kw)
+
+    def boot_until(executions: int) -> None:
+        for _ in range(executions + 2):     # a switch boot at most on the way, or the experiment is stuck
+            if len(list((state / "executions").iterdir())) >= executions:
+                return
+            assert boot(state, **kw) == 0
+        raise AssertionError(f"no {executions} executions after {executions + 2} boots")
+
+    boot_until(2)     # two executions of the first batch
     report = status_report(str(state))
     sc = report.screening
     assert sc is not None and sc.design == "full factorial"
@@ -274,5 +281,19 @@ def test_status_counts_treatments_per_batch_and_the_switches_left(tmp_path, need
     text = status_text(report)
     assert (f"screening (full factorial): batch {first.batch} (os={first.levels['os']}): 2/4 treatments done "
             f"(2/4 runs); batch {second.batch} (os={second.levels['os']}): 0/4 treatments done (0/4 runs)") in text
-    assert "for the 6 jobs now known and 1 level switch(es)" in text
+    assert "for the 6 jobs now known (about " in text
+    assert "reboots not included (1 more boot(s) only switch screening levels)" in text
     assert json.loads(status_json(report))["screening"]["batches"][1]["runs"] == 4
+
+    # The boot after the first batch switches into the second's os level and reboots without claiming a job:
+    # that switch is behind, not ahead, and a switching boot waits for nothing, so the ETA adds none.
+    boot_until(4)
+    switched = len([c for c in machine.commands.calls if c[0] == "switch-os"])
+    assert boot(state, **kw) == 0
+    assert len([c for c in machine.commands.calls if c[0] == "switch-os"]) == switched + 1
+    assert len(list((state / "executions").iterdir())) == 4
+    report = status_report(str(state))
+    assert report.screening.switches_left == 0
+    assert [b.runs_done for b in report.screening.batches] == [4, 0]
+    text = status_text(report)
+    assert "for the 4 jobs now known (about " in text and "only switch screening levels" not in text

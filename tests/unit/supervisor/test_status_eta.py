@@ -16,14 +16,3 @@ def test_eta_is_per_key_mean_times_outstanding(tmp_path):
     assert estimate_remaining(s, {"a:v:x": [10.0]}, 0.0) is None
     eta = estimate_remaining(s, {"a:v:x": [10.0, 20.0], "b:v:x": [4.0]}, overhead=1.0)
     assert eta == (15.0 + 1.0) + (4.0 + 1.0)
-
-
-def test_eta_counts_the_waits_of_boots_that_run_no_job(tmp_path):
-    jobs = [JobSpec("a:v:x", 0, False, 2, 0), JobSpec("a:v:x", 1, False, 2, 0)]
-    path = tmp_path / "schedule"
-    Schedule.create(path, render_new(jobs, experiment_sha256="0" * 64, mode="simulated", order="round-robin",
-                                     seed=0, baselines={}))
-    s = Schedule.load(path)
-    s.set_job(s.jobs[0], COMPLETED, 1)
-    # the outstanding run (2 iterations x 3 s, plus its waits) and two level switches' waits
-    assert estimate_remaining(s, {"a:v:x": [3.0]}, overhead=5.0, idle_boots=2) == (6.0 + 5.0) + 2 * 5.0
