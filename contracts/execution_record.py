@@ -28,6 +28,18 @@ Outcome = Literal["C", "E", "T", "O"]
 RecordState = Literal["completed", "errored", "timed_out", "rerun"]
 STATE_OF_OUTCOME: dict[str, str] = {"C": "completed", "E": "errored", "T": "timed_out", "O": "rerun"}
 OUTCOME_RERUN = "O"
+# Why an execution did not complete (null when it did): typed, so nothing parses the reason's words.
+Cause = Literal[
+    "launch_failure",     # the runner could not be built or started (a missing file, an interpreter, a cpuset)
+    "runner_setup",       # the runner exited 2 (PROTOCOL.md: usage or setup) before any iteration
+    "timeout",            # killed at execution_timeout
+    "signal",             # killed by a signal
+    "exit_status",        # exited non-zero
+    "protocol_refusal",   # exited 0, but its results document was refused (or too large)
+    "not_in_force",       # the execution's conditions were not as planned (a screening level, a pair's CPU)
+    "partner_failed",     # a pair execution whose other side failed
+    "disturbed",          # completed, but the post-checks asked for a re-run
+]
 # Every state a scheduled execution can be in (the schedule's names).
 SlotState = Literal["outstanding", "running", "completed", "errored", "timed_out", "crashed", "skipped"]
 
@@ -91,6 +103,7 @@ class PairSide(BaseModel):
                                "null without a barrier (records before this field: 0)")
     own_outcome: Outcome = Field(description="how this side's own run ended")
     own_reason: str | None
+    own_cause: Cause | None = Field(default=None, description="why this side's own run did not complete")
     partner_failed: bool
 
 
@@ -179,6 +192,8 @@ class ExecutionRecord(ExecutionSlot):
     outcome: Outcome
     state: RecordState
     reason: str | None = Field(description="why it did not complete (one line); null when completed")
+    cause: Cause | None = Field(default=None, description="why it did not complete, as a type; null when completed "
+                                                          "(and in records written before this field)")
 
     # The launch: set once the runner command was built.
     argv: list[str] | None = None

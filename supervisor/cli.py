@@ -14,13 +14,10 @@ from supervisor.boot.one_boot import boot
 from supervisor.boot.prepare import prepare
 from supervisor.errors import ColdrunError
 from supervisor.experiment.model import json_schema
-from supervisor.experiment.quantities import format_duration
-from supervisor.experiment.screening_text import check_lines
 from supervisor.platform_cli import add_platform_commands
-from supervisor.state.export import write_export
-from supervisor.state.run_length import target_text
-from supervisor.state.status import per_job_overhead, report_exit_code, status_report
-from supervisor.state.status_text import status_json, status_text
+from supervisor.views.export import write_export
+from supervisor.views.status import report_exit_code, status_report
+from supervisor.views.status_text import status_json, status_text
 
 STATUS_EXIT_CODES = """exit status: 0 finished, every execution completed; 3 stopped on a fatal check; \
 6 finished with errored, timed-out or crashed executions; 7 aborted; 8 still running; \
@@ -35,7 +32,7 @@ RUN_EXIT_CODES = """exit status when the experiment ends in this process: 0 ever
 
 def _cmd_check(args: argparse.Namespace) -> int:
     prep = prepare(args.experiment, as_benchmark_user=True)
-    exp, jobs = prep.exp, prep.jobs
+    exp = prep.exp
     # A runner that cannot run fails the check: start would refuse the same experiment.
     print(f"{args.experiment}: {'NOT READY' if prep.runner_problems else 'OK'}, experiment {exp.name!r}")
     for vm_name, vm in exp.vms.items():
@@ -48,40 +45,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
               f"non-root user runs as that user)")
     for line in prep.runner_problems:
         print(f"problem: {line} (coldrun start refuses this)")
-    if prep.screening is not None:     # its own order, boots and ETA
-        print("\n".join(check_lines(exp, prep.screening, show_all=args.all, seed_chosen=exp.seed is None)))
-        return 1 if prep.runner_problems else 0
-    seed_text = "" if exp.order == "round-robin" else (
-        f", seed {exp.seed}" if exp.seed is not None else ", seed chosen at start and recorded (shown with seed 0)")
-    if exp.stop is None:
-        print(f"order: {exp.order}{seed_text}; {exp.executions} process executions per key")
-    else:
-        print(f"order: {exp.order}{seed_text}; run length: {target_text(exp.stop)}")
-    if exp.duet is not None:    # a pair's key is a/b: one pair execution per job, both sides at once
-        d, cpus = exp.duet, prep.pair_cpus
-        sync = (f"a barrier before every iteration (spin {d.spin_us} us, timeout {d.barrier_timeout:g} s)"
-                if d.barrier else "no barrier (iterations paired by overlap)")
-        print(f"duet: {len(d.pairs)} pairs (a/b), each pair execution runs both sides at once on CPUs "
-              f"{cpus[0]} and {cpus[1]} (as on hardware; which side gets which is drawn per execution), {sync}")
-    run_keys = {j.key for j in jobs if not j.skipped}
-    print(f"keys ({len({j.key for j in jobs})}, {len(run_keys)} run):")
-    for key in dict.fromkeys(j.key for j in jobs):
-        vm = exp.vms[key.split(":")[1]]
-        count = f"{exp.executions}" if exp.stop is None else f"{exp.stop.min_executions}..{exp.stop.max_executions}"
-        iterations = (f"{vm.iterations}" if not (exp.stop and exp.stop.adapt_iterations)
-                      else f"{vm.iterations}..{exp.stop.max_iterations}")
-        if exp.stop and exp.stop.wps:
-            iterations += f", param {exp.stop.wps.min_param}..{exp.stop.wps.max_param} (WPS)"
-        print(f"  {key:40s} {'skipped' if key not in run_keys else f'{count} x {iterations} iterations'}")
-    print(f"schedule ({len(jobs)} jobs, {prep.n_run} to run):")
-    shown = jobs if args.all or len(jobs) <= 24 else jobs[:20]
-    for i, j in enumerate(shown):
-        print(f"  {i:5d} {'S' if j.skipped else 'O'} {j.key} #{j.pexec}")
-    if len(shown) < len(jobs):
-        print(f"  ... {len(jobs) - len(shown)} more (--all shows every job)")
-    waits = prep.n_run * per_job_overhead(exp)
-    print(f"ETA: at least {format_duration(waits)} of waits ({prep.n_run} x boot settle + sync), plus reboots and "
-          f"benchmark run time (unknown until each key has run once)")
+    print("\n".join(prep.kind.check_lines(prep, show_all=args.all)))
     return 1 if prep.runner_problems else 0
 
 

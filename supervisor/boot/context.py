@@ -1,4 +1,5 @@
-"""What every step of a boot works on: the state dir, the schedule, the experiment, the log and the platform."""
+"""What every step of a boot works on: the state dir, the schedule, the experiment (and its kind), the log and the
+platform."""
 
 from __future__ import annotations
 
@@ -22,3 +23,4 @@ class Boot:
     platform: Platform      # everything done to the machine goes through it
     run_length: RunLengthAnalysis = field(default_factory=RunLengthAnalysis)   # [stop]'s numerics (Machine's)
     cpus: Callable[[], list[int]] = field(default=process_cpus)   # Machine.cpus for this mode and policy
+    kind: Any = None        # the experiment's kind (boot/kinds): what differs between plain, [stop], [duet], [screening]

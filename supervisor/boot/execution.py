@@ -6,51 +6,90 @@ import signal
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from contracts.execution_record import MEASUREMENT_KEYS, RECORD_VERSION, STATE_OF_OUTCOME, ExecutionRecord
+from contracts.execution_record import MEASUREMENT_KEYS, RECORD_VERSION, ExecutionRecord
 from iteration_runners.protocol import OPTIONAL_KEYS, ProtocolError, parse_document
 from supervisor import __version__
 from supervisor.boot.context import Boot
 from supervisor.boot.crash_points import pause_point
+from supervisor.boot.execution_outcome import COMPLETED, ExecutionOutcome, errored, rerun, timed_out
 from supervisor.errors import ColdrunError
 from supervisor.experiment.model import VM
-from supervisor.launch.cpuset import Placement
+from supervisor.launch.cpuset import PlacementRequest
 from supervisor.launch.process import ProcessResult, error_line, run_process
 from supervisor.launch.runner_command import Launch, env_size, runner_launch
 from supervisor.platforms.base import LaunchPrefix, Platform
 from supervisor.state.schedule import JobLine
 
+RUNNER_SETUP_EXIT = 2    # PROTOCOL.md: the runner's usage/setup failure, before any iteration
+
 
 @dataclass
 class Executed:
-    """One finished attempt: its records (not yet written; a pair's two sides, a and b), outcome flag
-    and why, and the re-run verdict."""
+    """One finished attempt: its records (not yet written; a pair's two sides, a and b), how it ended, each
+    record's own ending (a pair side's), and the re-run verdict."""
 
     records: list[ExecutionRecord]
-    outcome: str
-    reason: str | None
-    disturbed: list[str]      # post-check flags the re-run policy acts on
-    exhausted: bool           # disturbed on the last allowed attempt
+    outcome: ExecutionOutcome
+    own: list[ExecutionOutcome]   # per record: how that run itself ended
+    disturbed: list[str]          # post-check flags the re-run policy acts on
+    exhausted: bool               # disturbed on the last allowed attempt
+
+
+class JobRun:
+    """One job at this boot, as its kind runs it: steps 4 (apply and verify) and 8 (execute)."""
+
+    reboot_first = False     # the kind switched something that needs a reboot: reboot before claiming the job
+
+    def __init__(self, ctx: Boot):
+        self.ctx = ctx       # the boot as this job sees it (a kind may give the job its own experiment)
+
+    def apply_and_verify(self) -> list[dict]:
+        return self.ctx.platform.apply_and_verify()
+
+    def execute(self, job: JobLine, attempt: int, before: dict[str, Any]) -> Executed:
+        return execute(self.ctx, self.ctx.platform, job, attempt, before)
+
+
+# Reads back what an execution ran with, once it ended: the outcome it stands at (a condition not as planned
+# fails a completed run and clears its measurements) and the record's part for it.
+ReadBack = Callable[[dict[str, Any], ExecutionOutcome], tuple[ExecutionOutcome, dict[str, Any]]]
 
 
 def execute(ctx: Boot, platform: Platform, job: JobLine, attempt: int, before: dict[str, Any],
-            refusal: str | None = None) -> Executed:
+            refusal: ExecutionOutcome | None = None, read_back: ReadBack | None = None) -> Executed:
     """Run the claimed job once and judge it, post-checks and re-run policy included.
 
-    ``refusal``: why the job must not launch (a screening level not in force); recorded as errored."""
-    vm_name = job.key.split(":")[1]
-    vm = ctx.exp.vms[vm_name]
-    warn_instrumented(ctx, vm_name)
+    ``refusal``: the job must not launch (a screening level not in force): recorded so.  ``read_back``: what
+    the kind checks once the runner ended (a screening job's levels)."""
+    warn_instrumented(ctx, job.key.split(":")[1])
     # The launch, process and measurement fields of the record, as far as the run got.
     run = empty_run()
-    outcome, reason = launch_and_judge(ctx, platform, job, run) if refusal is None else ("E", refusal)
+    own = launch_and_judge(ctx, platform, job, run) if refusal is None else refusal
     post = platform.post_checks(before, {k: run[k] for k in MEASUREMENT_KEYS})
-    verdict = rerun_verdict(ctx, attempt, outcome, reason, post.flags, post.rerun)
-    record = ExecutionRecord(
-        **record_header(ctx, job, attempt, job.key), mode=vm.mode, instrument=vm.instrument,
-        flags=verdict.flags, platform_before=before, platform_after=post.details,
-        rerun_requested=verdict.rerun_requested, outcome=verdict.outcome, state=STATE_OF_OUTCOME[verdict.outcome],
-        reason=verdict.reason, **run)
-    return Executed([record], verdict.outcome, verdict.reason, verdict.disturbed, verdict.exhausted)
+    part: dict[str, Any] = {}
+    if read_back is not None:
+        own, part = read_back(run, own)
+    verdict = rerun_verdict(ctx, attempt, own, post.flags, post.rerun)
+    record = build_record(ctx, job, attempt, job.key, run, before, post.details, verdict, **part)
+    return Executed([record], verdict.outcome, [own], verdict.disturbed, verdict.exhausted)
+
+
+def build_record(ctx: Boot, job: JobLine, attempt: int, key: str, run: dict[str, Any], before: dict[str, Any],
+                 after: dict[str, Any] | None, verdict: Verdict, *, flags: list[str] = (),
+                 **parts: Any) -> ExecutionRecord:
+    """The one way an execution record is made: which execution (``key``: the side's, for a pair job), how it
+    ran (``run``), the platform before and after, the verdict (plus ``flags`` of its own), and a kind's
+    ``parts`` (``pair``, ``screening``)."""
+    bench, vm_name, variant = key.split(":")
+    vm = ctx.exp.vms[vm_name]
+    outcome = verdict.outcome
+    return ExecutionRecord(
+        record_version=RECORD_VERSION, supervisor_version=__version__, job_index=job.index, key=key,
+        bench=bench, vm=vm_name, variant=variant, pexec=job.pexec, attempt=attempt, boot=ctx.schedule.boots,
+        iterations=job.iterations, param=run_param(ctx, job, key), debug=ctx.state.debug(), mode=vm.mode,
+        instrument=vm.instrument, flags=[*verdict.flags, *flags], platform_before=before, platform_after=after,
+        rerun_requested=verdict.rerun_requested, outcome=outcome.flag, state=outcome.state, reason=outcome.reason,
+        cause=outcome.cause, **parts, **run)
 
 
 def warn_instrumented(ctx: Boot, vm_name: str) -> None:
@@ -65,13 +104,9 @@ def empty_run() -> dict[str, Any]:
             "counters": None}
 
 
-def record_header(ctx: Boot, job: JobLine, attempt: int, key: str) -> dict[str, Any]:
-    """The fields that say which execution a record is (``key``: the side's, for a pair job)."""
-    bench, vm_name, variant = key.split(":")
-    return dict(record_version=RECORD_VERSION, supervisor_version=__version__, job_index=job.index, key=key,
-                bench=bench, vm=vm_name, variant=variant, pexec=job.pexec, attempt=attempt,
-                boot=ctx.schedule.boots, iterations=job.iterations, param=run_param(ctx, job, key),
-                debug=ctx.state.debug())
+def clear_measurements(run: dict[str, Any]) -> None:
+    """A run that does not count keeps no measurements."""
+    run.update({k: [] for k in MEASUREMENT_KEYS})
 
 
 def run_param(ctx: Boot, job: JobLine, key: str) -> int:
@@ -83,38 +118,37 @@ def run_param(ctx: Boot, job: JobLine, key: str) -> int:
 class Verdict:
     """The re-run policy's say on one attempt, given its post-check flags."""
 
-    outcome: str
-    reason: str | None
+    outcome: ExecutionOutcome
     flags: list[str]
     disturbed: list[str]
     rerun_requested: bool
     exhausted: bool
 
 
-def rerun_verdict(ctx: Boot, attempt: int, outcome: str, reason: str | None, post_flags: list[str],
+def rerun_verdict(ctx: Boot, attempt: int, outcome: ExecutionOutcome, post_flags: list[str],
                   post_rerun: bool) -> Verdict:
     """A completed run that the post-checks call disturbed is re-queued ("O") until rerun.max_attempts;
     the last attempt keeps its data and gets the flag rerun_exhausted."""
-    rerun = ctx.exp.rerun
+    rerun_policy = ctx.exp.rerun
     flags = list(post_flags)
     exhausted = False
-    disturbed = sorted(set(post_flags) & set(rerun.on_flags))
-    rerun_requested = bool(post_rerun and disturbed and outcome == "C")
+    disturbed = sorted(set(post_flags) & set(rerun_policy.on_flags))
+    rerun_requested = bool(post_rerun and disturbed and outcome.completed)
     if rerun_requested:
-        if attempt < rerun.max_attempts:
-            outcome, reason = "O", f"re-run requested by post-checks ({', '.join(disturbed)})"
+        if attempt < rerun_policy.max_attempts:
+            outcome = rerun(f"re-run requested by post-checks ({', '.join(disturbed)})")
         else:
             exhausted = True
             flags.append("rerun_exhausted")
-    return Verdict(outcome, reason, flags, disturbed, rerun_requested, exhausted)
+    return Verdict(outcome, flags, disturbed, rerun_requested, exhausted)
 
 
-def launch_and_judge(ctx: Boot, platform: Platform, job: JobLine, record: dict[str, Any]) -> tuple[str, str | None]:
-    """Run the runner; fill the record's launch, process and measurement fields; return (outcome flag, reason)."""
+def launch_and_judge(ctx: Boot, platform: Platform, job: JobLine, record: dict[str, Any]) -> ExecutionOutcome:
+    """Run the runner; fill the record's launch, process and measurement fields; return how it ended."""
     try:
         launch = build_launch(ctx, job.key, job)
     except ColdrunError as e:
-        return "E", f"cannot launch: {e}"
+        return errored("launch_failure", f"cannot launch: {e}")
     prefix = platform.launch_prefix(job.key)
 
     def started(pid: int, created: float | None, cgroup: str | None) -> None:
@@ -136,14 +170,20 @@ def build_launch(ctx: Boot, key: str, job: JobLine) -> Launch:
                          param=run_param(ctx, job, key))
 
 
+@dataclass(frozen=True)
+class PairSideRun:
+    """What makes a runner one side of a pair execution: where it is placed, and whether its document has
+    barrier waits.  Its crash point is the pair's, taken once both sides started."""
+
+    placement: PlacementRequest
+    barrier: bool
+
+
 def run_and_judge(ctx: Boot, key: str, launch: Launch, prefix: LaunchPrefix, iterations: int,
-                  record: dict[str, Any], note_started: Callable[[int, float | None, str | None], None], *,
-                  cpu: int | None = None, duet: bool = False, barrier: bool = True, pause: bool = True,
-                  on_placed: Callable[[Placement], None] | None = None) -> tuple[str, str | None]:
-    """Start one runner (``cpu``: pinned there, ``on_placed`` hears how; ``duet``: a pair's side, whose document has the timeline
-    (and its barrier waits, when ``barrier``);
-    ``pause``: the during-run crash point, which a pair takes once both its runners started),
-    wait for it, fill ``record``'s launch, process and measurement fields; return (outcome flag, reason)."""
+                  record: dict[str, Any], note_started: Callable[[int, float | None, str | None], None],
+                  side: PairSideRun | None = None) -> ExecutionOutcome:
+    """Start one runner (``side``: as a pair's side), wait for it, fill ``record``'s launch, process and
+    measurement fields; return how it ended."""
     exp, state, log = ctx.exp, ctx.state, ctx.log
     argv = prefix.argv() + launch.argv
     seen_env = prefix.environment(launch.env)
@@ -153,12 +193,13 @@ def run_and_judge(ctx: Boot, key: str, launch: Launch, prefix: LaunchPrefix, ite
     def started(pid: int, created: float | None, cgroup: str | None) -> None:
         note_started(pid, created, cgroup)
         log.info("runner started", pid=pid, argv=" ".join(argv), cgroup=cgroup or "none", key=key)
-        if pause:
+        if side is None:
             pause_point("during-run", ctx.schedule.boots)
 
     res = run_process(argv, launch.env, cwd=str(state.home_path), heap_limit=exp.heap_limit,
                       stack_limit=exp.stack_limit, timeout=exp.execution_timeout, on_started=started,
-                      cgroup_parent=prefix.cgroup, cpu=cpu, on_placed=on_placed)   # inside the pinning partition, if any
+                      cgroup_parent=prefix.cgroup,     # inside the pinning partition, if any
+                      placement=side.placement if side else None)
     _fill_process_fields(record, res)
     if res.containment != "cgroup":
         log.info("runner contained by its process group", why=res.containment_detail)
@@ -168,35 +209,37 @@ def run_and_judge(ctx: Boot, key: str, launch: Launch, prefix: LaunchPrefix, ite
         log.warning("processes the runner left running were killed", count=res.leftover_processes,
                     containment=res.containment)
     if res.launch_error:
-        return "E", f"runner could not start: {res.launch_error}"
+        return errored("launch_failure", f"runner could not start: {res.launch_error}")
     if res.timed_out:
-        return "T", f"timed out after {exp.execution_timeout:g}s; the runner and its processes killed"
+        return timed_out(f"timed out after {exp.execution_timeout:g}s; the runner and its processes killed")
     if res.signal is not None:
-        return "E", f"runner killed by signal {res.signal} ({record['signal_name']})"
+        return errored("signal", f"runner killed by signal {res.signal} ({record['signal_name']})")
     if res.exit_code != 0:
         said = error_line(res.stderr.text())
-        return "E", f"runner exited with status {res.exit_code}" + (f": {said}" if said else "")
+        cause = "runner_setup" if res.exit_code == RUNNER_SETUP_EXIT else "exit_status"
+        return errored(cause, f"runner exited with status {res.exit_code}" + (f": {said}" if said else ""))
     if res.results_oversize:
-        return "E", "results document larger than the limit"
-    return judge_document(res.results, exp.vms[key.split(":")[1]], iterations, record, duet=duet, barrier=barrier)
+        return errored("protocol_refusal", "results document larger than the limit")
+    return judge_document(res.results, exp.vms[key.split(":")[1]], iterations, record, side=side)
 
 
 def judge_document(raw: bytes, vm: VM, iterations: int, record: dict[str, Any], *,
-                   duet: bool = False, barrier: bool = True) -> tuple[str, str | None]:
+                   side: PairSideRun | None = None) -> ExecutionOutcome:
     """A runner that exited 0: its document, checked against what this VM's run of ``iterations``
     implies, fills the record's measurements (completed), or its refusal is the reason (errored)."""
     try:
         doc = parse_document(raw, iterations=iterations, startup=vm.mode == "startup",
-                             instrument=vm.instrument, duet=duet, barrier=barrier)
+                             instrument=vm.instrument, duet=side is not None,
+                             barrier=side.barrier if side else True)
     except ProtocolError as e:
-        return "E", str(e)
+        return errored("protocol_refusal", str(e))
     for k in (*MEASUREMENT_KEYS, "counters"):
         record[k] = doc[k]
     # Optional objects and the iteration timeline (start/end ns, barrier waits), kept as the runner wrote them.
     for k in OPTIONAL_KEYS:
         if k in doc:
             record[k] = doc[k]
-    return "C", None
+    return COMPLETED
 
 
 def _fill_process_fields(record: dict[str, Any], res: ProcessResult) -> None:

@@ -25,7 +25,6 @@ from supervisor.experiment.model import experiment_sha256
 from supervisor.platforms.factory import HARDWARE, SIMULATED, Machine
 from supervisor.state.outcome import EXIT_STOPPED, failures, standing_code
 from supervisor.state.run_length import load_decisions, unconverged
-from supervisor.state.screening import write_plan
 from supervisor.state.schedule import MailCounter, Schedule, render_new
 from supervisor.state import layout
 from supervisor.state.statedir import AlreadyRunning, StateDir
@@ -46,7 +45,7 @@ def start(experiment_file: str, state_dir: str, *, simulate: bool, machine: Mach
     # The runner will run as a fresh unprivileged user: refuse now rather than after the first reboot.
     refuse_problems(prep, as_benchmark_user=as_user)
     state = StateDir(state_dir)
-    state.prepare_new(prep.exp, prep.jobs)
+    state.prepare_new(prep.kind.records_to_write(prep.jobs), prep.kind.most_iterations_of_any())
     lock_fd = state.lock()
     try:
         return _start_locked(prep, state, mode, machine, stderr, debug)
@@ -77,10 +76,7 @@ def _start_locked(prep, state: StateDir, mode: str, machine: Machine, stderr, de
         platform.restore()     # undo whatever was applied before the failure
         platform.release_machine()
         raise ColdrunError(f"{e} (nothing was started; settings restored)", e.exit_code)
-    if prep.screening is not None:     # before the schedule: a boot finds every job's levels in it
-        write_plan(state.path, prep.screening)
-        for line in prep.screening.warnings:
-            log.warning(line)
+    prep.kind.on_start(state.path, log, prep.seed)
     Schedule.create(state.schedule_path, render_new(
         prep.jobs, experiment_sha256=experiment_sha256(prep.text), mode=mode, order=exp.order, seed=prep.seed,
         baselines=baselines))

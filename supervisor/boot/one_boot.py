@@ -24,16 +24,13 @@ from pathlib import Path
 
 from supervisor.boot.context import Boot
 from supervisor.boot.crash_points import pause_point
-from supervisor.boot.execution import Executed, execute
-from supervisor.boot.pair_execution import execute_pair
+from supervisor.boot.execution import Executed, JobRun
+from supervisor.boot.kinds import kind_for
 from supervisor.boot.lifecycle import finish, stop
 from supervisor.boot.reconcile import reconcile
-from supervisor.boot.run_length import settle_run_length
-from supervisor.boot.screening import JobLevels, levels_for_job
 from supervisor.boot.user_commands import HookFailed, run_hooks
 from supervisor.errors import ColdrunError, PlatformError
 from supervisor.eventlog import make_logger
-from supervisor.experiment.duet import pair_sides
 from supervisor.experiment.quantities import format_duration
 from supervisor.launch.process import error_line, last_lines
 from supervisor.platforms import compare_audit
@@ -45,7 +42,6 @@ from supervisor.state.statedir import StateDir
 from supervisor.state import layout
 from supervisor.state.verify import altered_line, verify_records
 
-RUNNER_SETUP_EXIT = 2    # PROTOCOL.md: the runner's usage/setup failure, before any iteration
 LOG_STDERR_CHARS = 1500  # whole last lines of a failed run's stderr in the log (a stack trace's end)
 
 
@@ -92,7 +88,7 @@ def _boot_locked(state: StateDir, machine: Machine, stderr) -> int:
     schedule.set_boots(boot_no)
     log = log.bind(boot=boot_no)
     ctx = Boot(state, schedule, exp, log, machine.platform(schedule.mode, exp, state.path, log), machine.run_length,
-               lambda: machine.cpus(schedule.mode, exp.platform))
+               lambda: machine.cpus(schedule.mode, exp.platform), kind_for(exp))
     log.info("boot", state_dir=str(state.path), mode=schedule.mode, debug=state.debug())
     pause_point("after-boot-count", boot_no)
 
@@ -109,25 +105,23 @@ def _boot_locked(state: StateDir, machine: Machine, stderr) -> int:
                     f"{exp.rerun.max_unexplained_boots} boots claimed no job)")
 
     # [stop]: settle what a cut left undecided after the last execution (run_one decides right after it).
-    run_length_failed = settle_run_length(ctx)
-    if run_length_failed:
-        return stop(ctx, f"run length: {run_length_failed}")
+    settle_failed = ctx.kind.settle(ctx)
+    if settle_failed:
+        return stop(ctx, settle_failed)
 
     job = schedule.next_outstanding()
     if job is None:
         pause_point("before-finish", boot_no)
         return finish(ctx)
-    levels = levels_for_job(ctx, machine, job) if exp.screening is not None else None
-    if levels is not None:
-        if levels.reboot_first:     # a level that needs a reboot was switched: boot into it first
-            ctx.platform.ensure_boot_service()
-            ctx.platform.reboot()
-            return 0
-        ctx = levels.ctx            # this job's experiment and platform (its levels)
+    run = ctx.kind.job_run(ctx, machine, job)
+    if run.reboot_first:     # e.g. a screening level that needs a reboot was switched: boot into it first
+        ctx.platform.ensure_boot_service()
+        ctx.platform.reboot()
+        return 0
 
     old = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
-        rc = run_one(ctx, job, levels)
+        rc = run_one(run, job)
     except _Terminated:
         log.warning("terminated by SIGTERM; the job in flight is settled at the next start")
         return 143
@@ -136,8 +130,8 @@ def _boot_locked(state: StateDir, machine: Machine, stderr) -> int:
     if rc is not None:
         return rc
     log.info("rebooting", **_progress(state, schedule))
-    ctx.platform.ensure_boot_service()
-    ctx.platform.reboot()
+    run.ctx.platform.ensure_boot_service()
+    run.ctx.platform.reboot()
     return 0
 
 
@@ -172,20 +166,15 @@ def _check_audit(ctx: Boot) -> str | None:
     return None
 
 
-def run_one(ctx: Boot, job: JobLine, levels: JobLevels | None = None) -> int | None:
-    """Steps 4-9 for one job.  Returns an exit code to stop, or None to reboot.
-
-    ``levels``: a screening job's levels; one not in force fails the execution, and the record
-    gets the levels read back."""
+def run_one(run: JobRun, job: JobLine) -> int | None:
+    """Steps 4-9 for one job, as its kind runs it.  Returns an exit code to stop, or None to reboot."""
+    ctx = run.ctx
     exp, schedule, log, state = ctx.exp, ctx.schedule, ctx.log, ctx.state
     try:
-        # A screening job applies once too, reading its control levels back from the same pass.
-        reports = levels.apply_and_verify() if levels is not None else ctx.platform.apply_and_verify()
-        for report in reports:
+        for report in run.apply_and_verify():
             if not report.get("ok", True):
                 log.warning("platform control not as wanted", **{k: str(v) for k, v in report.items()})
-        if levels is not None:
-            ctx = levels.ctx      # without the control levels when they were refused
+        ctx = run.ctx      # the job's own (a screening job: without its control levels when they were refused)
         platform = ctx.platform
         platform.wait_until_ready(schedule.baselines)
     except PlatformError as e:
@@ -204,13 +193,8 @@ def run_one(ctx: Boot, job: JobLine, levels: JobLevels | None = None) -> int | N
     log.info("claimed job", index=job.index, key=job.key, pexec=job.pexec, attempt=attempt)
     pause_point("after-claim", schedule.boots)
 
-    if pair_sides(job.key):   # a pair job ([duet]) runs both its sides at once and has a record per side
-        ex = execute_pair(ctx, platform, job, attempt, before)
-    else:
-        ex = execute(ctx, platform, job, attempt, before, refusal=levels.refusal if levels else None)
-    if levels is not None:
-        ex = levels.with_levels(ex)
-    outcome, reason = ex.outcome, ex.reason
+    ex = run.execute(job, attempt, before)
+    outcome = ex.outcome
     pause_point("after-run", schedule.boots)
     for n, record in enumerate(ex.records):
         if n:     # a cut here leaves half a pair: reconciliation removes it and counts the attempt crashed
@@ -222,13 +206,15 @@ def run_one(ctx: Boot, job: JobLine, levels: JobLevels | None = None) -> int | N
                                f"fix permissions, then coldrun resume {state.path}")
     pause_point("after-record", schedule.boots)
     record = ex.records[0]
-    schedule.set_job(job, outcome)
+    schedule.set_job(job, outcome.flag)
     pause_point("after-flag", schedule.boots)
-    level = log.info if outcome == "C" else log.warning
+    level = log.info if outcome.completed else log.warning
     level("finished job", index=job.index, key=job.key, pexec=job.pexec, attempt=attempt,
-          outcome=record.state, reason=reason, seconds=round(max(r.duration_seconds or 0.0 for r in ex.records), 3),
-          stderr_tail=" | ".join(last_lines(r.stderr_tail or "", LOG_STDERR_CHARS) for r in ex.records
-                                 if r.pair is None or r.pair.own_outcome != "C") if outcome == "E" else None)
+          outcome=record.state, cause=outcome.cause, reason=outcome.reason,
+          seconds=round(max(r.duration_seconds or 0.0 for r in ex.records), 3),
+          stderr_tail=" | ".join(last_lines(r.stderr_tail or "", LOG_STDERR_CHARS)
+                                 for r, own in zip(ex.records, ex.own) if not own.completed)
+          if outcome.flag == "E" else None)
     try:
         run_hooks("post-execution", exp.post_execution,
                   {"COLDRUN_STATE_DIR": str(state.path), "COLDRUN_LOG_FILE": str(state.log_path),
@@ -246,9 +232,9 @@ def run_one(ctx: Boot, job: JobLine, levels: JobLevels | None = None) -> int | N
                          f"stop_on_launch_failure = false in the experiment file to record such failures and go on)")
     # [stop]: between executions, this key's records decide whether it gets another (the next boot does the
     # same first, to settle a cut here).
-    run_length_failed = settle_run_length(ctx)
-    if run_length_failed:
-        return stop(ctx, f"run length: {run_length_failed}")
+    settle_failed = ctx.kind.settle(ctx)
+    if settle_failed:
+        return stop(ctx, settle_failed)
     return None
 
 
@@ -260,15 +246,17 @@ def _launch_failure(ctx: Boot, job: JobLine, ex: Executed) -> str | None:
     reboot on each.  Once an execution of the key has completed, a failure is
     the benchmark's and is recorded like any other.
     """
-    if not ctx.exp.stop_on_launch_failure or ex.outcome != "E":
+    if not ctx.exp.stop_on_launch_failure or ex.outcome.flag != "E":
         return None
     if any(j.key == job.key and j.state == COMPLETED for j in ctx.schedule.jobs):
         return None
-    for record in ex.records:    # a pair: either side's own failure
-        reason = (record.pair.own_reason if record.pair else ex.reason) or ""
-        if reason.startswith(("cannot launch", "runner could not start")):
-            return reason if record.pair is None else f"side {record.pair.side} ({record.key}): {reason}"
-        if record.exit_code == RUNNER_SETUP_EXIT and not record.wallclock_times:
+    for record, own in zip(ex.records, ex.own):    # a pair: either side's own failure
+        if not own.cannot_launch:
+            continue
+        if own.cause == "runner_setup":
             said = error_line(record.stderr_tail or "")
-            return "runner exited with status 2 (usage/setup) before any iteration" + (f": {said}" if said else "")
+            reason = "runner exited with status 2 (usage/setup) before any iteration" + (f": {said}" if said else "")
+        else:
+            reason = own.reason or ""
+        return reason if record.pair is None else f"side {record.pair.side} ({record.key}): {reason}"
     return None

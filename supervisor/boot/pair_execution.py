@@ -21,25 +21,21 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from contracts.execution_record import MEASUREMENT_KEYS, STATE_OF_OUTCOME, ExecutionRecord, PairSide
+from contracts.execution_record import MEASUREMENT_KEYS, PairSide
 from supervisor.boot.context import Boot
 from supervisor.boot.crash_points import pause_point
-from supervisor.boot.execution import (Executed, build_launch, empty_run, record_header, rerun_verdict,
-                                       run_and_judge, warn_instrumented)
+from supervisor.boot.execution import (Executed, JobRun, PairSideRun, build_launch, build_record, empty_run,
+                                       rerun_verdict, run_and_judge, warn_instrumented)
+from supervisor.boot.execution_outcome import ExecutionOutcome, errored, worst
 from supervisor.errors import ColdrunError
 from supervisor.experiment.duet import SIDES, OneCpu, pair_cpus, pair_sides, side_cpus, start_order
 from supervisor.launch import cpuset
 from supervisor.launch.containment import cgroup2_mount
-from supervisor.launch.cpuset import Placement
+from supervisor.launch.cpuset import Placement, PlacementRequest
 from supervisor.launch.duet_barrier import barrier_env, pair_barrier
 from supervisor.launch.runner_command import Launch
 from supervisor.platforms.base import LaunchPrefix, Platform
 from supervisor.state.schedule import JobLine
-
-# A side's own failure beats a partner's: the barrier makes the survivor exit 4 ("abandoned"), which
-# says nothing about it.  Timed out > errored > completed decides the pair's outcome.
-_WORST_FIRST = ("T", "E", "O", "C")
-
 
 @dataclass
 class _Side:
@@ -47,12 +43,16 @@ class _Side:
     key: str
     cpu: int
     run: dict[str, Any] = field(default_factory=empty_run)
-    outcome: str = "E"
-    reason: str | None = None
+    outcome: ExecutionOutcome | None = None     # None: not run (yet)
     launch: Launch | None = None
     verified_cpus: list[int] | None = None
     placement: Placement | None = None     # None: never got as far as its cgroup
     error: BaseException | None = None
+
+
+class PairRun(JobRun):
+    def execute(self, job: JobLine, attempt: int, before: dict[str, Any]) -> Executed:
+        return execute_pair(self.ctx, self.ctx.platform, job, attempt, before)
 
 
 def execute_pair(ctx: Boot, platform: Platform, job: JobLine, attempt: int, before: dict[str, Any]) -> Executed:
@@ -70,12 +70,12 @@ def execute_pair(ctx: Boot, platform: Platform, job: JobLine, attempt: int, befo
         try:
             s.launch = build_launch(ctx, s.key, job)
         except ColdrunError as e:
-            s.reason = f"cannot launch: {e}"
+            s.outcome = errored("launch_failure", f"cannot launch: {e}")
     barrier_name: str | None = "" if ctx.exp.duet.barrier else None   # "": wanted, not made (pair not started)
     prefix_cgroup = None
     for s in sides:
         if s.launch and not all(other.launch for other in sides):
-            s.reason = "not started: its partner cannot launch"
+            s.outcome = errored("partner_failed", "not started: its partner cannot launch")
     if all(s.launch for s in sides):
         prefix = platform.launch_prefix(job.key)
         prefix_cgroup = prefix.cgroup
@@ -90,13 +90,14 @@ def execute_pair(ctx: Boot, platform: Platform, job: JobLine, attempt: int, befo
                     s.placement = replace(s.placement, note=no_cpuset)
         except ColdrunError as e:      # no barrier: neither side could run
             for s in sides:
-                s.reason = str(e)
+                s.outcome = errored("launch_failure", str(e))
         finally:
             platform.end_launch(job.key)
             ctx.state.clear_runner()
     for s in sides:
-        if s.outcome == "C" and s.verified_cpus != [s.cpu]:
-            s.outcome, s.reason = "E", f"placement not as wanted: pinned to CPU {s.cpu}, runs on {s.verified_cpus}"
+        if s.outcome is not None and s.outcome.completed and s.verified_cpus != [s.cpu]:
+            s.outcome = errored("not_in_force", f"placement not as wanted: pinned to CPU {s.cpu}, runs on "
+                                                f"{s.verified_cpus}")
     return _judge_pair(ctx, platform, job, attempt, before, sides, order, barrier_name, prefix_cgroup)
 
 
@@ -135,11 +136,10 @@ def _run_sides(ctx: Boot, job: JobLine, sides: list[_Side], order: str, prefix: 
                 pause_point("during-run", ctx.schedule.boots)
 
         launch = Launch(s.launch.argv, {**s.launch.env, **env})
+        placement = PlacementRequest(s.cpu, on_placed=lambda p: setattr(s, "placement", p))
         try:
-            s.outcome, s.reason = run_and_judge(ctx, s.key, launch, side_prefix(prefix, s.cpu), job.iterations,
-                                                s.run, started, cpu=s.cpu, duet=True, barrier=barrier is not None,
-                                                pause=False,
-                                                on_placed=lambda p: setattr(s, "placement", p))
+            s.outcome = run_and_judge(ctx, s.key, launch, side_prefix(prefix, s.cpu), job.iterations, s.run,
+                                      started, PairSideRun(placement, barrier=barrier is not None))
         except BaseException as e:     # re-raised in the boot's thread
             s.error = e
 
@@ -177,32 +177,30 @@ def side_prefix(prefix: LaunchPrefix, cpu: int) -> LaunchPrefix:
 def _judge_pair(ctx: Boot, platform: Platform, job: JobLine, attempt: int, before: dict[str, Any],
                 sides: list[_Side], order: str, barrier: str | None, prefix_cgroup: str | None) -> Executed:
     """The pair's outcome from its sides', post-checks per side, and the two records."""
-    failed = [s for s in sides if s.outcome != "C"]
-    outcome = min((s.outcome for s in sides), key=_WORST_FIRST.index)
-    reason = "; ".join(f"side {s.side} ({s.key}): {s.reason}" for s in failed) or None
-    if not failed:
+    own = [s.outcome or errored("launch_failure", "not started") for s in sides]
+    failed = [(s, o) for s, o in zip(sides, own) if not o.completed]
+    outcome = worst(own)
+    if failed:
+        outcome = ExecutionOutcome(outcome.flag, outcome.cause,
+                                   "; ".join(f"side {s.side} ({s.key}): {o.reason}" for s, o in failed))
+    else:
         lengths = {len(s.run["wallclock_times"]) for s in sides}
         if len(lengths) > 1:    # the protocol checks each against the job; this guards the pairing itself
-            outcome, reason = "E", f"the sides ran different iteration counts ({sorted(lengths)})"
+            outcome = errored("protocol_refusal", f"the sides ran different iteration counts ({sorted(lengths)})")
     posts = [platform.post_checks(before, {k: s.run[k] for k in MEASUREMENT_KEYS}) for s in sides]
-    verdict = rerun_verdict(ctx, attempt, outcome, reason, sorted({f for p in posts for f in p.flags}),
+    verdict = rerun_verdict(ctx, attempt, outcome, sorted({f for p in posts for f in p.flags}),
                             any(p.rerun for p in posts))
     records = []
     placement = "sched_setaffinity" if prefix_cgroup is None else "sched_setaffinity+taskset"
-    for s, post, partner in zip(sides, posts, sides[::-1]):
-        own_failed = s.outcome != "C"
-        vm = ctx.exp.vms[s.key.split(":")[1]]
-        flags = list(verdict.flags) + (["partner_failed"] if verdict.outcome != "C" and not own_failed else [])
+    for s, mine, post, theirs, partner in zip(sides, own, posts, own[::-1], sides[::-1]):
+        partner_only = not verdict.outcome.completed and mine.completed
         placed = s.placement or Placement("affinity", note="the runner was not started")
         pair = PairSide(pair_id=f"{job.key}#{job.pexec}", side=s.side, partner_key=partner.key,
                         start_order=order, order_seed=ctx.schedule.seed, cpu=s.cpu, placement=placement,
                         verified_cpus=s.verified_cpus, placement_mechanism=placed.mechanism,
                         effective_cpus=placed.effective_cpus, placement_note=placed.note, barrier=barrier,
-                        spin_us=ctx.exp.duet.spin_us if barrier is not None else None, own_outcome=s.outcome,
-                        own_reason=s.reason, partner_failed=partner.outcome != "C")
-        records.append(ExecutionRecord(
-            **record_header(ctx, job, attempt, s.key), mode=vm.mode, instrument=vm.instrument, flags=flags,
-            platform_before=before, platform_after=post.details, rerun_requested=verdict.rerun_requested,
-            outcome=verdict.outcome, state=STATE_OF_OUTCOME[verdict.outcome], reason=verdict.reason,
-            pair=pair, **s.run))
-    return Executed(records, verdict.outcome, verdict.reason, verdict.disturbed, verdict.exhausted)
+                        spin_us=ctx.exp.duet.spin_us if barrier is not None else None, own_outcome=mine.flag,
+                        own_reason=mine.reason, own_cause=mine.cause, partner_failed=not theirs.completed)
+        records.append(build_record(ctx, job, attempt, s.key, s.run, before, post.details, verdict,
+                                    flags=["partner_failed"] if partner_only else [], pair=pair))
+    return Executed(records, verdict.outcome, own, verdict.disturbed, verdict.exhausted)

@@ -12,15 +12,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from supervisor.errors import ColdrunError
-from supervisor.experiment.duet import OneCpu, pair_cpus, pair_sides
+from supervisor.boot.kinds import Plain, kind_for
+from supervisor.experiment.duet import pair_sides
 from supervisor.experiment.model import Experiment, load_experiment
-from supervisor.experiment.plan import JobSpec, expand, screening_jobs
-from supervisor.experiment.screening_plan import ScreeningPlan, plan_screening
-from supervisor.boot.screening_check import level_problems
+from supervisor.experiment.plan import JobSpec
 from supervisor.launch.runner_access import unreachable_files
 from supervisor.launch.runner_command import validate_files
 from supervisor.launch.runner_probe import probe_runners
-from supervisor.platforms.factory import HARDWARE, SIMULATED, Machine
+from supervisor.platforms.factory import Machine
 from supervisor.run_length_analysis import RunLengthAnalysis
 
 
@@ -28,6 +27,7 @@ from supervisor.run_length_analysis import RunLengthAnalysis
 class Prepared:
     experiment_file: str
     exp: Experiment
+    kind: Plain               # what differs between plain, [stop], [duet] and [screening] experiments
     text: bytes               # the file as read (its sha256 goes into the schedule)
     exp_dir: Path
     seed: int
@@ -35,8 +35,6 @@ class Prepared:
     run_keys: list[str]       # keys with at least one job that is not skipped
     unreachable: list[str]    # benchmark_user policy only: files a fresh user cannot reach, one line each
     runner_problems: list[str]  # runners that cannot start, one line each
-    screening: ScreeningPlan | None = None   # [screening]: the design and each job's treatment
-    pair_cpus: tuple[int, int] | None = None  # [duet]: the two CPUs the sides run on
 
     @property
     def n_run(self) -> int:
@@ -57,42 +55,21 @@ def prepare(experiment_file: str, *, random_seed: int | None = None,
     two), and where a [screening] experiment's levels must be settable and verifiable.
     """
     exp, text = load_experiment(experiment_file)
-    if exp.stop is not None:
-        missing = (run_length or RunLengthAnalysis()).unavailable()
-        if missing:
-            raise ColdrunError(f"{experiment_file}: stop: {missing}")
-    machine = machine or Machine()
-    cpus = None
-    if exp.duet is not None:
-        try:
-            cpus = pair_cpus(exp.duet, machine.cpus(SIMULATED if simulate else HARDWARE, exp.platform))
-        except OneCpu as e:
-            raise ColdrunError(f"{experiment_file}: {e}")
-    exp_dir = Path(experiment_file).absolute().parent
+    kind = kind_for(exp)
     if exp.seed is not None:
         seed = exp.seed
     else:
-        # A duet experiment's start orders (AB/BA) and a screening design's run order are drawn from the seed too.
-        seed = (random_seed if (exp.order == "random" or exp.duet is not None or exp.screening is not None)
-                and random_seed is not None else 0)
-    screening = None
-    if exp.screening is not None:
-        try:
-            screening = plan_screening(exp, seed)
-            problems = level_problems(exp, machine, simulate=simulate)
-        except ColdrunError as e:
-            raise ColdrunError(f"{experiment_file}: {e}") from None
-        if problems:
-            raise ColdrunError("\n".join(f"{experiment_file}: {line}" for line in problems))
-    jobs = screening_jobs(screening.runs) if screening else expand(exp, seed)
+        seed = random_seed if kind.draws_seed() and random_seed is not None else 0
+    kind.get_ready(experiment_file, machine or Machine(), simulate=simulate, run_length=run_length, seed=seed)
+    exp_dir = Path(experiment_file).absolute().parent
+    jobs = kind.plan(seed)
     run_keys = sorted({key for j in jobs if not j.skipped for key in pair_sides(j.key) or (j.key,)})
     validate_files(exp, exp_dir, experiment_file, run_keys)
     unreachable = (unreachable_files(exp, exp_dir, experiment_file, run_keys)
                    if exp.platform.benchmark_user else [])
     runner_problems = probe_runners(exp, exp_dir, experiment_file, run_keys,
                                     as_benchmark_user=as_benchmark_user and exp.platform.benchmark_user)
-    return Prepared(experiment_file, exp, text, exp_dir, seed, jobs, run_keys, unreachable, runner_problems,
-                    screening, cpus)
+    return Prepared(experiment_file, exp, kind, text, exp_dir, seed, jobs, run_keys, unreachable, runner_problems)
 
 
 def refuse_problems(prep: Prepared, *, as_benchmark_user: bool) -> None:

@@ -28,7 +28,6 @@ from typing import Any
 from supervisor.boot.context import Boot
 from supervisor.boot.crash_points import pause_point
 from supervisor.errors import ColdrunError
-from supervisor.experiment.model import most_iterations
 from supervisor.experiment.plan import JobSpec
 from supervisor.state.records import read_record, record_path
 from supervisor.state.run_length import load_decisions, save_decisions
@@ -40,8 +39,6 @@ WPS_RATE = "v (param units per second)"
 
 def settle_run_length(ctx: Boot) -> str | None:
     """Decide and append for every [stop] key that needs it; a stop reason (one line) when analysis fails."""
-    if ctx.exp.stop is None:
-        return None
     keys: dict[str, list[JobLine]] = {}
     for job in ctx.schedule.jobs:
         if job.state != SKIPPED:
@@ -114,7 +111,7 @@ def _decide_pilot(ctx: Boot, jobs: list[JobLine], previous: dict[str, Any]) -> d
     last = jobs[-1]
     chosen = d.get("next_iterations") if adapting else None
     vm = ctx.exp.vms[last.key.split(":")[1]]
-    iterations = min(max(int(chosen or last.iterations), 1), most_iterations(ctx.exp, vm))
+    iterations = min(max(int(chosen or last.iterations), 1), ctx.kind.most_iterations(vm))
     return {"usable": d["usable"], "measure": PER_ITERATION, "mean": d["mean"], "ci_width": d["ci_width"],
             "target_width": d["target_width"], "more_executions": d["more_executions"], "done": bool(d["done"]),
             "converged": bool(d["converged"]), "reason": d["reason"],

@@ -15,7 +15,7 @@ reports of that same pass: one apply per boot.  A level that does not read
 back fails the execution; one that cannot be set at all (the pass stopped
 there) fails it too, and the rest of [platform] is then applied as usual.
 
-After the runner (``with_levels``), the benchmark-side levels are read back
+After the runner (``read_back_levels``), the benchmark-side levels are read back
 from what was launched (key, argv, environment); the record gets
 {"treatment", "levels", "batch", "replicate"}, and a level not in force turns
 a completed execution into an errored one with the reason.
@@ -24,12 +24,12 @@ a completed execution into an errored one with the reason.
 from __future__ import annotations
 
 import dataclasses
-import json
 from dataclasses import dataclass, field
 
-from contracts.execution_record import STATE_OF_OUTCOME, ExecutionRecord
+from contracts.execution_record import ScreeningLevels
 from supervisor.boot.context import Boot
-from supervisor.boot.execution import Executed
+from supervisor.boot.execution import Executed, JobRun, clear_measurements, execute
+from supervisor.boot.execution_outcome import ExecutionOutcome, errored
 from supervisor.errors import PlatformError
 from supervisor.experiment.model import Experiment
 from supervisor.experiment.platform_policy import PlatformPolicy
@@ -44,7 +44,7 @@ NOT_IN_FORCE = "not in force: "
 
 
 @dataclass
-class JobLevels:
+class JobLevels(JobRun):
     ctx: Boot                       # the boot with this job's experiment (env, args) and platform (controls)
     run: Run
     machine: Machine                # builds the platform without the control levels when they are refused
@@ -56,9 +56,12 @@ class JobLevels:
         """Step 4 for this job: the platform applied and verified once, its control levels read back."""
         return apply_levels(self)
 
-    def with_levels(self, ex: Executed) -> Executed:
-        """The execution with its levels read back from what was launched, failed if one was not in force."""
-        return with_levels(self, ex)
+    def execute(self, job: JobLine, attempt: int, before: dict) -> Executed:
+        """The execution (refused when a level was not in force), with its levels read back from what was
+        launched."""
+        refusal = errored("not_in_force", self.refusal) if self.refusal is not None else None
+        return execute(self.ctx, self.ctx.platform, job, attempt, before, refusal=refusal,
+                       read_back=lambda run, own: read_back_levels(self, run, own))
 
 
 def cmdline_level(factor: Factor, cmdline: str) -> str | None:
@@ -254,40 +257,37 @@ def _argument_level(factor: Factor, argv: list[str]) -> str | None:
     return empty[0] if not seen and empty else None
 
 
-def launched_level(factor: Factor, record: ExecutionRecord) -> str:
-    """A benchmark-side factor's level as the record shows the runner was launched."""
+def launched_level(factor: Factor, key: str, run: dict) -> str:
+    """A benchmark-side factor's level as the run's key, argv and environment show the runner was launched."""
+    _, vm, variant = key.split(":")
     if factor.kind == "vm":
-        return record.vm
+        return vm
     if factor.kind == "variant":
-        found = [lv for lv in factor.texts() if factor.variant_name(lv, record.vm) == record.variant]
-        return found[0] if len(found) == 1 else NOT_IN_FORCE + f"variant {record.variant}"
-    if record.argv is None or record.environment is None:
+        found = [lv for lv in factor.texts() if factor.variant_name(lv, vm) == variant]
+        return found[0] if len(found) == 1 else NOT_IN_FORCE + f"variant {variant}"
+    argv, environment = run.get("argv"), run.get("environment")
+    if argv is None or environment is None:
         return NOT_IN_FORCE + "the runner was not launched"
     if factor.kind == "env":
-        value = record.environment.get(factor.variable or "")
+        value = environment.get(factor.variable or "")
         found = [lv for lv in factor.texts() if factor.env_value(lv) == value]
         return found[0] if len(found) == 1 else NOT_IN_FORCE + f"{factor.variable}={value}"
-    return _argument_level(factor, record.argv) or NOT_IN_FORCE + "argv matches no level"
+    return _argument_level(factor, argv) or NOT_IN_FORCE + "argv matches no level"
 
 
-def with_levels(levels: JobLevels, ex: Executed) -> Executed:
+def read_back_levels(levels: JobLevels, run: dict, own: ExecutionOutcome) -> tuple[ExecutionOutcome, dict]:
+    """The record's screening part (the levels in force), and the outcome: a completed run with a level not
+    in force at the launch fails, and keeps no measurements."""
     sc = levels.ctx.exp.screening
-    assert sc is not None
-    (record,) = ex.records    # one: a screening experiment has no pair executions (the model refuses [duet])
-    run = levels.run
+    planned = levels.run
     found = dict(levels.found)
     for name, f in sc.factors.items():
         if not (f.kind == "control" or f.needs_reboot):   # those were read back before the launch
-            found[name] = launched_level(f, record)
-    wrong = [f"{n} wanted {run.levels[n]}, {found[n]}" for n in sc.factors if found[n] != run.levels[n]]
-    data = record.as_json()
-    data["screening"] = {"treatment": run.treatment, "levels": found, "batch": run.batch,
-                         "replicate": run.replicate}
-    outcome, reason = ex.outcome, ex.reason
-    if wrong and outcome == "C":
-        outcome, reason = "E", "screening: level not in force at the launch: " + "; ".join(wrong)
-        data.update({k: [] for k in ("wallclock_times", "core_cycle_counts", "aperf_counts", "mperf_counts")})
-    data.update(outcome=outcome, state=STATE_OF_OUTCOME[outcome], reason=reason)
-    # Validated as a record read back from disk is (JSON mode: nested tables as objects).
-    record = ExecutionRecord.model_validate_json(json.dumps(data))
-    return dataclasses.replace(ex, records=[record], outcome=outcome, reason=reason)
+            found[name] = launched_level(f, planned.key, run)
+    wrong = [f"{n} wanted {planned.levels[n]}, {found[n]}" for n in sc.factors if found[n] != planned.levels[n]]
+    if wrong and own.completed:
+        own = errored("not_in_force", "screening: level not in force at the launch: " + "; ".join(wrong))
+        clear_measurements(run)
+    part = ScreeningLevels(treatment=planned.treatment, levels=found, batch=planned.batch,
+                           replicate=planned.replicate)
+    return own, {"screening": part}

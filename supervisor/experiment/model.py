@@ -311,7 +311,7 @@ def _whole_experiment_problems(exp: Experiment) -> list[tuple[str, str]]:
     if problems or (exp.executions is None and exp.stop is None):   # the latter: parse_experiment says so
         return problems
     n_keys = sum(len(exp.benchmarks) * len(vm.variants) for vm in exp.vms.values())
-    most = most_executions(exp)
+    most = _most_executions(exp)
     if n_keys * most > MAX_JOBS:
         field = "executions" if exp.stop is None else "stop.max_executions"
         return [(field, f"{most:,} executions x {n_keys:,} bench:vm:variant keys = "
@@ -323,29 +323,9 @@ def _whole_experiment_problems(exp: Experiment) -> list[tuple[str, str]]:
     return problems
 
 
-def most_executions(exp: Experiment) -> int:
-    """Process executions a key may get: the fixed count, or [stop]'s maximum."""
+def _most_executions(exp: Experiment) -> int:
+    """Process executions a key may get: the fixed count, or [stop]'s maximum (for the schedule's bound)."""
     return exp.stop.max_executions if exp.stop is not None else exp.executions
-
-
-def first_executions(exp: Experiment) -> int:
-    """Jobs each key starts with: the fixed count; [stop]'s minimum; one in WPS mode, whose next param
-    depends on the last execution's duration."""
-    if exp.stop is None:
-        return exp.executions
-    return 1 if exp.stop.wps is not None else exp.stop.min_executions
-
-
-def most_iterations(exp: Experiment, vm: VM) -> int:
-    """In-process iterations one execution of this VM may run."""
-    adapting = exp.stop is not None and exp.stop.adapt_iterations
-    return exp.stop.max_iterations if adapting else vm.iterations
-
-
-def first_param(exp: Experiment, bench: str) -> int:
-    """The run_iter param of a key's first executions: the benchmark's, or WPS's smallest work amount."""
-    wps = exp.stop.wps if exp.stop is not None else None
-    return wps.min_param if wps is not None else exp.benchmarks[bench]
 
 
 def _run_length_problems(data: dict) -> list[str]:

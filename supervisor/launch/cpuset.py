@@ -18,7 +18,7 @@ the kernel (tests/cgroup_doubles.py).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Literal, Protocol
@@ -60,6 +60,14 @@ class Placement:
     mechanism: Mechanism
     effective_cpus: list[int] | None = None
     note: str | None = None
+
+
+@dataclass(frozen=True)
+class PlacementRequest:
+    """Keep a runner on ``cpu``; ``on_placed`` hears how (a pair side's record says it)."""
+
+    cpu: int
+    on_placed: Callable[[Placement], None] | None = None
 
 
 class PlacementError(Exception):

@@ -22,13 +22,12 @@ import selectors
 import shutil
 import signal
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import psutil
 
 from supervisor.launch.containment import kill_cgroup, open_containment, remove_cgroup
-from supervisor.launch.cpuset import Placement, PlacementError
+from supervisor.launch.cpuset import PlacementError, PlacementRequest
 
 RESULTS_FD = 3
 DEFAULT_TAIL_BYTES = 64 * 1024
@@ -241,14 +240,13 @@ def run_process(argv: list[str], env: dict[str, str], *, cwd: str, heap_limit: i
                 stack_limit: int | None, timeout: float | None,
                 tail_bytes: int = DEFAULT_TAIL_BYTES, results_limit: int = DEFAULT_RESULTS_LIMIT,
                 on_started=None, cgroup_parent: str | None = None,
-                drain_seconds: float = DRAIN_SECONDS, cpu: int | None = None,
-                on_placed: Callable[[Placement], None] | None = None) -> ProcessResult:
+                drain_seconds: float = DRAIN_SECONDS, placement: PlacementRequest | None = None) -> ProcessResult:
     """Run ``argv`` until it exits (or times out), kill what it left, and return what it did.
 
     ``on_started(pid, create_time, cgroup)`` is called once the exec succeeded;
     ``cgroup_parent`` is where the per-execution cgroup goes (default: the cgroup v2 root);
-    ``cpu`` pins the runner to that CPU: its execution cgroup's cpuset where it has one (verified
-    before the fork; ``on_placed`` hears how), and sched_setaffinity before exec in any case.  A cpuset the
+    ``placement`` pins the runner to its CPU: its execution cgroup's cpuset where it has one (verified
+    before the fork; its ``on_placed`` hears how), and sched_setaffinity before exec in any case.  A cpuset the
     kernel does not honour is a launch error: nothing is started.  Two calls may run at once in threads (a
     pair execution): each waits on its own pidfd.
     """
@@ -257,15 +255,16 @@ def run_process(argv: list[str], env: dict[str, str], *, cwd: str, heap_limit: i
         if found:
             argv = [found, *argv[1:]]
     box, how = open_containment(cgroup_parent)
-    if cpu is not None:
+    cpu = placement.cpu if placement is not None else None
+    if placement is not None:
         try:
-            placement = box.place(cpu)
+            placed = box.place(placement.cpu)
         except PlacementError as e:
             problem = box.close()
             return ProcessResult(pid=0, launch_error=f"cpuset placement: {e}", containment=box.kind,
                                  containment_detail=how, containment_problem=problem)
-        if on_placed is not None:
-            on_placed(placement)
+        if placement.on_placed is not None:
+            placement.on_placed(placed)
     out_r, out_w = os.pipe2(os.O_CLOEXEC)
     err_r, err_w = os.pipe2(os.O_CLOEXEC)
     res_r, res_w = os.pipe2(os.O_CLOEXEC)

@@ -24,6 +24,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
+from contracts.status_report import KeyProgress, RunLength
 from supervisor.durable import write_atomic
 from supervisor.errors import ColdrunError
 from supervisor.state import layout
@@ -91,3 +94,22 @@ def expected_jobs(schedule: Schedule, decisions: dict[str, dict[str, Any]]) -> d
 def finished_jobs(jobs: list[JobLine]) -> int:
     """How many of a key's jobs have ended (completed, errored, timed out or crashed)."""
     return sum(1 for j in jobs if j.state not in (OUTSTANDING, RUNNING, SKIPPED))
+
+
+def run_length_progress(state_path: Path, schedule: Schedule, decisions: dict[str, dict[str, Any]], stop: Any) -> RunLength:
+    """status's [stop] part: each key's executions and latest decision."""
+    keys = []
+    for key, jobs in jobs_by_key(schedule).items():
+        d = decisions.get(key) or {}
+        try:
+            keys.append(KeyProgress(
+                key=key, executions=finished_jobs(jobs), decided_on=d.get("executions"), measure=d.get("measure"),
+                mean=d.get("mean"), ci_width=d.get("ci_width"), target_width=d.get("target_width"),
+                more_expected=d.get("more_executions"), converged=bool(d.get("converged")),
+                done=bool(d.get("done")), reason=d.get("reason")))
+        except ValidationError as e:
+            err = e.errors()[0]
+            raise ColdrunError(f"{state_path / layout.RUN_LENGTH}: {key}: {err['loc'][0]}: {err['msg']}; coldrun "
+                               f"did not write that, so the state dir was altered: restore it from a backup", 4)
+    return RunLength(target=target_text(stop), wps=stop.wps is not None, min_executions=stop.min_executions,
+                     max_executions=stop.max_executions, keys=keys)

@@ -12,11 +12,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from contracts.status_report import BatchProgress, ScreeningProgress
 from supervisor.durable import write_atomic
 from supervisor.errors import ColdrunError
 from supervisor.experiment.screening_plan import ScreeningPlan
 from supervisor.state import layout
-from supervisor.state.schedule import Schedule
+from supervisor.state.schedule import OUTSTANDING, RUNNING, Schedule
 
 
 def write_plan(state_dir: Path, plan: ScreeningPlan) -> None:
@@ -56,3 +57,29 @@ def switched_for(state_dir: Path) -> tuple[int, int] | None:
 def note_switch(state_dir: Path, job: int, attempt: int) -> None:
     write_atomic(Path(state_dir) / layout.SCREENING_SWITCH, json.dumps({"job": job, "attempt": attempt}).encode(),
                  0o600)
+
+
+def screening_progress(state_path: Path, schedule: Schedule) -> ScreeningProgress:
+    """Each batch's treatments and runs ended so far, and the level switches the rest of the order needs."""
+    plan = plan_for(state_path, schedule)
+    ended = [job.state not in (OUTSTANDING, RUNNING) for job in schedule.jobs]
+    batches: dict[int, dict[int, list[bool]]] = {}       # batch -> treatment -> its runs' ended flags
+    levels: dict[int, dict[str, str]] = {}               # batch -> its levels of the reboot factors
+    for run, done in zip(plan.runs, ended):
+        batches.setdefault(run.batch, {}).setdefault(run.treatment, []).append(done)
+        levels.setdefault(run.batch, {f: run.levels[f] for f in plan.reboot_factors})
+    # The levels in force: a running job's, or those a switch boot set for the job it has not claimed yet,
+    # else the last ended job's.
+    switched = switched_for(state_path)
+    in_force = [job.index for job in schedule.jobs if job.state == RUNNING
+                or (job.state == OUTSTANDING and (job.index, job.attempts) == switched)]
+    last = in_force[0] if in_force else max((i for i, done in enumerate(ended) if done), default=None)
+    remaining = [i for i, done in enumerate(ended) if not done and i != last]
+    return ScreeningProgress(
+        design=plan.design, switches_left=plan.switches_ahead(remaining, last),
+        batches=[BatchProgress(batch=b, boot_check=b == plan.boot_check_batch,
+                               levels={} if b == plan.boot_check_batch else levels[b],   # the check varies them
+                               treatments=len(ts), treatments_done=sum(all(flags) for flags in ts.values()),
+                               runs=sum(len(flags) for flags in ts.values()),
+                               runs_done=sum(sum(flags) for flags in ts.values()))
+                 for b, ts in batches.items()])

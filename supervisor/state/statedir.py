@@ -19,8 +19,7 @@ import time
 from pathlib import Path
 
 from supervisor.errors import ColdrunError
-from supervisor.experiment.model import Experiment, experiment_sha256, most_iterations, parse_experiment
-from supervisor.experiment.plan import JobSpec, records_to_write
+from supervisor.experiment.model import Experiment, experiment_sha256, parse_experiment
 from supervisor.durable import fsync_dir, is_temp_name, write_atomic
 from supervisor.state import layout
 from supervisor.state.records import executions_dir
@@ -127,7 +126,7 @@ def location_problem(path: Path, euid: int | None = None) -> str | None:
     return None
 
 
-def space_needed(exp: Experiment, records: int) -> int:
+def space_needed(records: int, most_iterations: int) -> int:
     """Bytes an experiment's state dir needs, estimated before the first boot.
 
     A record holds the stdout/stderr tails, argv, environment and kernel log
@@ -135,11 +134,11 @@ def space_needed(exp: Experiment, records: int) -> int:
     iteration, a wall-clock time and three counts per core (core cycles,
     APERF, MPERF: about 16 bytes each as JSON).  Re-runs are not counted: the
     floor of MIN_FREE_BYTES covers them, the log and the undo log.  ``records``
-    comes from the planned jobs (experiment.plan.records_to_write); every
-    record is counted at the most iterations any VM may run.
+    comes from the planned jobs (the experiment's kind, boot/kinds); every
+    record is counted at ``most_iterations``, the most any VM may run.
     """
     cores = os.cpu_count() or 1
-    per_record = max(16 * 1024 + most_iterations(exp, vm) * (24 + 3 * 16 * cores) for vm in exp.vms.values())
+    per_record = 16 * 1024 + most_iterations * (24 + 3 * 16 * cores)
     return MIN_FREE_BYTES + records * per_record
 
 
@@ -199,12 +198,12 @@ class StateDir:
         return self.schedule_path.is_file()
 
     # -- creation ------------------------------------------------------------
-    def prepare_new(self, exp: Experiment, jobs: list[JobSpec]) -> None:
+    def prepare_new(self, records: int, most_iterations: int) -> None:
         """Create the directory (or accept an empty one); refuse one that holds an experiment.
 
         Also refuses an unsafe location (see ``location_problem``) and a
-        filesystem without room for the records of ``jobs``, the schedule
-        start has planned (so a screening design is built once, in prepare).
+        filesystem without room for ``records`` execution records of up to
+        ``most_iterations`` in-process iterations each.
         """
         self.check_location()
         if self.exists():
@@ -230,7 +229,7 @@ class StateDir:
         self.check_files()
         if not os.access(self.path, os.W_OK):
             raise ColdrunError(f"{self.path}: state dir is not writable; choose a writable --state-dir")
-        check_free_space(self.path, space_needed(exp, records_to_write(exp, jobs)))
+        check_free_space(self.path, space_needed(records, most_iterations))
         try:
             for d, mode in ((executions_dir(self.path), DIR_MODE), (self.home_path, HOME_MODE)):
                 if not d.is_dir():

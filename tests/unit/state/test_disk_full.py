@@ -21,7 +21,7 @@ from supervisor.durable import WriteFailed, write_atomic
 from supervisor.errors import ColdrunError
 from supervisor.eventlog import make_logger
 from supervisor.experiment.model import load_experiment
-from supervisor.experiment.plan import expand, records_to_write
+from supervisor.boot.kinds import kind_for
 from supervisor.state.records import list_records
 from supervisor.state.schedule import Schedule
 from supervisor.state.statedir import StateDir, space_needed
@@ -96,17 +96,17 @@ def _duet(tmp: Path) -> Path:
 def test_the_estimate_counts_every_record_the_schedule_writes(tmp_path, tiny_fs, make):
     exp_file = make(tmp_path)
     exp, _ = load_experiment(exp_file)
-    jobs = expand(exp, 5)
-    records = records_to_write(exp, jobs)
+    kind = kind_for(exp)
+    records, iterations = kind.records_to_write(kind.plan(5)), kind.most_iterations_of_any()
     assert records == 12
-    per_record = space_needed(exp, 1) - space_needed(exp, 0)
+    per_record = space_needed(1, iterations) - space_needed(0, iterations)
     # room for the records one per key (or pair key) would count, not for all of them
-    fs = tiny_fs(f"{(space_needed(exp, records) - 3 * per_record) // 1024}k")
+    fs = tiny_fs(f"{(space_needed(records, iterations) - 3 * per_record) // 1024}k")
     with pytest.raises(ColdrunError, match="only .* MiB free on its filesystem, but the experiment needs"):
         start_quiet(exp_file, fs / "state")
     assert not (fs / "state" / "schedule").exists()
-    fs = tiny_fs(f"{space_needed(exp, records) // 1024 + 64}k")       # and enough: it starts
-    StateDir(fs / "state").prepare_new(exp, jobs)
+    fs = tiny_fs(f"{space_needed(records, iterations) // 1024 + 64}k")       # and enough: it starts
+    StateDir(fs / "state").prepare_new(records, iterations)
 
 
 def test_durable_write_on_a_full_disk_is_one_line_and_leaves_no_temp(tiny_fs):

@@ -12,7 +12,7 @@ import pytest
 from supervisor.durable import write_atomic
 from supervisor.errors import ColdrunError
 from supervisor.experiment.model import load_experiment
-from supervisor.experiment.plan import expand
+from supervisor.boot.kinds import kind_for
 from supervisor.state.statedir import StateDir, location_problem
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "supervisor"))
@@ -26,7 +26,8 @@ needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root: files own
 def prepare_new(state: StateDir, exp_file: Path) -> None:
     """What start does before the lock, with the experiment's planned jobs."""
     exp, _ = load_experiment(exp_file)
-    state.prepare_new(exp, expand(exp, 0))
+    kind = kind_for(exp)
+    state.prepare_new(kind.records_to_write(kind.plan(0)), kind.most_iterations_of_any())
 
 
 def mode(p: Path) -> int:

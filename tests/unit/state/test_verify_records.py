@@ -11,7 +11,7 @@ import pytest
 
 from supervisor.cli import main
 from supervisor.errors import ColdrunError
-from supervisor.state.export import write_export
+from supervisor.views.export import write_export
 from supervisor.state.records import list_records, record_path
 from supervisor.state.schedule import COMPLETED, OUTSTANDING, Schedule
 from supervisor.state.statedir import StateDir

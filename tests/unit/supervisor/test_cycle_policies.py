@@ -10,7 +10,7 @@ import pytest
 from execution_records import make_record
 from cycle_helpers import ScriptedPlatform, boot_quiet, experiment, run_to_end, start_quiet
 from supervisor.errors import ColdrunError
-from supervisor.state.export import native_bundle
+from supervisor.views.export import native_bundle
 from supervisor.boot.lifecycle import abort
 from supervisor.platforms.base import PostCheckResult
 from supervisor.state.records import record_path, write_record

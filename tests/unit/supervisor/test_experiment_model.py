@@ -201,8 +201,10 @@ def test_toml_numbers_too_long_for_python_are_one_line():
 
 
 def test_check_and_start_share_the_skip_matcher():
-    from supervisor.experiment import plan
-    assert plan.should_skip("fib:cpython:py", ["f*:*:*"]) and not plan.should_skip("fib:cpython:py", ["x:*:*"])
+    from supervisor.boot.kinds import plain
+    from supervisor.experiment import model
+    assert plain.should_skip is model.should_skip     # the kinds plan with the model's matcher
+    assert model.should_skip("fib:cpython:py", ["f*:*:*"]) and not model.should_skip("fib:cpython:py", ["x:*:*"])
 
 
 def test_other_unions_are_one_line_with_each_wish():

@@ -13,7 +13,7 @@ import pytest
 
 from cycle_helpers import experiment, start_quiet
 from execution_records import make_record
-from supervisor.state.export import krun_results, native_bundle, write_export
+from supervisor.views.export import krun_results, native_bundle, write_export
 from supervisor.state.records import write_record
 from supervisor.state.schedule import COMPLETED, CRASHED, ERRORED, OUTSTANDING, TIMED_OUT, Schedule
 from supervisor.state.statedir import StateDir

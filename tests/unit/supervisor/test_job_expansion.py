@@ -1,5 +1,14 @@
 from supervisor.experiment.model import parse_experiment
-from supervisor.experiment.plan import expand, should_skip
+from supervisor.boot.kinds import kind_for
+from supervisor.experiment.model import should_skip
+
+
+def expand(exp, seed):
+    return kind_for(exp).plan(seed)
+
+
+def records_to_write(exp, jobs):
+    return kind_for(exp).records_to_write(jobs)
 
 EXP = '''
 name = "x"
@@ -51,7 +60,6 @@ def test_skip_wildcards():
 
 def test_records_to_write_count_the_planned_jobs_of_every_mode(tmp_path):
     from supervisor.experiment.model import load_experiment
-    from supervisor.experiment.plan import records_to_write
     from pair_experiments import pair_experiment
     plain = parse_experiment(EXP.encode(), "e")
     assert records_to_write(plain, expand(plain, 0)) == 10          # 6 keys x 2, the skipped key's 2 aside

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from cgroup_doubles import FakeCgroupFs
-from supervisor.launch.cpuset import Placement, PlacementError, delegated, pin
+from supervisor.launch.cpuset import Placement, PlacementError, PlacementRequest, delegated, pin
 from supervisor.launch.process import run_process
 
 MOUNT = "/sys/fs/cgroup"
@@ -76,8 +76,8 @@ def test_on_this_host_the_launcher_says_how_the_runner_was_placed(tmp_path):
     placed: list[Placement] = []
     cpu = sorted(os.sched_getaffinity(0))[-1]     # one this process may use
     res = run_process([sys.executable, "-c", "import os; print(sorted(os.sched_getaffinity(0)))"], {},
-                      cwd=str(tmp_path), heap_limit=None, stack_limit=None, timeout=30, cpu=cpu,
-                      on_placed=placed.append)
+                      cwd=str(tmp_path), heap_limit=None, stack_limit=None, timeout=30,
+                      placement=PlacementRequest(cpu, on_placed=placed.append))
     assert res.exit_code == 0 and res.stdout.text().strip() == f"[{cpu}]"
     assert len(placed) == 1
     if placed[0].mechanism == "cpuset":
@@ -104,6 +104,6 @@ def test_a_cpuset_the_kernel_does_not_honour_is_a_launch_error_and_nothing_start
     started = []
     marker = tmp_path / "ran"
     res = run_process([sys.executable, "-c", f"open({str(marker)!r}, 'w')"], {}, cwd=str(tmp_path), heap_limit=None,
-                      stack_limit=None, timeout=30, cpu=0, on_started=lambda *a: started.append(a))
+                      stack_limit=None, timeout=30, placement=PlacementRequest(0), on_started=lambda *a: started.append(a))
     assert res.launch_error == "cpuset placement: /sys/fs/cgroup/exec: cpuset.cpus is 0 but cpuset.cpus.effective is 2-3"
     assert box.closed and started == [] and not marker.exists()

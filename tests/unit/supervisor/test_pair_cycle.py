@@ -10,11 +10,11 @@ import pytest
 
 from cycle_helpers import run_to_end, start_quiet
 from pair_experiments import pair_experiment
-from supervisor.state.export import native_bundle
+from supervisor.views.export import native_bundle
 from supervisor.state.records import list_attempts, read_record
 from supervisor.state.schedule import Schedule
 from supervisor.state.statedir import StateDir
-from supervisor.state.status import status_report
+from supervisor.views.status import status_report
 from supervisor.state.verify import verify_records
 
 if len(os.sched_getaffinity(0)) < 2:

@@ -16,7 +16,7 @@ from supervisor.errors import ColdrunError
 from supervisor.system import SystemRoot
 from supervisor.experiment.duet import Duet, OneCpu, pair_cpus, pair_sides, side_cpus, start_order
 from supervisor.experiment.model import load_experiment
-from supervisor.experiment.plan import expand
+from supervisor.boot.kinds import kind_for
 from supervisor.experiment.platform_policy import PlatformPolicy
 from supervisor.platforms.factory import HARDWARE, SIMULATED, Machine
 
@@ -29,7 +29,7 @@ def _refusal(path) -> str:
 
 def test_pairs_expand_to_one_job_per_pair_execution_a_over_b(tmp_path):
     exp, _ = load_experiment(pair_experiment(tmp_path, [("ok", "ok"), ("ok", "slow")], executions=3))
-    jobs = expand(exp, 7)
+    jobs = kind_for(exp).plan(7)
     assert [j.key for j in jobs] == ["b:py:ok/b:py:ok", "b:py:ok/b:py:slow"] * 3
     assert [j.pexec for j in jobs] == [0, 0, 1, 1, 2, 2]
     assert pair_sides(jobs[1].key) == ("b:py:ok", "b:py:slow")

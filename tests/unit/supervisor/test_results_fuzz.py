@@ -80,10 +80,12 @@ def _replace(doc: Any, path: tuple, new: Any) -> Any:
 def judged(raw: bytes, vm: SimpleNamespace) -> tuple[str, str | None, dict[str, Any]]:
     fields: dict[str, Any] = {}
     try:
-        outcome, reason = judge_document(raw, vm, vm.iterations, fields)
+        judged = judge_document(raw, vm, vm.iterations, fields)
     except Exception as e:   # the property: nothing escapes the judging
         raise AssertionError(f"judging raised {type(e).__name__}: {e}") from e
+    outcome, reason = judged.flag, judged.reason
     if outcome == "E":
+        assert judged.cause == "protocol_refusal"
         assert isinstance(reason, str) and reason and "\n" not in reason, reason
     else:
         assert outcome == "C" and reason is None

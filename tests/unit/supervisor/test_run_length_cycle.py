@@ -18,12 +18,12 @@ from supervisor.boot.lifecycle import start
 from supervisor.boot.prepare import prepare
 from supervisor.errors import ColdrunError
 from supervisor.run_length_analysis import RunLengthAnalysis
-from supervisor.state.export import native_bundle
+from supervisor.views.export import native_bundle
 from supervisor.state.outcome import EXIT_FAILURES, EXIT_UNCONVERGED
 from supervisor.state.records import list_records, read_record
 from supervisor.state.schedule import COMPLETED, Schedule
-from supervisor.state.status import status_report
-from supervisor.state.status_text import status_text
+from supervisor.views.status import status_report
+from supervisor.views.status_text import status_text
 from supervisor.state.statedir import StateDir
 from supervisor.state.verify import verify_records
 from doubles import FakeMachine

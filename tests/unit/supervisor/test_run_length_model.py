@@ -6,7 +6,7 @@ import pytest
 
 from supervisor.errors import ColdrunError
 from supervisor.experiment.model import json_schema, parse_experiment
-from supervisor.experiment.plan import expand
+from supervisor.boot.kinds import kind_for
 
 BASE = '''
 name = "x"
@@ -39,7 +39,7 @@ def test_a_target_replaces_the_count_and_each_key_starts_with_min_executions():
     exp = parse('[stop]\nci_width = "2ms"\nmin_executions = 4\nmax_executions = 9\n')
     assert exp.executions is None and exp.stop.ci_width == 0.002 and exp.stop.confidence == 0.95
     assert exp.stop.estimate == "pilot" and not exp.stop.adapt_iterations
-    jobs = expand(exp, 0)
+    jobs = kind_for(exp).plan(0)
     assert len(jobs) == 8 and {j.pexec for j in jobs} == {0, 1, 2, 3}
     assert {(j.key.split(":")[0], j.iterations, j.param) for j in jobs} == {("fib", 50, 10), ("sieve", 50, 20)}
 
@@ -47,7 +47,7 @@ def test_a_target_replaces_the_count_and_each_key_starts_with_min_executions():
 def test_wps_starts_each_key_with_one_execution_at_the_smallest_param():
     exp = parse("[stop]\nci_percent = 0.05\n[stop.wps]\nmin_param = 100\nmax_param = 5000\n")
     assert exp.stop.wps.session == 60.0
-    assert [(j.pexec, j.param) for j in expand(exp, 0)] == [(0, 100), (0, 100)]
+    assert [(j.pexec, j.param) for j in kind_for(exp).plan(0)] == [(0, 100), (0, 100)]
 
 
 def test_adapted_iterations_need_a_ceiling_at_or_above_the_vms():

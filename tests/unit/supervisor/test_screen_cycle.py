@@ -17,7 +17,7 @@ from doubles import FakeMachine, RecordingCommands
 from supervisor.boot.lifecycle import start
 from supervisor.boot.one_boot import boot
 from supervisor.errors import PlatformError
-from supervisor.state.export import native_bundle
+from supervisor.views.export import native_bundle
 from supervisor.state.schedule import Schedule
 from supervisor.state.statedir import StateDir
 from supervisor.system import CommandResult, SystemRoot
@@ -254,8 +254,8 @@ def test_start_builds_the_design_once(tmp_path, monkeypatch):
 
 
 def test_status_counts_treatments_per_batch_and_the_switches_left(tmp_path, needs_root):
-    from supervisor.state.status import status_report
-    from supervisor.state.status_text import status_json, status_text
+    from supervisor.views.status import status_report
+    from supervisor.views.status_text import status_json, status_text
     exp = experiment(tmp_path, {"b": "ok"}, extra='seed = 5\n' + SCREENING)
     machine = LevelMachine(machine_root(tmp_path))
     state = tmp_path / "s"

@@ -7,7 +7,7 @@ import pytest
 
 from supervisor.errors import ColdrunError
 from supervisor.experiment.model import parse_experiment
-from supervisor.experiment.plan import expand
+from supervisor.boot.kinds import kind_for
 from supervisor.experiment.screening_design import build_design
 from supervisor.experiment.screening_plan import balanced_not_alternating, plan_screening
 from screen_experiments import ONE_KEY
@@ -91,7 +91,7 @@ def test_order_batches_by_reboot_levels_and_replicates_every_treatment_in_fresh_
     assert plan.switches_ahead(range(36), None) == 2 and plan.switches_ahead([], 35) == 0
     assert plan_screening(exp, seed=7).runs == plan.runs            # the seed decides the order
     assert plan_screening(exp, seed=8).runs != plan.runs
-    jobs = expand(exp, 7)
+    jobs = kind_for(exp).plan(7)
     assert [j.key for j in jobs] == [r.key for r in plan.runs] and [j.pexec for j in jobs] == list(range(36))
 
 

@@ -69,24 +69,24 @@ def test_cmdline_levels_by_token_and_by_absence():
     assert cmdline_level(smt, "ro quiet") == "on" and cmdline_level(smt, "ro nosmt quiet") == "off"
 
 
-class _Record:
-    def __init__(self, argv, env, vm="c", variant="v"):
-        self.argv, self.environment, self.vm, self.variant = argv, env, vm, variant
+def _launched(factor, argv, env, vm="c", variant="v"):
+    """The factor's level as a run of bench:vm:variant with this argv and environment shows it."""
+    return launched_level(factor, f"b:{vm}:{variant}", {"argv": argv, "environment": env})
 
 
 def test_benchmark_side_levels_are_read_from_what_was_launched():
     arg = Factor(kind="argument", levels=["none", "O"], values={"none": [], "O": ["-O"]})
-    assert launched_level(arg, _Record(["python3", "-O", "bench.py"], {})) == "O"
-    assert launched_level(arg, _Record(["python3", "bench.py"], {})) == "none"
+    assert _launched(arg, ["python3", "-O", "bench.py"], {}) == "O"
+    assert _launched(arg, ["python3", "bench.py"], {}) == "none"
     env = Factor(kind="env", variable="PAD", levels=["small", "large"], values={"large": "xxxx"})
-    assert launched_level(env, _Record([], {"PAD": "xxxx"})) == "large"
-    assert launched_level(env, _Record([], {"PAD": "small"})) == "small"
-    assert launched_level(env, _Record([], {"PAD": "zz"})).startswith("not in force: PAD=zz")
-    assert launched_level(env, _Record(None, None)) == "not in force: the runner was not launched"
+    assert _launched(env, [], {"PAD": "xxxx"}) == "large"
+    assert _launched(env, [], {"PAD": "small"}) == "small"
+    assert _launched(env, [], {"PAD": "zz"}).startswith("not in force: PAD=zz")
+    assert _launched(env, None, None) == "not in force: the runner was not launched"
     build = Factor(kind="variant", levels=["plain", "fp"], values={"plain": {"c": "c-plain", "py": "py"},
                                                                    "fp": {"c": "c-fp"}})
-    assert launched_level(build, _Record([], {}, "c", "c-fp")) == "fp"
-    assert launched_level(build, _Record([], {}, "py", "py")) == "plain"
+    assert _launched(build, [], {}, "c", "c-fp") == "fp"
+    assert _launched(build, [], {}, "py", "py") == "plain"
 
 
 def test_boot_setting_levels_come_from_the_report_command():

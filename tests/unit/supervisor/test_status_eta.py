@@ -1,6 +1,6 @@
 from supervisor.experiment.plan import JobSpec
 from supervisor.state.schedule import COMPLETED, Schedule, render_new
-from supervisor.state.status import estimate_remaining
+from supervisor.views.status import estimate_remaining
 
 
 def test_eta_is_per_key_mean_times_outstanding(tmp_path):

@@ -42,14 +42,13 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from contracts.execution_record import MEASUREMENT_KEYS, ExecutionRecord, ExecutionSlot
+from supervisor.boot.kinds import kind_for
 from supervisor.durable import write_atomic
 from supervisor.errors import ColdrunError
 from supervisor.experiment.duet import record_sides, side_key
 from supervisor.experiment.model import experiment_sha256, parse_experiment
 from supervisor.state import layout
 from supervisor.state.records import list_attempts, read_record
-from supervisor.state.screening import plan_for
-from supervisor.experiment.screening_plan import ScreeningPlan
 from supervisor.state.schedule import (COMPLETED, CRASHED, ERRORED, OUTSTANDING, RUNNING, SKIPPED,
                                        TIMED_OUT, WITH_RECORD, JobLine, Schedule)
 from supervisor.state.statedir import StateDir
@@ -107,9 +106,9 @@ def _experiment(state: StateDir, schedule: Schedule) -> tuple[str, str]:
     return text.decode("utf-8", "replace"), schedule.experiment_sha256
 
 
-def _native_slot(job: JobLine, side: str, rec: ExecutionRecord | None, plan: ScreeningPlan | None) -> dict[str, Any]:
-    """One execution's slot; a pair's side also says its pair execution (pair_id) and side, a screening
-    execution that did not run the levels it was planned with."""
+def _native_slot(job: JobLine, side: str, rec: ExecutionRecord | None, planned: dict[str, Any]) -> dict[str, Any]:
+    """One execution's slot; a pair's side also says its pair execution (pair_id) and side; one with no record
+    what its kind planned for it (``planned``: a screening execution's levels)."""
     key = side_key(job.key, side)
     pair = {"pair_id": f"{job.key}#{job.pexec}", "side": side} if side else {}
     if rec is not None:
@@ -118,18 +117,14 @@ def _native_slot(job: JobLine, side: str, rec: ExecutionRecord | None, plan: Scr
     slot = ExecutionSlot(key=key, pexec=job.pexec, state=job.state_name, job_index=job.index, bench=bench,
                          vm=vm, variant=variant, attempt=job.attempts, **pair).model_dump(
         mode="json", exclude_none=bool(side), exclude={"screening"})
-    if plan is not None:     # not run (or crashed): the levels it was planned with
-        run = plan.runs[job.index]
-        slot["screening"] = {"treatment": run.treatment, "levels": run.levels, "batch": run.batch,
-                             "replicate": run.replicate}
-    return slot
+    return {**slot, **planned}
 
 
 def native_bundle(state: StateDir) -> dict[str, Any]:
     schedule = state.schedule()
     text, sha = _experiment(state, schedule)
     exp = parse_experiment(text.encode(), str(state.experiment_path))
-    plan = plan_for(state.path, schedule) if exp.screening is not None else None
+    kind_parts, planned = kind_for(exp).export_parts(state.path, schedule)
     jobs = [{"index": j.index, "key": j.key, "pexec": j.pexec, "state": j.state_name, "attempts": j.attempts,
              "iterations": j.iterations, "param": j.param} for j in schedule.jobs]
     slots = [(job, side, rec) for job, side, rec in job_records(state, schedule) if job.state != SKIPPED]
@@ -142,10 +137,8 @@ def native_bundle(state: StateDir) -> dict[str, Any]:
               "audit": _audit(state), "seed": schedule.seed, "order": schedule.order,
               "status": schedule.status, "boots": schedule.boots,
               "error_flag": any(_failed(job, rec) for job, _, rec in slots),
-              "jobs": jobs, "executions": [_native_slot(job, side, rec, plan) for job, side, rec in slots],
-              "rerun_attempts": reruns}
-    if plan is not None:
-        bundle["screening"] = {"factors": plan.factors, "design": plan.design, "seed": plan.seed}
+              "jobs": jobs, "executions": [_native_slot(job, side, rec, planned.get(job.index, {})) for job, side, rec in slots],
+              "rerun_attempts": reruns, **kind_parts}
     return bundle
 
 

@@ -7,21 +7,15 @@ import os
 import socket
 from collections import Counter, defaultdict
 from pathlib import Path
-from typing import Any
 
-from pydantic import ValidationError
+import psutil
 
-from contracts.status_report import (BatchProgress, JobCounts, KeyProgress, LastError, PairProgress, RunLength,
-                                     ScreeningProgress, StatusReport)
-from supervisor.errors import ColdrunError
-from supervisor.experiment.duet import pair_sides
+from contracts.status_report import JobCounts, LastError, StatusReport
+from supervisor.boot.kinds import kind_for
 from supervisor.experiment.model import Experiment
-from supervisor.state import layout
 from supervisor.state.outcome import FAILED_STATES, standing_code
 from supervisor.state.records import list_attempts
-from supervisor.state.run_length import expected_jobs, finished_jobs, jobs_by_key, load_decisions, target_text
 from supervisor.state.schedule import OUTSTANDING, RUNNING, Schedule
-from supervisor.state.screening import plan_for, switched_for
 from supervisor.state.statedir import StateDir
 from supervisor.state.verify import load_record, verify_records
 
@@ -55,18 +49,16 @@ def estimate_remaining(schedule: Schedule, per_iteration: dict[str, list[float]]
 
 def status_report(state_dir: str) -> StatusReport:
     """How the experiment in ``state_dir`` stands (raises ColdrunError when it is not a readable state dir)."""
-    import psutil
     state = StateDir(state_dir)
     schedule = state.schedule()
     exp, _ = state.experiment(schedule, check_source=False)
     altered = verify_records(state, schedule)
     c = schedule.counts()
     per_iteration, last_error, kept_sides = _read_records(state.path, schedule)
-    decisions = load_decisions(state.path) if exp.stop is not None else {}
+    kind = kind_for(exp)
     running = schedule.status == "running"
-    expected = expected_jobs(schedule, decisions) if running else {}
+    expected = kind.expected_jobs(state.path, schedule) if running else {}
     holder = state.lock_holder()
-    screening = _screening(state.path, schedule) if exp.screening is not None else None
     return StatusReport(
         experiment=exp.name, state_dir=os.path.abspath(state_dir), machine=socket.gethostname(),
         status=schedule.status, mode=schedule.mode, counts=JobCounts(**c),
@@ -77,9 +69,7 @@ def status_report(state_dir: str) -> StatusReport:
         supervisor_pid=holder if running and holder and psutil.pid_exists(holder) else None,
         last_error=last_error,
         stop_reason=state.stop_reason() if schedule.status == "stopped" else None,
-        altered=altered,
-        run_length=None if exp.stop is None else _run_length(state.path, schedule, decisions, exp.stop),
-        pairs=None if exp.duet is None else _pairs(schedule, kept_sides), screening=screening)
+        altered=altered, **kind.status_parts(state.path, schedule, kept_sides))
 
 
 def report_exit_code(report: StatusReport) -> int:
@@ -111,63 +101,3 @@ def _read_records(state_path: Path, schedule: Schedule) -> tuple[dict[str, list[
                 and schedule.jobs[rec.job_index].attempts == attempt):
             kept[job_key] += 1
     return per_iteration, last_error, kept
-
-
-def _pairs(schedule: Schedule, kept_sides: Counter[str]) -> list[PairProgress]:
-    """Each pair's pair executions by state, in the order the schedule first names them."""
-    by_pair: dict[str, Counter[str]] = {}
-    for job in schedule.jobs:
-        by_pair.setdefault(job.key, Counter())[job.state_name] += 1
-    out = []
-    for key, n in by_pair.items():
-        sides = pair_sides(key)
-        if sides is None:
-            continue
-        out.append(PairProgress(pair=key, a=sides[0], b=sides[1], completed=n["completed"],
-                                failed=sum(n[s] for s in FAILED_STATES), remaining=n["outstanding"] + n["running"],
-                                kept_sides=kept_sides[key]))
-    return out
-
-
-def _screening(state_path: Path, schedule: Schedule) -> ScreeningProgress:
-    """Each batch's treatments and runs ended so far, and the level switches the rest of the order needs."""
-    plan = plan_for(state_path, schedule)
-    ended = [job.state not in (OUTSTANDING, RUNNING) for job in schedule.jobs]
-    batches: dict[int, dict[int, list[bool]]] = {}       # batch -> treatment -> its runs' ended flags
-    levels: dict[int, dict[str, str]] = {}               # batch -> its levels of the reboot factors
-    for run, done in zip(plan.runs, ended):
-        batches.setdefault(run.batch, {}).setdefault(run.treatment, []).append(done)
-        levels.setdefault(run.batch, {f: run.levels[f] for f in plan.reboot_factors})
-    # The levels in force: a running job's, or those a switch boot set for the job it has not claimed yet,
-    # else the last ended job's.
-    switched = switched_for(state_path)
-    in_force = [job.index for job in schedule.jobs if job.state == RUNNING
-                or (job.state == OUTSTANDING and (job.index, job.attempts) == switched)]
-    last = in_force[0] if in_force else max((i for i, done in enumerate(ended) if done), default=None)
-    remaining = [i for i, done in enumerate(ended) if not done and i != last]
-    return ScreeningProgress(
-        design=plan.design, switches_left=plan.switches_ahead(remaining, last),
-        batches=[BatchProgress(batch=b, boot_check=b == plan.boot_check_batch,
-                               levels={} if b == plan.boot_check_batch else levels[b],   # the check varies them
-                               treatments=len(ts), treatments_done=sum(all(flags) for flags in ts.values()),
-                               runs=sum(len(flags) for flags in ts.values()),
-                               runs_done=sum(sum(flags) for flags in ts.values()))
-                 for b, ts in batches.items()])
-
-
-def _run_length(state_path: Path, schedule: Schedule, decisions: dict[str, dict[str, Any]], stop: Any) -> RunLength:
-    keys = []
-    for key, jobs in jobs_by_key(schedule).items():
-        d = decisions.get(key) or {}
-        try:
-            keys.append(KeyProgress(
-                key=key, executions=finished_jobs(jobs), decided_on=d.get("executions"), measure=d.get("measure"),
-                mean=d.get("mean"), ci_width=d.get("ci_width"), target_width=d.get("target_width"),
-                more_expected=d.get("more_executions"), converged=bool(d.get("converged")),
-                done=bool(d.get("done")), reason=d.get("reason")))
-        except ValidationError as e:
-            err = e.errors()[0]
-            raise ColdrunError(f"{state_path / layout.RUN_LENGTH}: {key}: {err['loc'][0]}: {err['msg']}; coldrun "
-                               f"did not write that, so the state dir was altered: restore it from a backup", 4)
-    return RunLength(target=target_text(stop), wps=stop.wps is not None, min_executions=stop.min_executions,
-                     max_executions=stop.max_executions, keys=keys)

@@ -1,0 +1,60 @@
+"""A [duet] experiment: pairs of keys run side by side, one pair execution per job, each side pinned to its
+own CPU (boot/pair_execution.py); a pair job's key is its two sides' keys."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from contracts.status_report import PairProgress
+from supervisor.boot.context import Boot
+from supervisor.boot.execution import JobRun
+from supervisor.boot.kinds.plain import Plain
+from supervisor.boot.pair_execution import PairRun
+from supervisor.errors import ColdrunError
+from supervisor.experiment.duet import OneCpu, pair_cpus, pair_key, pair_sides
+from supervisor.platforms.factory import HARDWARE, SIMULATED
+from supervisor.state.outcome import FAILED_STATES
+from supervisor.state.schedule import JobLine, Schedule
+
+
+class Duet(Plain):
+    name = "duet"
+    cpus: tuple[int, int] | None = None     # the two CPUs the sides run on (found by get_ready)
+
+    def draws_seed(self) -> bool:
+        return True     # each pair execution's start order (AB/BA) and CPU assignment are drawn from the seed
+
+    def get_ready(self, experiment_file: str, machine: Any, *, simulate: bool, run_length: Any, seed: int) -> None:
+        try:
+            self.cpus = pair_cpus(self.exp.duet, machine.cpus(SIMULATED if simulate else HARDWARE, self.exp.platform))
+        except OneCpu as e:
+            raise ColdrunError(f"{experiment_file}: {e}")
+
+    def keys(self) -> list[str]:
+        return [pair_key(p.a, p.b) for p in self.exp.duet.pairs]
+
+    def setup_lines(self) -> list[str]:
+        d = self.exp.duet
+        sync = (f"a barrier before every iteration (spin {d.spin_us} us, timeout {d.barrier_timeout:g} s)"
+                if d.barrier else "no barrier (iterations paired by overlap)")
+        cpus = f"CPUs {self.cpus[0]} and {self.cpus[1]}" if self.cpus else "two CPUs"
+        return [f"duet: {len(d.pairs)} pairs (a/b), each pair execution runs both sides at once on {cpus} (as on "
+                f"hardware; which side gets which is drawn per execution), {sync}"]
+
+    def job_run(self, ctx: Boot, machine: Any, job: JobLine) -> JobRun:
+        return PairRun(ctx)
+
+    def status_parts(self, state_path: Path, schedule: Schedule, kept_sides: Counter[str]) -> dict[str, Any]:
+        """Each pair's pair executions by state, in the order the schedule first names them."""
+        by_pair: dict[str, Counter[str]] = {}
+        for job in schedule.jobs:
+            by_pair.setdefault(job.key, Counter())[job.state_name] += 1
+        pairs = []
+        for key, n in by_pair.items():
+            a, b = pair_sides(key)
+            pairs.append(PairProgress(pair=key, a=a, b=b, completed=n["completed"],
+                                      failed=sum(n[s] for s in FAILED_STATES),
+                                      remaining=n["outstanding"] + n["running"], kept_sides=kept_sides[key]))
+        return {**super().status_parts(state_path, schedule, kept_sides), "pairs": pairs}

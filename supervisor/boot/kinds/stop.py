@@ -1,0 +1,63 @@
+"""A [stop] experiment: each key runs until its mean's confidence interval is narrow enough (Pilot's stopping
+rule, or WPS), between its min and max executions; the boot decides and appends one job at a time
+(boot/run_length.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from supervisor.boot.context import Boot
+from supervisor.boot.kinds.plain import Plain
+from supervisor.boot.run_length import settle_run_length
+from supervisor.errors import ColdrunError
+from supervisor.experiment.model import VM
+from supervisor.run_length_analysis import RunLengthAnalysis
+from supervisor.state.run_length import load_decisions, expected_jobs, run_length_progress, target_text
+from supervisor.state.schedule import Schedule
+
+
+class RunLength(Plain):
+    name = "stop"
+
+    def get_ready(self, experiment_file: str, machine: Any, *, simulate: bool, run_length: Any, seed: int) -> None:
+        missing = (run_length or RunLengthAnalysis()).unavailable()
+        if missing:
+            raise ColdrunError(f"{experiment_file}: stop: {missing}")
+
+    def first_executions(self) -> int:
+        # WPS: one, since each next param depends on the last execution's duration.
+        stop = self.exp.stop
+        return 1 if stop.wps is not None else stop.min_executions
+
+    def growth(self) -> int:
+        return self.exp.stop.max_executions
+
+    def most_iterations(self, vm: VM) -> int:
+        stop = self.exp.stop
+        return stop.max_iterations if stop.adapt_iterations else vm.iterations
+
+    def first_param(self, bench: str) -> int:
+        wps = self.exp.stop.wps
+        return wps.min_param if wps is not None else self.exp.benchmarks[bench]
+
+    def run_length_text(self) -> str:
+        return f"run length: {target_text(self.exp.stop)}"
+
+    def key_text(self, vm: VM) -> str:
+        stop = self.exp.stop
+        iterations = f"{vm.iterations}..{stop.max_iterations}" if stop.adapt_iterations else f"{vm.iterations}"
+        if stop.wps:
+            iterations += f", param {stop.wps.min_param}..{stop.wps.max_param} (WPS)"
+        return f"{stop.min_executions}..{stop.max_executions} x {iterations} iterations"
+
+    def settle(self, ctx: Boot) -> str | None:
+        failed = settle_run_length(ctx)
+        return f"run length: {failed}" if failed else None
+
+    def expected_jobs(self, state_path: Path, schedule: Schedule) -> dict[str, tuple[int, int]]:
+        return expected_jobs(schedule, load_decisions(state_path))
+
+    def status_parts(self, state_path: Path, schedule: Schedule, kept_sides: Any) -> dict[str, Any]:
+        return {**super().status_parts(state_path, schedule, kept_sides),
+                "run_length": run_length_progress(state_path, schedule, load_decisions(state_path), self.exp.stop)}
