@@ -288,6 +288,9 @@ def measure(flow: str, root: Path, keep: bool) -> tuple[dict[str, bool], float]:
         if not modules:
             raise FlowError(f"flow {flow!r}: no module under {root} ran (is coldrun imported from elsewhere?)")
         return modules, seconds
+    except FlowError:
+        keep = True   # named in the message: the state dir's log says what went wrong
+        raise
     finally:
         if keep:
             print(f"{flow}: kept {work}", file=sys.stderr)
