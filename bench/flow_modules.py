@@ -11,9 +11,10 @@ or method ran, which leaves out modules only imported.  The flows:
              experiment on configs/demo's benchmarks, `coldrun start
              --simulate-reboots` and the boots up to the one that writes the first
              execution record (the finishing boot is not counted).
-  table      one iteration's time -> the table: that experiment run to its end
-             (not counted), then `coldrun export --format krun` and
-             `coldrun-analyze table` on the export.
+  table      one iteration's time -> the table: a one-key experiment run to its end
+             (not counted; its external runner writes fixed times, so the table
+             takes the same path every run), then `coldrun export --format krun`
+             and `coldrun-analyze table` on the export.
   screening  a screening level -> the report: the [screening] example under
              configs/, start to end, `coldrun export --format native` and
              `coldrun-analyze screen` on the export.
@@ -69,6 +70,9 @@ baseline_pause = "0s"
 [benchmarks]
 fib = 20
 
+{runner}
+"""
+PYTHON_RUNNER = """\
 [variants.default-python]
 target = "bench.py"
 subdir = "python"
@@ -78,6 +82,28 @@ runner = "python"
 executable = "@python"
 iterations = 30
 variants = ["default-python"]
+"""
+# The table flow starts from a record in a state dir; made from fixed times, its table takes the same
+# path on every run (a measured series is sometimes classified "no steady state", which skips the bootstrap).
+FIXED_RUNNER_TABLES = """\
+[variants.fixed]
+target = "fixed.txt"
+
+[vms.fixed]
+runner = "external"
+executable = {python}
+args = [{script}]
+iterations = 30
+variants = ["fixed"]
+"""
+FIXED_RUNNER = """\
+import json, os, sys
+n = int(sys.argv[2])
+doc = {"protocol_version": 1, "wallclock_times": [0.01 + (i % 5) * 1e-6 for i in range(n)],
+       "core_cycle_counts": [], "aperf_counts": [], "mperf_counts": [],
+       "counters": {"available": False, "reason": "fixed times"}}
+with os.fdopen(int(os.environ.get("COLDRUN_RESULTS_FD", "3")), "w") as results:
+    json.dump(doc, results)
 """
 
 
@@ -92,7 +118,19 @@ def toml_string(value: str) -> str:
 
 
 def one_key_experiment(root: Path) -> str:
-    return ONE_KEY_EXPERIMENT.format(benchmarks=toml_string(str(root / "configs" / "demo" / "benchmarks")))
+    """fib on configs/demo's Python benchmark, once."""
+    return ONE_KEY_EXPERIMENT.format(benchmarks=toml_string(str(root / "configs" / "demo" / "benchmarks")),
+                                     runner=PYTHON_RUNNER)
+
+
+def fixed_times_experiment(work: Path) -> str:
+    """One key whose runner writes a document of fixed times without running anything."""
+    (work / "benchmarks" / "fib").mkdir(parents=True)
+    (work / "benchmarks" / "fib" / "fixed.txt").write_text("fixed times\n")
+    (work / "fixed_runner.py").write_text(FIXED_RUNNER)
+    runner = FIXED_RUNNER_TABLES.format(python=toml_string(sys.executable),
+                                        script=toml_string(str(work / "fixed_runner.py")))
+    return ONE_KEY_EXPERIMENT.format(benchmarks=toml_string(str(work / "benchmarks")), runner=runner)
 
 
 def screening_experiment(root: Path) -> str:
@@ -191,7 +229,7 @@ def child(flow: str, root: Path, work: Path) -> None:
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     state = work / "state"
     if flow == "table":   # the state dir to export, made by the real command, unmeasured
-        (work / "setup.toml").write_text(as_invoker(one_key_experiment(root)))
+        (work / "setup.toml").write_text(as_invoker(fixed_times_experiment(work)))
         setup = subprocess.run([sys.executable, "-P", "-m", "supervisor", "start", str(work / "setup.toml"),
                                 "--simulate-reboots", "--state-dir", str(state)],
                                env={**os.environ, "PYTHONPATH": str(root)}, capture_output=True, text=True)
