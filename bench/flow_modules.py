@@ -5,7 +5,8 @@
 A module counts when at least one of its lines runs during the flow (coverage.py,
 source = supervisor/, contracts/, analysis/, iteration_runners/ of TREE: no tests, no
 third-party code); the second column counts those where a line inside a function
-or method ran, which leaves out modules only imported.  The flows:
+or method ran, which leaves out modules only imported (but not those whose helpers
+a class or module body calls at import, e.g. a pydantic validator factory).  The flows:
 
   record     experiment file -> first record: a one-key, one-execution Python
              experiment on configs/demo's benchmarks, `coldrun start
@@ -16,8 +17,8 @@ or method ran, which leaves out modules only imported.  The flows:
              takes the same path every run), then `coldrun export --format krun`
              and `coldrun-analyze table` on the export.
   screening  a screening level -> the report: the [screening] example under
-             configs/, start to end, `coldrun export --format native` and
-             `coldrun-analyze screen` on the export.
+             configs/ as it is (12 executions, in-process boots: seconds), start to
+             end, `coldrun export --format native` and `coldrun-analyze screen`.
 
 How it measures, so that it works on any tree: each flow runs in a fresh child
 interpreter (so every flow pays its own imports) that only calls the command
