@@ -69,8 +69,8 @@ def _start_locked(prep, state: StateDir, mode: str, machine: Machine, stderr, de
         audit["experiment_sha256"] = experiment_sha256(prep.text)
         write_atomic(state.path / layout.AUDIT, json.dumps(audit).encode())
         for report in platform.apply_and_verify():
-            if not report.get("ok", True):
-                log.warning("platform control not as wanted", **{k: str(v) for k, v in report.items()})
+            if not report.ok:
+                log.warning("platform control not as wanted", **{k: str(v) for k, v in report.as_dict().items()})
         baselines = platform.take_baselines()
     except ColdrunError as e:
         platform.restore()     # undo whatever was applied before the failure

@@ -160,7 +160,8 @@ def _check_audit(ctx: Boot) -> str | None:
         return f"{path}: audit taken at start is missing or unreadable"
     now = json.loads(json.dumps(ctx.platform.audit(), default=str))   # same normalisation as at start
     now["experiment_sha256"] = ctx.schedule.experiment_sha256
-    diffs = compare_audit(start, now, list(getattr(ctx.exp.platform, "audit_allow_changes", [])))
+    # The job's own platform policy: a screening job's reboot levels may change the kernel command line.
+    diffs = compare_audit(start, now, list(ctx.platform.policy.audit_allow_changes))
     if diffs:
         return "machine changed since the experiment started: " + "; ".join(diffs)
     return None
@@ -172,8 +173,8 @@ def run_one(run: JobRun, job: JobLine) -> int | None:
     exp, schedule, log, state = ctx.exp, ctx.schedule, ctx.log, ctx.state
     try:
         for report in run.apply_and_verify():
-            if not report.get("ok", True):
-                log.warning("platform control not as wanted", **{k: str(v) for k, v in report.items()})
+            if not report.ok:
+                log.warning("platform control not as wanted", **{k: str(v) for k, v in report.as_dict().items()})
         ctx = run.ctx      # the job's own (a screening job: without its control levels when they were refused)
         platform = ctx.platform
         platform.wait_until_ready(schedule.baselines)

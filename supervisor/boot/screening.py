@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from typing import Any
 
 from contracts.execution_record import ScreeningLevels
 from supervisor.boot.context import Boot
@@ -32,27 +33,47 @@ from supervisor.boot.execution import Executed, JobRun, clear_measurements, exec
 from supervisor.boot.execution_outcome import ExecutionOutcome, errored
 from supervisor.errors import PlatformError
 from supervisor.experiment.model import Experiment
-from supervisor.experiment.platform_policy import PlatformPolicy
 from supervisor.experiment.screening import Factor
 from supervisor.experiment.screening_plan import Run
+from supervisor.platforms.controls import ControlReport
 from supervisor.platforms.factory import Machine
 from supervisor.state.schedule import JobLine
 from supervisor.state.screening import note_switch, plan_for, switched_for
 from supervisor.state.undo import UndoLog
 
-NOT_IN_FORCE = "not in force: "
+@dataclass(frozen=True)
+class InForce:
+    """A factor's level read back as the one in force."""
+
+    level: str
+
+    def text(self) -> str:
+        return self.level
+
+
+@dataclass(frozen=True)
+class NotInForce:
+    """No level of the factor (or not the planned one) is in force, and why."""
+
+    why: str
+
+    def text(self) -> str:
+        return f"not in force: {self.why}"     # the record's form (contracts ScreeningLevels.levels)
+
+
+LevelReading = InForce | NotInForce
 
 
 @dataclass
 class JobLevels(JobRun):
     ctx: Boot                       # the boot with this job's experiment (env, args) and platform (controls)
-    run: Run
-    machine: Machine                # builds the platform without the control levels when they are refused
-    found: dict[str, str] = field(default_factory=dict)   # levels read back before the launch
+    run: Run                        # the planned treatment
+    factors: dict[str, Factor]      # the experiment's [screening] factors
+    found: dict[str, LevelReading] = field(default_factory=dict)   # levels read back before the launch
     refusal: str | None = None      # why the job must not run: a level not in force
     reboot_first: bool = False      # a switch was issued: reboot before claiming the job
 
-    def apply_and_verify(self) -> list[dict]:
+    def apply_and_verify(self) -> list[ControlReport]:
         """Step 4 for this job: the platform applied and verified once, its control levels read back."""
         return apply_levels(self)
 
@@ -62,6 +83,11 @@ class JobLevels(JobRun):
         refusal = errored("not_in_force", self.refusal) if self.refusal is not None else None
         return execute(self.ctx, self.ctx.platform, job, attempt, before, refusal=refusal,
                        read_back=lambda run, own: read_back_levels(self, run, own))
+
+    def wrong(self, name: str) -> str | None:
+        """How factor ``name``'s reading differs from the planned level, or None when it is in force."""
+        wanted, reading = self.run.levels[name], self.found[name]
+        return None if reading == InForce(wanted) else f"{name} wanted {wanted}, {reading.text()}"
 
 
 def cmdline_level(factor: Factor, cmdline: str) -> str | None:
@@ -75,70 +101,54 @@ def cmdline_level(factor: Factor, cmdline: str) -> str | None:
     return None
 
 
-def treatment_experiment(exp: Experiment, run: Run) -> Experiment:
-    """The experiment as this job runs it: env and argument levels in the VM, control levels in [platform]."""
-    sc = exp.screening
-    assert sc is not None
+def treatment(exp: Experiment, factors: dict[str, Factor], run: Run) -> tuple[Experiment, dict[str, Any]]:
+    """The job's levels as values: its experiment (env and argument levels in its VM) and its [platform]
+    overrides (control levels; a reboot factor's kernel command line may differ from the audit's)."""
     vm_name = run.key.split(":")[1]
     vm = exp.vms[vm_name]
     env, args = dict(vm.env), list(vm.args)
-    policy = exp.platform.model_dump()
-    for name, f in sc.factors.items():
+    overrides: dict[str, Any] = {}
+    for name, f in factors.items():
         level = run.levels[name]
         if f.kind == "env":
             env[f.variable] = f.env_value(level)
         elif f.kind == "argument":
             args += f.arguments(level)
         elif f.kind == "control":
-            policy[f.control] = f.levels[f.texts().index(level)]
-    if any(f.needs_reboot for f in sc.factors.values()):   # the audit's kernel_cmdline changes with the level
-        policy["audit_allow_changes"] = [*policy["audit_allow_changes"], "kernel_cmdline"]
+            overrides[f.control] = f.levels[f.texts().index(level)]
+    if any(f.needs_reboot for f in factors.values()):
+        overrides["audit_allow_changes"] = [*exp.platform.audit_allow_changes, "kernel_cmdline"]
     vms = {**exp.vms, vm_name: vm.model_copy(update={"env": env, "args": args})}
-    return exp.model_copy(update={"vms": vms, "platform": PlatformPolicy.model_validate(policy)})
-
-
-def without_control_levels(exp: Experiment) -> Experiment:
-    """The experiment with its control factors' controls left alone ("ignore"): the levels were refused,
-    the rest of [platform] still applies."""
-    sc = exp.screening
-    assert sc is not None
-    policy = exp.platform.model_dump()
-    policy.update({f.control: "ignore" for f in sc.factors.values() if f.kind == "control"})
-    return exp.model_copy(update={"platform": PlatformPolicy.model_validate(policy)})
+    return exp.model_copy(update={"vms": vms}), overrides
 
 
 def levels_for_job(ctx: Boot, machine: Machine, job: JobLine) -> JobLevels:
     """The job's levels before step 4: reboot factors read back (or switched: reboot first), and the
     boot's experiment and platform with the job's levels (applied later, once, by ``apply_levels``)."""
-    state, exp = ctx.state, ctx.exp
-    sc = exp.screening
-    assert sc is not None
+    state, factors = ctx.state, ctx.exp.screening.factors
     run = plan_for(state.path, ctx.schedule).runs[job.index]
-    levels = JobLevels(ctx, run, machine)
-    problems = _reboot_levels(sc.factors, run, machine, levels)
+    levels = JobLevels(ctx, run, factors)
+    problems = _reboot_levels(factors, run, machine, levels)
     if problems and switched_for(state.path) != (job.index, job.attempts):
         switched = _switch(ctx, machine, job, run, problems)
         if switched is None:
             levels.reboot_first = True      # this boot only reboots: its ctx stays the boot's own
             return levels
         problems.append(switched)
-    treated = treatment_experiment(exp, run)
-    levels.ctx = dataclasses.replace(ctx, exp=treated,
-                                     platform=machine.platform(ctx.schedule.mode, treated, state.path, ctx.log))
+    treated, overrides = treatment(ctx.exp, factors, run)
+    levels.ctx = dataclasses.replace(ctx, exp=treated, platform=ctx.platform.for_job(overrides))
     if problems:
         _refuse(levels, problems)
     return levels
 
 
-def apply_levels(levels: JobLevels) -> list[dict]:
+def apply_levels(levels: JobLevels) -> list[ControlReport]:
     """Apply and verify the job's platform once, reading its control levels back from the reports.
 
     A control level that reads back otherwise refuses the execution; one that cannot be set stops the
     pass (PlatformError), so the platform without the control levels is applied instead, for the rest of
     [platform].  A PlatformError from that one stops the experiment, as for any job."""
-    sc = levels.ctx.exp.screening
-    assert sc is not None
-    controls = [n for n, f in sc.factors.items() if f.kind == "control"]
+    controls = [n for n, f in levels.factors.items() if f.kind == "control"]
     if not controls or levels.refusal is not None:
         return levels.ctx.platform.apply_and_verify()
     try:
@@ -148,13 +158,11 @@ def apply_levels(levels: JobLevels) -> list[dict]:
         # in the pass without them and stops the experiment.
         _refuse(levels, [f"the platform could not be applied with this treatment's control levels: {e}"])
         return levels.ctx.platform.apply_and_verify()
-    by_control = {r["control"]: r for r in reports}
-    problems = []
+    by_control = {r.control: r for r in reports}
     for name in controls:
-        wanted = levels.run.levels[name]
-        levels.found[name] = _control_level(sc.factors[name], wanted, by_control)
-        if levels.found[name] != wanted:
-            problems.append(f"{name} ({sc.factors[name].control}) wanted {wanted}, {levels.found[name]}")
+        levels.found[name] = _control_level(levels.factors[name], levels.run.levels[name], by_control)
+    problems = [f"{n} ({levels.factors[n].control}) wanted {levels.run.levels[n]}, {levels.found[n].text()}"
+                for n in controls if levels.wrong(n)]
     if problems:      # everything else is applied; post-checks then leave the refused controls alone
         _refuse(levels, problems)
     return reports
@@ -163,25 +171,23 @@ def apply_levels(levels: JobLevels) -> list[dict]:
 def _refuse(levels: JobLevels, problems: list[str]) -> None:
     """The execution fails with ``problems``; the platform leaves the control levels alone from now on."""
     ctx = levels.ctx
-    sc = ctx.exp.screening
-    assert sc is not None
     levels.refusal = "screening: " + "; ".join(problems)
-    levels.ctx = dataclasses.replace(ctx, platform=levels.machine.platform(
-        ctx.schedule.mode, without_control_levels(ctx.exp), ctx.state.path, ctx.log))
-    for name, f in sc.factors.items():
+    controls = [f for f in levels.factors.values() if f.kind == "control"]
+    levels.ctx = dataclasses.replace(ctx, platform=ctx.platform.for_job({f.control: "ignore" for f in controls}))
+    for name, f in levels.factors.items():
         if f.kind == "control":
-            levels.found.setdefault(name, NOT_IN_FORCE + "not set")
+            levels.found.setdefault(name, NotInForce("not set"))
     ctx.log.warning("screening level not in force; the execution fails", treatment=levels.run.treatment,
                     reason=levels.refusal)
 
 
-def _control_level(factor: Factor, wanted: str, reports: dict[str, dict]) -> str:
+def _control_level(factor: Factor, wanted: str, reports: dict[str, ControlReport]) -> LevelReading:
     report = reports.get(factor.control)
     if report is None:
-        return NOT_IN_FORCE + "this platform has no such control"
-    if report.get("ok") and report.get("found") is not None and report.get("found") == report.get("wanted"):
-        return wanted
-    return NOT_IN_FORCE + f"reads back {report.get('found')}"
+        return NotInForce("this platform has no such control")
+    if report.ok and report.found is not None and report.found == report.wanted:
+        return InForce(wanted)
+    return NotInForce(f"reads back {report.found}")
 
 
 def _reboot_levels(factors: dict[str, Factor], run: Run, machine: Machine, levels: JobLevels) -> list[str]:
@@ -205,7 +211,7 @@ def _reboot_levels(factors: dict[str, Factor], run: Run, machine: Machine, level
             token = f.reported_value(run.levels[name])
         else:
             continue
-        levels.found[name] = found if found is not None else NOT_IN_FORCE + seen
+        levels.found[name] = InForce(found) if found is not None else NotInForce(seen)
         if found != run.levels[name]:
             problems.append(f"{name} wanted {run.levels[name]} ({token}) but {seen}")
     return problems
@@ -223,10 +229,8 @@ def reported_level(factor: Factor, machine: Machine) -> tuple[str | None, str]:
 
 def _switch(ctx: Boot, machine: Machine, job: JobLine, run: Run, problems: list[str]) -> str | None:
     """Run the switch command of every reboot factor not in force; None when done (reboot next), else why not."""
-    sc = ctx.exp.screening
-    assert sc is not None
     note_switch(ctx.state.path, job.index, job.attempts)
-    for name, f in sc.factors.items():
+    for name, f in ctx.exp.screening.factors.items():
         if not f.needs_reboot:
             continue
         level = run.levels[name]
@@ -257,37 +261,36 @@ def _argument_level(factor: Factor, argv: list[str]) -> str | None:
     return empty[0] if not seen and empty else None
 
 
-def launched_level(factor: Factor, key: str, run: dict) -> str:
+def launched_level(factor: Factor, key: str, run: dict) -> LevelReading:
     """A benchmark-side factor's level as the run's key, argv and environment show the runner was launched."""
     _, vm, variant = key.split(":")
     if factor.kind == "vm":
-        return vm
+        return InForce(vm)
     if factor.kind == "variant":
         found = [lv for lv in factor.texts() if factor.variant_name(lv, vm) == variant]
-        return found[0] if len(found) == 1 else NOT_IN_FORCE + f"variant {variant}"
+        return InForce(found[0]) if len(found) == 1 else NotInForce(f"variant {variant}")
     argv, environment = run.get("argv"), run.get("environment")
     if argv is None or environment is None:
-        return NOT_IN_FORCE + "the runner was not launched"
+        return NotInForce("the runner was not launched")
     if factor.kind == "env":
         value = environment.get(factor.variable or "")
         found = [lv for lv in factor.texts() if factor.env_value(lv) == value]
-        return found[0] if len(found) == 1 else NOT_IN_FORCE + f"{factor.variable}={value}"
-    return _argument_level(factor, argv) or NOT_IN_FORCE + "argv matches no level"
+        return InForce(found[0]) if len(found) == 1 else NotInForce(f"{factor.variable}={value}")
+    level = _argument_level(factor, argv)
+    return InForce(level) if level is not None else NotInForce("argv matches no level")
 
 
 def read_back_levels(levels: JobLevels, run: dict, own: ExecutionOutcome) -> tuple[ExecutionOutcome, dict]:
     """The record's screening part (the levels in force), and the outcome: a completed run with a level not
     in force at the launch fails, and keeps no measurements."""
-    sc = levels.ctx.exp.screening
     planned = levels.run
-    found = dict(levels.found)
-    for name, f in sc.factors.items():
+    for name, f in levels.factors.items():
         if not (f.kind == "control" or f.needs_reboot):   # those were read back before the launch
-            found[name] = launched_level(f, planned.key, run)
-    wrong = [f"{n} wanted {planned.levels[n]}, {found[n]}" for n in sc.factors if found[n] != planned.levels[n]]
+            levels.found[name] = launched_level(f, planned.key, run)
+    wrong = [w for w in map(levels.wrong, levels.factors) if w]
     if wrong and own.completed:
         own = errored("not_in_force", "screening: level not in force at the launch: " + "; ".join(wrong))
         clear_measurements(run)
-    part = ScreeningLevels(treatment=planned.treatment, levels=found, batch=planned.batch,
-                           replicate=planned.replicate)
+    part = ScreeningLevels(treatment=planned.treatment, levels={n: r.text() for n, r in levels.found.items()},
+                           batch=planned.batch, replicate=planned.replicate)
     return own, {"screening": part}

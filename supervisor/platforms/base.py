@@ -24,6 +24,7 @@ The boot code therefore never asks which mode it runs in.
 
 from __future__ import annotations
 
+import copy
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +33,8 @@ from typing import Any
 from supervisor.platforms import active_marker, boot_service
 from supervisor.platforms.mail import MailCounter, Mailer
 from supervisor.experiment.model import Mail
+from supervisor.experiment.platform_policy import PlatformPolicy
+from supervisor.platforms.controls import ControlReport
 from supervisor.system import Commands, SystemRoot
 
 
@@ -83,13 +86,22 @@ class Platform(ABC):
     commands: Commands
     log: Any
 
+    policy: PlatformPolicy
+
     @abstractmethod
-    def apply_and_verify(self) -> list[dict[str, Any]]:
+    def apply_and_verify(self) -> list[ControlReport]:
         """Re-apply every control of the policy and read each back.
 
-        Returns one report per control ({"control", "wanted", "found", "ok",
-        "action"}) for the log; raises PlatformError when a fatal check fails.
+        Returns one report per control (what was wanted, what reads back, whether
+        that is as wanted); raises PlatformError when a fatal check fails.
         """
+
+    def for_job(self, overrides: dict[str, Any]) -> Platform:
+        """This platform with some [platform] settings overridden for one job (a screening treatment's control
+        levels, or "ignore" for controls whose levels were refused); the same machine, undo log and user."""
+        job = copy.copy(self)
+        job.policy = PlatformPolicy.model_validate({**self.policy.model_dump(), **overrides})
+        return job
 
     @abstractmethod
     def take_baselines(self) -> dict[str, float]:

@@ -36,7 +36,7 @@ from supervisor.state.undo import UndoLog
 class ControlReport:
     control: str
     wanted: str
-    found: str
+    found: str | None    # None: not read (a simulated platform)
     ok: bool
     action: str          # "none", "would change", "changed", "unavailable", "report", "fix needed"
     fix: str | None = None

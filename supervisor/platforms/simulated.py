@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from supervisor.platforms.base import LaunchPrefix, Platform, PostCheckResult
+from supervisor.platforms.controls import ControlReport
 from supervisor.experiment.platform_policy import PlatformPolicy
 from supervisor.platforms.benchmark_user import BenchmarkUser, simulated_user_name
 from supervisor.system import RealCommands
@@ -41,11 +42,9 @@ class SimulatedPlatform(Platform):
                                       commands or RealCommands(), Path(state_dir), log,
                                       "openbsd" if sys.platform.startswith("openbsd") else "linux")
 
-    def apply_and_verify(self) -> list[dict[str, Any]]:
-        reports = []
-        for control, wanted in self.policy.model_dump().items():
-            reports.append({"control": control, "wanted": wanted, "found": None, "ok": True,
-                            "action": "simulated: not applied"})
+    def apply_and_verify(self) -> list[ControlReport]:
+        reports = [ControlReport(control, str(wanted), None, True, "simulated: not applied")
+                   for control, wanted in self.policy.model_dump().items()]
         self.log.info("simulated: would apply and verify platform controls", controls=len(reports))
         return reports
 

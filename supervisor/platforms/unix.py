@@ -131,7 +131,7 @@ class UnixPlatform(Platform):
                 "sensors-detect) or set temperatures = \"ignore\" in [platform]")
 
     # --- Platform interface ------------------------------------------------------
-    def apply_and_verify(self) -> list[dict[str, Any]]:
+    def apply_and_verify(self) -> list[ControlReport]:
         reports: list[ControlReport] = []
         for control in self.controls():
             report = control.enforce(self.undo)
@@ -144,7 +144,7 @@ class UnixPlatform(Platform):
                 problems.append(f"{r.control}: {r.fix}")
         if problems:
             raise PlatformError("platform not ready: " + " | ".join(problems))
-        return [r.as_dict() for r in reports]
+        return reports
 
     def take_baselines(self) -> dict[str, float]:
         if self.policy.temperatures == "ignore":

@@ -173,7 +173,7 @@ class ApmNeedsApmd(FakeOpenBSD):
 def test_apmd_started_before_apm_and_stopped_after_it(tmp_path):
     cmds = ApmNeedsApmd(apmd_running=False)
     p = openbsd(tmp_path, cmds)
-    reports = {r["control"]: r for r in p.apply_and_verify()}
+    reports = {r.control: r.as_dict() for r in p.apply_and_verify()}
     assert reports["apm_performance"]["found"] == "manual, hw.setperf=100"
     p.restore()
     assert p.restore_failures == [] and (cmds.perfpolicy, cmds.setperf, cmds.apmd) == ("auto", "40", False)

@@ -120,7 +120,7 @@ def test_round_trip_leaves_every_tree_byte_for_byte(shape, machine, tmp_path):
     p = make_linux(root, state, counters_only())
     has_counters = shape in ("intel-desktop", "amd-server")
 
-    reports = {r["control"]: r for r in p.apply_and_verify()}
+    reports = {r.control: r.as_dict() for r in p.apply_and_verify()}
     paranoid_now = (root / PARANOID_FILE).read_text()
     if has_counters:
         assert paranoid_now == "0\n"
@@ -135,7 +135,7 @@ def test_round_trip_leaves_every_tree_byte_for_byte(shape, machine, tmp_path):
         assert reports["counters"]["found"].startswith("wall-clock only: ")
         assert undo_entries(state) == []
 
-    again = {r["control"]: r for r in p.apply_and_verify()}
+    again = {r.control: r.as_dict() for r in p.apply_and_verify()}
     assert again["counters"]["action"] in ("none", "unavailable")
 
     p.restore()

@@ -27,7 +27,7 @@ def test_intel_no_turbo_and_epp_applied_and_read_back(machine, tmp_path):
     root = machine("intel-desktop")
     p = make_linux(root, tmp_path / "s", PlatformPolicy(intel_pstate="allow"))
     assert report(p, "turbo").found == "on [intel_pstate/no_turbo]"
-    reports = {r["control"]: r for r in p.apply_and_verify()}
+    reports = {r.control: r.as_dict() for r in p.apply_and_verify()}
     assert (root / "sys/devices/system/cpu/intel_pstate/no_turbo").read_text().strip() == "1"
     assert reports["turbo"]["action"] == "changed from on [intel_pstate/no_turbo]"
     assert {(root / f"sys/devices/system/cpu/cpu{c}/cpufreq/energy_performance_preference").read_text().strip()

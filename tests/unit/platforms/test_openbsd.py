@@ -84,7 +84,7 @@ def test_sensors_from_sysctl_hw_sensors(tmp_path):
 def test_apm_high_applied_verified_and_restored(tmp_path):
     cmds = FakeOpenBSD(apmd_running=False)
     p = openbsd(tmp_path, cmds)
-    reports = {r["control"]: r for r in p.apply_and_verify()}
+    reports = {r.control: r.as_dict() for r in p.apply_and_verify()}
     assert reports["apmd"]["action"] == "changed from stopped"
     assert reports["apm_performance"]["found"] == "manual, hw.setperf=100"
     assert ("apm", "-H") in cmds.calls

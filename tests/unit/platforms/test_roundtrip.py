@@ -51,7 +51,7 @@ def test_round_trip_restores_every_byte(shape, machine, tmp_path):
     after = tree_digest(root)
     for rel in CHANGED[shape]:
         assert after[rel] != original[rel], f"{rel} not changed by apply"
-    assert all(r["ok"] for r in reports)
+    assert all(r.ok for r in reports)
     undo = json.loads((state / "undo.json").read_text())["entries"]
     assert len(undo) >= len(CHANGED[shape])
     if shape == "acpi-old":
@@ -59,7 +59,7 @@ def test_round_trip_restores_every_byte(shape, machine, tmp_path):
 
     # A second boot re-applies: nothing changes and the originals stay the first ones.
     again = platform.apply_and_verify()
-    assert all(r["action"] in ("none", "report", "unavailable") for r in again), again
+    assert all(r.action in ("none", "report", "unavailable") for r in again), again
     assert json.loads((state / "undo.json").read_text())["entries"] == undo
 
     platform.restore()

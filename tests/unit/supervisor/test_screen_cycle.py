@@ -18,6 +18,7 @@ from supervisor.boot.lifecycle import start
 from supervisor.boot.one_boot import boot
 from supervisor.errors import PlatformError
 from supervisor.views.export import native_bundle
+from supervisor.platforms.controls import ControlReport
 from supervisor.state.schedule import Schedule
 from supervisor.state.statedir import StateDir
 from supervisor.system import CommandResult, SystemRoot
@@ -65,10 +66,9 @@ class LevelPlatform(ScriptedPlatform):
         if wanted in self.machine.stuck:
             raise PlatformError(f"aslr: set to {wanted} but reads back {self.machine.aslr}")
         if wanted in self.machine.ignored:      # the write "works" but the value stays
-            return [{"control": "aslr", "wanted": wanted, "found": self.machine.aslr, "ok": False,
-                     "action": "changed"}]
+            return [ControlReport("aslr", wanted, self.machine.aslr, False, "changed")]
         self.machine.aslr = wanted
-        return [{"control": "aslr", "wanted": wanted, "found": self.machine.aslr, "ok": True, "action": "changed"}]
+        return [ControlReport("aslr", wanted, self.machine.aslr, True, "changed")]
 
     def reboot(self):
         self.machine.reboots += 1

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from doubles import FakeMachine, RecordingCommands
-from supervisor.boot.screening import cmdline_level, launched_level
+from supervisor.boot.screening import InForce, NotInForce, cmdline_level, launched_level
 from supervisor.boot.screening_check import level_problems
 from supervisor.experiment.model import parse_experiment
 from supervisor.experiment.screening import Factor
@@ -76,17 +76,17 @@ def _launched(factor, argv, env, vm="c", variant="v"):
 
 def test_benchmark_side_levels_are_read_from_what_was_launched():
     arg = Factor(kind="argument", levels=["none", "O"], values={"none": [], "O": ["-O"]})
-    assert _launched(arg, ["python3", "-O", "bench.py"], {}) == "O"
-    assert _launched(arg, ["python3", "bench.py"], {}) == "none"
+    assert _launched(arg, ["python3", "-O", "bench.py"], {}) == InForce("O")
+    assert _launched(arg, ["python3", "bench.py"], {}) == InForce("none")
     env = Factor(kind="env", variable="PAD", levels=["small", "large"], values={"large": "xxxx"})
-    assert _launched(env, [], {"PAD": "xxxx"}) == "large"
-    assert _launched(env, [], {"PAD": "small"}) == "small"
-    assert _launched(env, [], {"PAD": "zz"}).startswith("not in force: PAD=zz")
-    assert _launched(env, None, None) == "not in force: the runner was not launched"
+    assert _launched(env, [], {"PAD": "xxxx"}) == InForce("large")
+    assert _launched(env, [], {"PAD": "small"}) == InForce("small")
+    assert _launched(env, [], {"PAD": "zz"}) == NotInForce("PAD=zz")
+    assert _launched(env, None, None) == NotInForce("the runner was not launched")
     build = Factor(kind="variant", levels=["plain", "fp"], values={"plain": {"c": "c-plain", "py": "py"},
                                                                    "fp": {"c": "c-fp"}})
-    assert _launched(build, [], {}, "c", "c-fp") == "fp"
-    assert _launched(build, [], {}, "py", "py") == "plain"
+    assert _launched(build, [], {}, "c", "c-fp") == InForce("fp")
+    assert _launched(build, [], {}, "py", "py") == InForce("plain")
 
 
 def test_boot_setting_levels_come_from_the_report_command():

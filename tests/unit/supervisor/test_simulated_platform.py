@@ -30,7 +30,7 @@ def test_every_step_logs_and_changes_nothing(tmp_path):
     assert isinstance(make_platform("simulated", PlatformPolicy(), tmp_path, root=SystemRoot(tmp_path),
                                     commands=commands, clock=clock, log=log), SimulatedPlatform)
     reports = p.apply_and_verify()
-    assert reports and all(r["ok"] and r["action"].startswith("simulated") for r in reports)
+    assert reports and all(r.ok and r.action.startswith("simulated") for r in reports)
     assert p.take_baselines() == {}
     p.wait_until_ready({})
     before = p.snapshot()
