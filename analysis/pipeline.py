@@ -28,7 +28,7 @@ from __future__ import annotations
 import copy
 import gc
 import os
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Sequence
 
 from analysis import changepoints as cp
 from analysis import classify, outliers
@@ -252,6 +252,3 @@ class _NoProgress:
 def is_annotated(results: dict) -> bool:
     return all(k in results for k in ANNOTATION_KEYS)
 
-
-def iter_keys(results: dict) -> Iterable[str]:
-    return sorted(results.get("wallclock_times", {}))
