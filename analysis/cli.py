@@ -246,10 +246,10 @@ def _say_wrote(path: str, executions: int, keys: int, extra: str = "") -> None:
 
 
 def run_summary(args: argparse.Namespace) -> int:
-    from functools import partial
-
-    from analysis.pipeline import annotate_then, load_results
-    from analysis.summary import dumps, summarise, summarise_key
+    from analysis.key_results import SummarySettings
+    from analysis.pipeline import analyse, classifier_for, load_results
+    from analysis.summary import summarise_annotated
+    from analysis.summary_json import dumps, summary_document
 
     by_machine = load_results(args.results, vm=args.vm, language=args.language, uname=args.uname)
     jobs = _jobs(args)
@@ -257,15 +257,14 @@ def run_summary(args: argparse.Namespace) -> int:
         bootstrap.RESAMPLES_LOW if args.quality == "low" else bootstrap.RESAMPLES_HIGH)
     if resamples < 1:
         raise AnalysisError("--resamples must be at least 1")
-    annotated, done = {}, {}
+    settings = SummarySettings(resamples, args.seed, args.confidence)
+    analysed = {}
     for machine, results in by_machine.items():
+        classifier = classifier_for(results, args.window, args.steady, args.delta)
         # Each key is bootstrapped in its worker as soon as it is classified.
-        then = partial(summarise_key, machine, resamples, args.seed, args.confidence)
-        annotated[machine], by_key = annotate_then(results, then, window=args.window, steady=args.steady,
-                                                   delta=args.delta, jobs=jobs, progress=_progress(args))
-        done.update(((machine, key), part) for key, part in by_key.items())
-    summary = summarise(annotated, resamples=resamples, seed=args.seed, confidence=args.confidence,
-                        jobs=jobs, progress=_progress(args), done=done)
+        analysed[machine] = analyse(results, classifier, summarise=settings, machine=machine, jobs=jobs,
+                                    progress=_progress(args))
+    summary = summary_document(summarise_annotated(analysed, settings, jobs=jobs, progress=_progress(args)))
     _write_output(Path(args.output), dumps(summary))
     benches = [b for vms in summary["machines"].values() for benchmarks in vms.values() for b in benchmarks.values()]
     _say_wrote(args.output, sum(len(b["process_executons"]) for b in benches), len(benches),
@@ -300,23 +299,24 @@ def _options(args: argparse.Namespace) -> AnalysisOptions:
 
 def run_table(args: argparse.Namespace) -> int:
     from analysis.inputs import load_input, machine_name
-    from analysis.prepare import merge_summaries, named, to_annotated, to_summary
+    from analysis.prepare import merge_summaries, named, prepare, to_annotated
     from analysis.reports import render_html, render_latex, render_text
     from analysis.machines import distinct_machines
     from analysis.reports.machine_columns import render_columns
     from analysis.reports.provenance import NOT_RECORDED, analysis_parameters, failure_reasons, provenance
-    from analysis.reports.rows import FAILED_KEY
+    from analysis.summary_json import FAILED_KEY
 
     options = _options(args)
     items = [load_input(p) for p in args.results]
-    # Read before the analysis, which replaces each item's document with its annotated results.
+    # Read before the analysis: the loaders clean the documents they check.
     provenances = [provenance(item.path.name, item.document) for item in items]
     # A screening export's HTML section, from the document already read (not the file again).
     screening = [screening_section(str(item.path), item.document) for item in items
                  if args.format == "html" and is_screening(item.document)]
     item_reasons = [failure_reasons(item.document) for item in items]
     analysed_here = any(item.kind != "summary" for item in items)
-    summaries, renames = distinct_machines([(item.path, to_summary(item, options)) for item in items])
+    prepared = [prepare(item, options, with_summary=True) for item in items]
+    summaries, renames = distinct_machines([(p.path, p.summary) for p in prepared])
     summary = merge_summaries(summaries)
     reasons = {(names.get(key[0], key[0]),) + key[1:]: why
                for one, names in zip(item_reasons, renames) for key, why in one.items()}
@@ -331,10 +331,10 @@ def run_table(args: argparse.Namespace) -> int:
     elif args.format == "latex":
         text = render_latex(summary, with_preamble=not args.without_preamble)
     else:
-        sources = [item for item in items if item.kind != "summary"]
-        sources += [load_input(p) for p in args.plots_from or []]
+        extra = [load_input(p) for p in args.plots_from or []]
         wanted = not (args.no_plots and args.no_pilot)
-        annotated = [(item.path, to_annotated(item, options)) for item in sources] if wanted else []
+        annotated = [(p.path, p.annotated) for p in prepared if p.annotated is not None] if wanted else []
+        annotated += [(item.path, to_annotated(item, options)) for item in extra] if wanted else []
         plots: list[EmbeddedPlot] = []
         renamed_in = {item.path: names for item, names in zip(items, renames)}
         if not args.no_plots:
@@ -408,16 +408,17 @@ def run_plot(args: argparse.Namespace) -> int:
 def run_diff(args: argparse.Namespace) -> int:
     from analysis.diff import diff_summaries
     from analysis.inputs import load_input
-    from analysis.prepare import to_summary
+    from analysis.prepare import prepare
     from analysis.reports.diff_tables import render_diff
 
     options = _options(args)
     before_item, after_item = load_input(args.before), load_input(args.after)
-    before, after = to_summary(before_item, options), to_summary(after_item, options)
+    sides = [prepare(item, options, with_summary=True) for item in (before_item, after_item)]
+    before, after = (side.summary for side in sides)
     classifier = None
-    for item in (before_item, after_item):
-        if item.kind == "annotated":
-            classifier = item.document.get("classifier")
+    for side in sides:  # analysed here or read annotated: the classifier it used
+        if side.annotated is not None:
+            classifier = side.annotated.get("classifier")
     try:
         result = diff_summaries(before, after, vms=tuple(args.vms) if args.vms else None,
                                 classifier=classifier)

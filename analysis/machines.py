@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from analysis.errors import WarningSink, stderr_warning
-from analysis.reports.rows import FAILED_KEY
+from analysis.summary_json import FAILED_KEY
 
 
 def _pairs(summary: dict, machine: str) -> set[tuple[str, str]]:

@@ -9,6 +9,8 @@ Library API (used by the CLI and by the reports helper's commands):
   ``changepoints``, ``changepoint_means``, ``changepoint_vars``,
   ``classifications`` (each ``{key: [per process execution]}``) and
   ``classifier`` ``{"delta": str, "steady": int}``.
+- :func:`analyse` -- the same, typed (``analysis.key_results``), optionally with
+  each key summarised in its worker as soon as it is classified.
 - ``analysis.summary.summarise`` -- the summary JSON from annotated results.
 
 warmup_stats conventions: the defaults ``window = int(0.1 * iterations)`` and
@@ -26,17 +28,21 @@ each execution's state as ``execution_states``.
 from __future__ import annotations
 
 import copy
-import gc
 import os
-from typing import Any, Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Callable, Sequence
 
+from analysis import annotated_results
 from analysis import changepoints as cp
-from analysis import classify, outliers
-from analysis.errors import AnalysisError, WarningSink, stderr_warning
-from analysis import execution_states
+from analysis import classify, execution_states, outliers, summary
 from analysis.cpus import usable_cpus
-from analysis.inputs import ANNOTATION_KEYS, machine_name, read_results
+from analysis.errors import AnalysisError, WarningSink, stderr_warning
+from analysis.inputs import ANNOTATION_KEYS, machine_name, read_results  # noqa: F401 (ANNOTATION_KEYS: API)
+from analysis.key_results import (AnnotatedResults, Classifier, ExecutionAnnotation, KeyAnnotation, KeyOutcome,
+                                  SummarySettings)
 from analysis.progress import Progress
+from analysis.workers import run_parallel
+
 
 def default_jobs() -> int:
     """Worker processes to use by default: one per CPU this process may use."""
@@ -80,107 +86,115 @@ def first_iterations(results: dict) -> int:
     return 0
 
 
-def _annotate_key(
-    key: str, executions: list[list[float]], states: list[str], window: int, steady: int, delta: str
-) -> tuple[str, dict[str, list], list[str]]:
-    """All annotations of one benchmark key; runs in a worker process."""
-    notes: list[str] = []
-    all_out = [outliers.find_outliers(e, window) for e in executions]
-    cpts, means, variances, classes = [], [], [], []
-    for i, (times, outs) in enumerate(zip(executions, all_out)):
-        if not times:
-            cpts.append([]), means.append([]), variances.append([]), classes.append(None)
+def classifier_for(results: dict, window: int | None = None, steady: int | None = None,
+                   delta: str = classify.DEFAULT_DELTA) -> Classifier:
+    """The classifier settings for ``results``: warmup_stats' defaults where not given."""
+    classify.parse_delta(delta)  # fail early, with a clear message
+    iterations = first_iterations(results)
+    window = outliers.default_window(iterations) if window is None else int(window)
+    steady = classify.default_steady(iterations) if steady is None else int(steady)
+    if window < 0 or steady < 0:
+        raise AnalysisError("--window and --steady must not be negative")
+    return Classifier(window, steady, str(delta))
+
+
+@dataclass(frozen=True)
+class KeyTask:
+    """One benchmark key's work for a worker process."""
+
+    key: str
+    times: list[list[float]]
+    states: list[str]
+    classifier: Classifier
+    machine: str
+    summary: SummarySettings | None  # also summarise the key, in the same worker
+
+
+@dataclass(frozen=True)
+class AnalysedKey:
+    annotation: KeyAnnotation
+    notes: list[str]  # warnings about executions left unclassified
+    outcome: KeyOutcome | None  # the key's summary when the task asked for one
+
+
+def annotate_key(key: str, times: list[list[float]], states: list[str], classifier: Classifier,
+                 notes: list[str]) -> KeyAnnotation:
+    """All annotations of one benchmark key; a warning in ``notes`` for each execution left unclassified."""
+    found = [outliers.find_outliers(e, classifier.window) for e in times]
+    executions = []
+    for i, (series, outs) in enumerate(zip(times, found)):
+        if not series:
+            executions.append(ExecutionAnnotation(outs, [], [], [], None))
             notes.append(f"{key} process execution {i}: {execution_states.label(states[i])}; not classified")
             continue
         try:
-            seg = cp.segment_execution(times, outs)
+            seg = cp.segment_execution(series, outs)
         except ValueError as exc:  # too short for R, or values outside what the C code accepts
-            cpts.append([]), means.append([]), variances.append([]), classes.append(None)
+            executions.append(ExecutionAnnotation(outs, [], [], [], None))
             notes.append(f"{key} process execution {i}: {exc}; not classified")
             continue
-        cpts.append(seg.changepoints)
-        means.append(seg.means)
-        variances.append(seg.variances)
-        classes.append(classify.classify_execution(seg.changepoints, seg.means, seg.variances, len(times), steady, delta))
-    common, unique = outliers.split_common_unique(all_out, outliers.DEFAULT_THRESHOLD)
-    return (
-        key,
-        {
-            "all_outliers": all_out,
-            "common_outliers": common,
-            "unique_outliers": unique,
-            "changepoints": cpts,
-            "changepoint_means": means,
-            "changepoint_vars": variances,
-            "classifications": classes,
-        },
-        notes,
-    )
+        executions.append(ExecutionAnnotation(outs, seg.changepoints, seg.means, seg.variances,
+                                              classify.classify_execution(seg.changepoints, seg.means, seg.variances,
+                                                                          len(series), classifier.steady,
+                                                                          classifier.delta)))
+    common, unique = outliers.split_common_unique(found, outliers.DEFAULT_THRESHOLD)
+    return KeyAnnotation(executions, common, unique)
 
 
-# A follow-up run in the worker right after a key's annotations (picklable:
-# a module-level function or a functools.partial of one), with
-# (key, executions, states, annotations, classifier); its result is kept by key.
-FollowUp = Callable[[str, list, list, dict, dict], Any]
+def _analyse_key(task: KeyTask) -> AnalysedKey:
+    """Runs in a worker: the key's annotations, then (when asked) its summary, bootstrap included."""
+    notes: list[str] = []
+    annotation = annotate_key(task.key, task.times, task.states, task.classifier, notes)
+    outcome = None
+    if task.summary is not None:
+        outcome = summary.summarise_key(task.machine, task.key, task.times, task.states, annotation,
+                                        task.classifier.delta, task.summary)
+    return AnalysedKey(annotation, notes, outcome)
 
 
-def _annotate_key_star(args: tuple) -> tuple[str, dict[str, list], list[str], Any]:
-    *task, then = args
-    key, annotations, notes = _annotate_key(*task)
-    followed = None
-    if then is not None:
-        key, executions, states, _window, steady, delta = task
-        followed = then(key, executions, states, annotations, {"delta": delta, "steady": steady})
-    return key, annotations, notes, followed
-
-
-def run_parallel(func, tasks: list[tuple], jobs: int, progress: Progress | None, weight=lambda t: 1,
-                 started: Callable[[], None] = lambda: None) -> list:
-    """``func`` over ``tasks`` in ``jobs`` forked workers, results in task order.
-
-    ``started`` is called once the workers exist: a thread it starts is not
-    forked into them (a fork copies only the forking thread, not the locks it
-    would need)."""
-    results: list[Any] = [None] * len(tasks)
-    if jobs <= 1 or len(tasks) <= 1:
-        started()
-        for i, task in enumerate(tasks):
-            results[i] = func(task)
-            if progress:
-                progress.advance(weight(task))
-        return results
-    # Here, not at the top: a single-process run (a small table) need not load them.
-    import concurrent.futures
-    import multiprocessing
-
-    ctx = multiprocessing.get_context("fork")
-    # Forked workers share the parent's pages until written; the cyclic GC
-    # writes to every object it tracks, which would copy the whole loaded
-    # data set into each worker. Frozen objects are left alone.
-    gc.freeze()
-    try:
-        with concurrent.futures.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-            futures = {pool.submit(func, task): i for i, task in enumerate(tasks)}
-            started()  # every worker is forked by the time all tasks are submitted
-            for fut in concurrent.futures.as_completed(futures):
-                i = futures[fut]
-                results[i] = fut.result()
-                if progress:
-                    progress.advance(weight(tasks[i]))
-    finally:
-        gc.unfreeze()
-    return results
-
-
-def annotate(results: dict, *args: Any, **kwargs: Any) -> dict:
-    """A copy of a Krun-shaped ``results`` dict with warmup_stats' annotations added
-    (:func:`annotate_then` without a follow-up; the same arguments after ``results``)."""
-    return annotate_then(results, None, *args, **kwargs)[0]
-
-
-def annotate_then(
+def analyse(
     results: dict,
-    then: FollowUp | None,
+    classifier: Classifier,
+    *,
+    summarise: SummarySettings | None = None,
+    machine: str | None = None,
+    jobs: int = 1,
+    progress: bool = False,
+    warn: WarningSink = stderr_warning,
+    started: Callable[[], None] = lambda: None,
+) -> AnnotatedResults:
+    """One machine's Krun-shaped ``results`` annotated, key by key.
+
+    With ``summarise``, each key is also summarised (bootstrapped) in its
+    worker as soon as it is classified, while other keys are still being
+    analysed (``AnnotatedResults.summaries``); ``machine`` names the keys in
+    its warnings and bootstrap seeds (default: from the results' uname).
+    ``jobs`` > 1 analyses keys in
+    forked worker processes; ``progress`` draws a bar on stderr; ``started()``
+    is called once the workers run.
+    """
+    wct = results.get("wallclock_times", {})
+    # The recorded states when they fit (analysis.inputs adds them), else
+    # what pexec_flags and the times say.
+    states = execution_states.from_flags(results, "results", warn)
+    if machine is None:
+        machine = machine_name(results) if summarise is not None else ""
+    tasks = [KeyTask(key, wct[key], states[key], classifier, machine, summarise) for key in sorted(wct)]
+    total = sum(len(t.times) for t in tasks)
+    with Progress("annotate", total, force=progress) if progress else _NoProgress() as bar:
+        done = run_parallel(_analyse_key, tasks, jobs, bar if progress else None, weight=lambda t: len(t.times),
+                            started=started)
+    for analysed in done:
+        for note in analysed.notes:
+            warn(note)
+    return AnnotatedResults(
+        times={t.key: t.times for t in tasks}, states=states, classifier=classifier,
+        annotations={t.key: a.annotation for t, a in zip(tasks, done)},
+        summaries={t.key: a.outcome for t, a in zip(tasks, done) if a.outcome is not None})
+
+
+def annotate(
+    results: dict,
     window: int | None = None,
     steady: int | None = None,
     delta: str = classify.DEFAULT_DELTA,
@@ -189,10 +203,8 @@ def annotate_then(
     progress: bool = False,
     warn: WarningSink = stderr_warning,
     started: Callable[[dict], None] = lambda known: None,
-) -> tuple[dict, dict[str, Any]]:
-    """:func:`annotate`, and ``then`` run on each key in the same worker as soon as its
-    annotations are known (``summary`` bootstraps there while other keys are still
-    being analysed): (annotated results, ``{key: then's result}``).
+) -> dict:
+    """A copy of a Krun-shaped ``results`` dict with warmup_stats' annotations added.
 
     ``window``/``steady`` default to ``int(0.1 * iterations)`` and
     ``int(0.25 * iterations)``; ``delta`` is seconds (``"0.001"``) or
@@ -200,45 +212,29 @@ def annotate_then(
     processes; ``progress`` draws a bar on stderr.
     ``load_results``' ``{machine: results}`` with a single machine is
     accepted too (that machine's results are annotated). ``started(known)``
-    is called with the copy as known before the annotations, once the workers run.
+    is called with the copy as known before the annotations, once the workers
+    run (the annotations are then added to that same copy).
     """
-    classify.parse_delta(delta)  # fail early, with a clear message
-    if "wallclock_times" not in results:
-        # load_results' {machine: results}: accepted for a single machine.
-        machines = [m for m, r in results.items() if isinstance(r, dict) and "wallclock_times" in r]
-        if len(machines) != 1 or len(results) != 1:
-            raise AnalysisError(
-                "annotate takes one machine's results (a dict with 'wallclock_times'); "
-                f"got {len(results)} entries -- annotate each machine's results separately"
-            )
-        results = results[machines[0]]
-    iterations = first_iterations(results)
-    window = outliers.default_window(iterations) if window is None else int(window)
-    steady = classify.default_steady(iterations) if steady is None else int(steady)
-    if window < 0 or steady < 0:
-        raise AnalysisError("--window and --steady must not be negative")
+    results = one_machine(results)
+    classifier = classifier_for(results, window, steady, delta)
     out = copy.copy(results)
-    wct = results.get("wallclock_times", {})
-    # The recorded states when they fit (analysis.inputs adds them), else
-    # what pexec_flags and the times say.
-    states = out[execution_states.STATES_KEY] = execution_states.from_flags(results, "results", warn)
-    tasks = [(key, wct[key], states[key], window, steady, str(delta), then) for key in sorted(wct)]
-    total = sum(len(t[1]) for t in tasks)
-    with Progress("annotate", total, force=progress) if progress else _NoProgress() as bar:
-        done = run_parallel(_annotate_key_star, tasks, jobs, bar if progress else None, weight=lambda t: len(t[1]),
-                            started=lambda: started(dict(out)))
-    for name in ANNOTATION_KEYS[1:-1]:
-        out[name] = {}
-    followed: dict[str, Any] = {}
-    for key, annotations, notes, after in done:
-        for name, value in annotations.items():
-            out[name][key] = value
-        for note in notes:
-            warn(note)
-        followed[key] = after
-    out["window_size"] = window
-    out["classifier"] = {"delta": str(delta), "steady": steady}
-    return out, followed
+    out[execution_states.STATES_KEY] = execution_states.from_flags(results, "results", warn)
+    annotated = analyse(out, classifier, jobs=jobs, progress=progress, warn=warn,
+                        started=lambda: started(dict(out)))
+    return annotated_results.add_annotations(out, annotated)
+
+
+def one_machine(results: dict) -> dict:
+    """One machine's results; ``load_results``' ``{machine: results}`` with a single machine is accepted."""
+    if "wallclock_times" in results:
+        return results
+    machines = [m for m, r in results.items() if isinstance(r, dict) and "wallclock_times" in r]
+    if len(machines) != 1 or len(results) != 1:
+        raise AnalysisError(
+            "annotate takes one machine's results (a dict with 'wallclock_times'); "
+            f"got {len(results)} entries -- annotate each machine's results separately"
+        )
+    return results[machines[0]]
 
 
 class _NoProgress:
@@ -247,11 +243,3 @@ class _NoProgress:
 
     def __exit__(self, *exc: object) -> None:
         return None
-
-
-def is_annotated(results: dict) -> bool:
-    return all(k in results for k in ANNOTATION_KEYS)
-
-
-def iter_keys(results: dict) -> Iterable[str]:
-    return sorted(results.get("wallclock_times", {}))

@@ -2,22 +2,21 @@
 
 Raw results go through ``analysis.pipeline`` (outliers, changepoints,
 classification) and ``analysis.summary``; annotated results and summaries
-are checked and used as they are. Everything here raises
-:class:`~analysis.errors.AnalysisError` naming the file.
+are checked and used as they are. The stages come back as values
+(:class:`Prepared`); the loaded input is left as it was read. Everything
+here raises :class:`~analysis.errors.AnalysisError` naming the file.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
-from typing import Callable
 
-from analysis import bootstrap, inputs, pipeline, summary
+from analysis import annotated_results, bootstrap, execution_states, inputs, pipeline, summary, summary_json
 from analysis.errors import AnalysisError, WarningSink, stderr_warning
 from analysis.inputs import LoadedInput
-from analysis.reports import summary_rows
-from analysis.reports.rows import BOOTSTRAP_KEY, bootstrap_settings, failed_rows
+from analysis.key_results import SummarySettings
+from analysis.summary_json import BOOTSTRAP_KEY
 
 
 @dataclass
@@ -39,6 +38,15 @@ class AnalysisOptions:
     progress: bool = False
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """One input at the stages a command asked for."""
+
+    path: Path
+    annotated: dict | None  # the annotated Krun results; None for a summary input
+    summary: dict | None  # the summary JSON's dict; None when not asked for
+
+
 def named(path: Path, exc: AnalysisError) -> AnalysisError:
     """The same error, its message starting with the file when it does not name it."""
     text = str(exc)
@@ -56,56 +64,69 @@ def raw_results(item: LoadedInput, options: AnalysisOptions, warn: WarningSink =
 def to_annotated(item: LoadedInput, options: AnalysisOptions | None = None,
                  warn: WarningSink = stderr_warning) -> dict:
     """Annotated results for a raw or annotated input."""
-    return _annotated_then(item, options or AnalysisOptions(), warn, None)[0]
-
-
-def _annotated_then(item: LoadedInput, options: AnalysisOptions, warn: WarningSink,
-                    then: Callable[[str], pipeline.FollowUp] | None) -> tuple[dict, dict]:
-    """Annotated results, and for raw input ``then(machine)``'s results by key (``pipeline.annotate_then``)."""
-    if item.kind == "annotated":
-        return inputs.validate_annotated(item.document, item.path, warn), {}
     if item.kind == "summary":
         raise inputs.summary_given(item.path)
-    results = raw_results(item, options, warn)
-    classifier = {name: getattr(options, name) for name in ("window", "steady", "delta")
-                  if getattr(options, name) is not None}
-    follow_up = then(inputs.machine_name(results)) if then else None
-    try:
-        annotated, followed = pipeline.annotate_then(results, follow_up, jobs=options.jobs,
-                                                     progress=options.progress, warn=warn, **classifier)
-    except AnalysisError as exc:
-        raise named(item.path, exc) from None
-    except ValueError as exc:  # the classifier's own checks (e.g. a bad delta)
-        raise AnalysisError(f"{item.path}: {exc}") from None
-    # Later steps (summary, plots) reuse this instead of analysing again.
-    item.kind, item.document = "annotated", annotated
-    return annotated, followed if then else {}
+    prepared = prepare(item, options or AnalysisOptions(), warn, with_summary=False)
+    assert prepared.annotated is not None
+    return prepared.annotated
 
 
 def to_summary(item: LoadedInput, options: AnalysisOptions | None = None,
                warn: WarningSink = stderr_warning) -> dict:
     """The summary of any input (a summary JSON is checked and returned)."""
-    options = options or AnalysisOptions()
+    prepared = prepare(item, options or AnalysisOptions(), warn, with_summary=True)
+    assert prepared.summary is not None
+    return prepared.summary
+
+
+def prepare(item: LoadedInput, options: AnalysisOptions, warn: WarningSink = stderr_warning, *,
+            with_summary: bool) -> Prepared:
+    """The annotated results of a raw or annotated input and, ``with_summary``, its summary
+    (a summary input: checked, and returned as its summary)."""
     if item.kind == "summary":
         try:
-            summary_rows(item.document)  # validate now, so errors name the file
-            failed_rows(item.document)
-            bootstrap_settings(item.document)
+            summary_json.summary_rows(item.document)  # validate now, so errors name the file
+            summary_json.failed_rows(item.document)
+            summary_json.bootstrap_settings(item.document)
         except AnalysisError as exc:
             raise named(item.path, exc) from None
-        return item.document
-    resamples = bootstrap.RESAMPLES_HIGH if options.resamples is None else options.resamples
-    confidence = bootstrap.CONFIDENCE_LEVEL if options.confidence is None else options.confidence
-    # Raw input: each key is bootstrapped in its annotate worker as soon as it is classified.
-    annotated, by_key = _annotated_then(item, options, warn, lambda machine: partial(
-        summary.summarise_key, machine, resamples, options.seed, confidence))
+        return Prepared(item.path, None, item.document)
+    settings = _summary_settings(options) if with_summary else None
+    if item.kind == "annotated":
+        annotated = inputs.validate_annotated(item.document, item.path, warn)
+        typed = annotated_results.read_annotations(annotated, annotated[execution_states.STATES_KEY])
+    else:
+        results = raw_results(item, options, warn)
+        classifier = {name: getattr(options, name) for name in ("window", "steady", "delta")
+                      if getattr(options, name) is not None}
+        try:
+            annotated = pipeline.one_machine(results)
+            found = pipeline.classifier_for(annotated, **classifier)
+            annotated = dict(annotated, **{execution_states.STATES_KEY: execution_states.from_flags(
+                annotated, "results", warn)})
+            # With a summary asked for, each key is bootstrapped in its annotate worker as soon as it is classified.
+            typed = pipeline.analyse(annotated, found, summarise=settings, jobs=options.jobs,
+                                     progress=options.progress, warn=warn)
+        except AnalysisError as exc:
+            raise named(item.path, exc) from None
+        except ValueError as exc:  # the classifier's own checks (e.g. a bad delta)
+            raise AnalysisError(f"{item.path}: {exc}") from None
+        annotated_results.add_annotations(annotated, typed)
+    if settings is None:
+        return Prepared(item.path, annotated, None)
     machine = inputs.machine_name(annotated)
-    done = {(machine, key): part for key, part in by_key.items()} or None
     try:
-        return summary.summarise({machine: annotated}, resamples=resamples, seed=options.seed,
-                                 confidence=confidence, jobs=options.jobs, progress=options.progress, done=done)
+        done = summary.summarise_annotated({machine: typed}, settings, jobs=options.jobs, progress=options.progress,
+                                           warn=warn)
     except AnalysisError as exc:
         raise named(item.path, exc) from None
+    return Prepared(item.path, annotated, summary_json.summary_document(done))
+
+
+def _summary_settings(options: AnalysisOptions) -> SummarySettings:
+    return SummarySettings(bootstrap.RESAMPLES_HIGH if options.resamples is None else options.resamples,
+                           options.seed,
+                           bootstrap.CONFIDENCE_LEVEL if options.confidence is None else options.confidence)
 
 
 def merge_summaries(items: list[tuple[Path, dict]]) -> dict:
@@ -131,8 +152,8 @@ def merge_summaries(items: list[tuple[Path, dict]]) -> dict:
                                             f"{seen[where]}; give each benchmark once")
                     seen[where] = path
                     merged["machines"].setdefault(machine, {}).setdefault(vm, {})[bench] = data
-        for machine, vms in (one.get(summary.FAILED_KEY) or {}).items():
+        for machine, vms in (one.get(summary_json.FAILED_KEY) or {}).items():
             for vm, benches in vms.items():
-                failed = merged.setdefault(summary.FAILED_KEY, {}).setdefault(machine, {}).setdefault(vm, {})
+                failed = merged.setdefault(summary_json.FAILED_KEY, {}).setdefault(machine, {}).setdefault(vm, {})
                 failed.update(benches)
     return merged

@@ -1,6 +1,8 @@
-"""warmup_stats' summary JSON (``warmup_stats --output-json``), reproduced.
+"""warmup_stats' summary (``warmup_stats --output-json``), reproduced: each key's
+``analysis.key_results.KeySummary`` from its annotations; ``analysis.summary_json``
+writes and reads the JSON.
 
-Shape (``warmup_format_version`` "2", dumped with ``sort_keys=True, indent=4``)::
+JSON shape (``warmup_format_version`` "2", dumped with ``sort_keys=True, indent=4``)::
 
     {"warmup_format_version": "2",
      "machines": {machine: {vm: {bench: {
@@ -44,33 +46,27 @@ how steady perf was bootstrapped, so reports made from the file can say so.
 
 from __future__ import annotations
 
-import json
+import dataclasses
 from collections import Counter
-from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
-from analysis import bootstrap, classify, execution_states
+from analysis import annotated_results, bootstrap, classify, execution_states, summary_json
 from analysis.errors import AnalysisError, WarningSink, stderr_warning
 from analysis.inputs import machine_name
-from analysis.pipeline import is_annotated, run_parallel
+from analysis.key_results import (AnnotatedResults, KeyAnnotation, KeyOutcome, KeySummary, Interval, Summary,
+                                  SummarySettings)
 from analysis.progress import Progress
-from analysis.reports.rows import BOOTSTRAP_KEY
+from analysis.workers import run_parallel
 
-WARMUP_FORMAT_VERSION = "2"
-# coldrun addition: process executions without data, never classified.
-FAILED_KEY = "failed_process_executions"
 LOW_IQR_BOUND = 5.0
 HIGH_IQR_BOUND = 95.0
 
 
-def median_iqr(values: list[float]) -> tuple[float, list[float]]:
+def median_iqr(values: list[float]) -> Interval:
     """warmup_stats' ``median_iqr``: numpy median and the 5th/95th percentiles."""
-    return float(np.median(values)), [
-        float(np.percentile(values, LOW_IQR_BOUND)),
-        float(np.percentile(values, HIGH_IQR_BOUND)),
-    ]
+    return Interval(float(np.median(values)), float(np.percentile(values, LOW_IQR_BOUND)),
+                  float(np.percentile(values, HIGH_IQR_BOUND)))
 
 
 def pair_classification(classes: list[str]) -> str:
@@ -82,104 +78,111 @@ def pair_classification(classes: list[str]) -> str:
     return "bad inconsistent"
 
 
-def _benchmark_plan(machine: str, key: str, results: dict, delta: str, warn: WarningSink) -> dict | None:
-    """Everything about one key except the bootstrap, plus its bootstrap input."""
-    wct = results["wallclock_times"][key]
-    if len(wct) == 0:
+def _key_plan(machine: str, key: str, times: list[list[float]], states: list[str], annotation: KeyAnnotation,
+              delta: str, warn: WarningSink) -> tuple[KeySummary, list | None] | None:
+    """Everything about one key but the bootstrap, and the bootstrap's input (None: nothing to bootstrap)."""
+    if len(times) == 0:
         warn(f"skipping {key} from {machine} (no process executions)")
         return None
-    if results[execution_states.STATES_KEY][key][0] == execution_states.EMPTY:
+    if states[0] == execution_states.EMPTY:
         # warmup_stats' rule, kept for files that record no states: there an
         # empty first execution is all it knows of a crashed benchmark.
         warn(f"skipping {key} from {machine} (benchmark crashed: first process execution is empty)")
         return None
-    outs = results["all_outliers"][key]
-    cpts = results["changepoints"][key]
-    means = results["changepoint_means"][key]
-    variances = results["changepoint_vars"][key]
-    classes = results["classifications"][key]
     categories: list[str] = []
     steady_means: list[float] = []
     steady_iters: list[int] = []
     to_steady: list[float] = []
     boot_input: list[list[list[float]]] = []
-    for i, times in enumerate(wct):
-        cls = classes[i]
-        if cls is None:
+    for series, e in zip(times, annotation.executions):
+        if e.classification is None:
             continue
-        categories.append(cls)
-        if cls == classify.NO_STEADY_STATE:
+        categories.append(e.classification)
+        if e.classification == classify.NO_STEADY_STATE:
             continue
-        st = classify.steady_state(times, outs[i], cpts[i], means[i], variances[i], cls, delta)
+        st = classify.steady_state(series, e.outliers, e.changepoints, e.means, e.variances, e.classification, delta)
         steady_means.append(st.steady_state_mean)
         steady_iters.append(st.steady_iteration)
         to_steady.append(st.time_to_steady)
-        boot_input.append(classify.bootstrap_segments(times, outs[i], st.bootstrap_ranges))
+        boot_input.append(classify.bootstrap_segments(series, e.outliers, st.bootstrap_ranges))
     if not categories:
         warn(f"skipping {key} from {machine} (no classifiable process executions)")
         return None
     counts = dict(Counter(categories))
     for c in classify.CLASSES:
         counts.setdefault(c, 0)
-    bench: dict[str, Any] = {
-        "classification": pair_classification(categories),
-        "detailed_classification": counts,
-        "steady_state_iteration": None,
-        "steady_state_iteration_iqr": None,
-        "steady_state_iteration_list": steady_iters,
-        "steady_state_time_to_reach_secs": None,
-        "steady_state_time_to_reach_secs_iqr": None,
-        "steady_state_time_to_reach_secs_list": to_steady,
-        "steady_state_time": None,
-        "steady_state_time_ci": None,
-        "steady_state_time_list": steady_means,
-        "process_executons": [
-            {
-                "index": i,
-                "classification": classes[i],
-                "outliers": outs[i],
-                "changepoints": cpts[i],
-                "segment_means": means[i],
-            }
-            for i in range(len(wct))
-        ],
-    }
     needs_bootstrap = counts[classify.NO_STEADY_STATE] == 0
-    if needs_bootstrap and set(categories) != {classify.FLAT}:
-        bench["steady_state_iteration"], bench["steady_state_iteration_iqr"] = median_iqr([float(v) for v in steady_iters])
-        bench["steady_state_time_to_reach_secs"], bench["steady_state_time_to_reach_secs_iqr"] = median_iqr(to_steady)
-    return {"bench": bench, "boot": boot_input if needs_bootstrap else None}
+    spread = needs_bootstrap and set(categories) != {classify.FLAT}
+    plan = KeySummary(
+        classification=pair_classification(categories), counts=counts, steady_iterations=steady_iters,
+        times_to_steady=to_steady, steady_means=steady_means,
+        steady_iteration=median_iqr([float(v) for v in steady_iters]) if spread else None,
+        time_to_steady=median_iqr(to_steady) if spread else None,
+        executions=annotation.executions)
+    return plan, boot_input if needs_bootstrap else None
 
 
 def _bootstrap_task(args: tuple) -> tuple[float, float] | None:
-    boot, resamples, seed, label, confidence = args
+    boot, settings, label = args
     if boot is None:
         return None
-    result = bootstrap.bootstrap_steady_perf(boot, resamples=resamples, seed=seed, key=label, confidence=confidence)
+    result = bootstrap.bootstrap_steady_perf(boot, resamples=settings.resamples, seed=settings.seed, key=label,
+                                             confidence=settings.confidence)
     return bootstrap.py2_str_round(result.median), bootstrap.py2_str_round(result.ci)
 
 
-@dataclass
-class KeySummary:
-    """One key's part of a summary, bootstrap done: what ``summarise`` would compute for it."""
-
-    plan: dict | None  # _benchmark_plan's, without its bootstrap input; None: key skipped
-    outcome: tuple[float, float] | None  # (steady perf, CI) when bootstrapped
-    notes: list[str]  # warnings, said when the key's turn comes
+def _with_perf(plan: KeySummary, outcome: tuple[float, float] | None) -> KeySummary:
+    if outcome is None:
+        return plan
+    return dataclasses.replace(plan, steady_perf=outcome[0], steady_perf_ci=outcome[1])
 
 
-def summarise_key(machine: str, resamples: int, seed: int | None, confidence: str, key: str, executions: list,
-                  states: list[str], annotations: dict[str, list], classifier: dict) -> KeySummary:
-    """One key's summary from its annotations; a ``pipeline.annotate_then`` follow-up (bind the first
-    four with functools.partial), so the bootstrap runs in the worker as soon as the key is classified."""
-    one = {name: {key: value} for name, value in annotations.items()}
-    one.update({"wallclock_times": {key: executions}, execution_states.STATES_KEY: {key: states}})
+def summarise_key(machine: str, key: str, times: list[list[float]], states: list[str], annotation: KeyAnnotation,
+                  delta: str, settings: SummarySettings) -> KeyOutcome:
+    """One key's summary, bootstrap done (``pipeline.analyse`` runs it in the key's annotate worker)."""
     notes: list[str] = []
-    plan = _benchmark_plan(machine, key, one, str(classifier["delta"]), notes.append)
-    if plan is None:
-        return KeySummary(None, None, notes)
-    outcome = _bootstrap_task((plan["boot"], resamples, seed, f"{machine}/{key}", confidence))
-    return KeySummary(dict(plan, boot=None), outcome, notes)  # the segments need not travel back
+    planned = _key_plan(machine, key, times, states, annotation, delta, notes.append)
+    if planned is None:
+        return KeyOutcome(None, notes)
+    plan, boot = planned
+    return KeyOutcome(_with_perf(plan, _bootstrap_task((boot, settings, f"{machine}/{key}"))), notes)
+
+
+def summarise_annotated(machines: dict[str, AnnotatedResults], settings: SummarySettings, *, jobs: int = 1,
+                        progress: bool = False, warn: WarningSink = stderr_warning) -> Summary:
+    """Every machine's key summaries (machines and keys sorted); keys the annotate workers already
+    summarised (``AnnotatedResults.summaries``) are taken as they are, the rest bootstrapped here."""
+    keys: dict[str, dict[str, KeySummary]] = {}
+    failed: dict[str, dict[str, list[tuple[int, str]]]] = {}
+    plans: list[tuple[str, str, KeySummary, list | None, bool]] = []  # ..., bootstrap input, already done
+    for machine in sorted(machines):
+        annotated = machines[machine]
+        keys[machine] = {}
+        for key in sorted(annotated.times):
+            without_data = execution_states.failed(annotated.states[key])
+            if without_data:
+                failed.setdefault(machine, {})[key] = without_data
+            ready = annotated.summaries.get(key)
+            if ready is not None:
+                for note in ready.notes:
+                    warn(note)
+                if ready.summary is not None:
+                    plans.append((machine, key, ready.summary, None, True))
+                continue
+            planned = _key_plan(machine, key, annotated.times[key], annotated.states[key],
+                                annotated.annotations[key], annotated.classifier.delta, warn)
+            if planned is not None:
+                plans.append((machine, key, *planned, False))
+    # Only keys with something to bootstrap go to the workers (none at all: no workers are started).
+    tasks = [(boot, settings, f"{m}/{k}") for m, k, _, boot, done in plans if not done and boot is not None]
+    if progress:
+        with Progress("bootstrap", len(tasks), force=True) as bar:
+            computed = iter(run_parallel(_bootstrap_task, tasks, jobs, bar))
+    else:
+        computed = iter(run_parallel(_bootstrap_task, tasks, jobs, None))
+    for machine, key, plan, boot, done in plans:
+        keys[machine][key] = plan if done or boot is None else _with_perf(plan, next(computed))
+    return Summary(settings, keys, failed)
 
 
 def summarise(
@@ -191,12 +194,8 @@ def summarise(
     jobs: int = 1,
     progress: bool = False,
     warn: WarningSink = stderr_warning,
-    done: dict[tuple[str, str], KeySummary] | None = None,
 ) -> dict:
-    """warmup_stats' summary dict from ``{machine: annotated results}``.
-
-    ``done`` holds keys already summarised by :func:`summarise_key` (with the same
-    resamples, seed and confidence), by (machine, key): only the rest are computed here.
+    """warmup_stats' summary dict from ``{machine: annotated results}`` (dicts, as read or written).
 
     A single annotated results dict (with ``wallclock_times`` at the top) is
     accepted too; its machine comes from ``audit['uname']``.
@@ -207,55 +206,15 @@ def summarise(
     """
     if "wallclock_times" in annotated_by_machine:  # one machine's results given directly
         annotated_by_machine = {machine_name(annotated_by_machine): annotated_by_machine}
-    summary: dict[str, Any] = {"machines": {}, "warmup_format_version": WARMUP_FORMAT_VERSION,
-                               BOOTSTRAP_KEY: {"seed": seed, "resamples": resamples, "confidence": str(confidence)}}
-    failures: dict[str, Any] = {}
-    plans: list[tuple[str, str, KeySummary | None, dict]] = []
+    machines = {}
     for machine in sorted(annotated_by_machine):
         results = annotated_by_machine[machine]
-        if not is_annotated(results):
+        if not annotated_results.is_annotated(results):
             raise AnalysisError(f"results for machine {machine!r} are not annotated; run annotate first")
         # The recorded states when they fit the executions (analysis.inputs
         # adds them), else what pexec_flags and the times say.
-        results = dict(results, **{execution_states.STATES_KEY: execution_states.from_flags(results, machine, warn)})
-        delta = str(results["classifier"]["delta"])
-        summary["machines"][machine] = {}
-        for key in sorted(results["wallclock_times"]):
-            failed = execution_states.failed(results[execution_states.STATES_KEY][key])
-            if failed:
-                name, vm, _variant = key.split(":")
-                failures.setdefault(machine, {}).setdefault(vm, {})[name] = [
-                    {"index": i, "state": state} for i, state in failed]
-            if done is not None and (machine, key) in done:
-                ready = done[(machine, key)]
-                for note in ready.notes:
-                    warn(note)
-                plan = ready.plan
-            else:
-                ready, plan = None, _benchmark_plan(machine, key, results, delta, warn)
-            if plan is not None:
-                plans.append((machine, key, ready, plan))
-    # Only keys with something to bootstrap go to the workers (none at all: no workers are started).
-    tasks = [(p["boot"], resamples, seed, f"{m}/{k}", confidence) for m, k, ready, p in plans
-             if ready is None and p["boot"] is not None]
-    if progress:
-        with Progress("bootstrap", len(tasks), force=True) as bar:
-            computed = iter(run_parallel(_bootstrap_task, tasks, jobs, bar))
-    else:
-        computed = iter(run_parallel(_bootstrap_task, tasks, jobs, None))
-    outcomes = [ready.outcome if ready else next(computed) if p["boot"] is not None else None
-                for _, _, ready, p in plans]
-    for (machine, key, ready, plan), outcome in zip(plans, outcomes):
-        bench = plan["bench"]
-        if outcome is not None:
-            bench["steady_state_time"], bench["steady_state_time_ci"] = outcome
-        name, vm, _variant = key.split(":")
-        summary["machines"][machine].setdefault(vm, {})[name] = bench
-    if failures:  # only then: a clean run's summary adds nothing to warmup_stats' but the bootstrap record
-        summary[FAILED_KEY] = failures
-    return summary
-
-
-def dumps(summary: dict) -> str:
-    """The summary as warmup_stats writes it (``sort_keys=True, indent=4``)."""
-    return json.dumps(summary, sort_keys=True, indent=4)
+        states = execution_states.from_flags(results, machine, warn)
+        machines[machine] = annotated_results.read_annotations(results, states)
+    settings = SummarySettings(resamples, seed, confidence)
+    return summary_json.summary_document(
+        summarise_annotated(machines, settings, jobs=jobs, progress=progress, warn=warn))

@@ -60,9 +60,3 @@ def overlap_pairs(a: Sequence[Interval], b: Sequence[Interval],
     return [(i, j) for i, j, overlap in overlapping(a, b)
             if overlap > share * (a[i][1] - a[i][0]) and overlap > share * (b[j][1] - b[j][0])]
 
-
-def paired_times(a: Sequence[Interval], b: Sequence[Interval],
-                 share: float = OVERLAP_SHARE) -> tuple[list[float], list[float]]:
-    """The kept pairs' iteration times (x from A, y from B), ready for the duet statistics."""
-    pairs = overlap_pairs(a, b, share)
-    return ([a[i][1] - a[i][0] for i, _ in pairs], [b[j][1] - b[j][0] for _, j in pairs])

@@ -9,7 +9,8 @@ and ``docs/architecture.md`` say why they are exact):
 
 - :func:`changepoints` is ``pilot_changepoint_detection``;
 - :func:`dominant_segment` is ``pilot_find_dominant_segment``;
-- :func:`last_changepoint` is ``pilot_find_one_changepoint``.
+- Pilot's ``pilot_find_one_changepoint`` is the last of :func:`changepoints`
+  (the tests check that against Pilot's own answers; nothing here needs it).
 
 Fewer than ``min_size`` readings raise :class:`TooFewReadings` (Pilot's
 ERR_NOT_ENOUGH_DATA, rc 30). ``algorithm="reference"`` runs EDM as written
@@ -81,9 +82,3 @@ def dominant_segment(x: Sequence[float], *, min_size: int = MIN_SIZE, percent: f
         begin = end
     return None
 
-
-def last_changepoint(x: Sequence[float], *, min_size: int = MIN_SIZE, percent: float = PERCENT,
-                     degree: int = DEGREE, algorithm: Algorithm = "fast") -> int | None:
-    """The last EDM changepoint, None when there is none (Pilot's rc 34)."""
-    cps = _edm_changepoints(_doubles(x), min_size, percent, degree, algorithm)
-    return cps[-1] if cps else None

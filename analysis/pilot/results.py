@@ -154,7 +154,7 @@ def analyse_results(results: dict, target: StopTarget, *, jobs: int = 1,
 
     ``jobs`` > 1 analyses keys in forked worker processes.
     """
-    from analysis.pipeline import run_parallel
+    from analysis.workers import run_parallel
 
     wct = results.get("wallclock_times", {})
     states = results.get(execution_states.STATES_KEY) or execution_states.from_flags(results, "results", warn)

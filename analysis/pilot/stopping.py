@@ -74,13 +74,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
 from analysis.pilot import subsession as ss
-from analysis.pilot.rounds import SOFT_LIMIT_FACTOR, work_for
 from analysis.pilot.subsession import PilotInputError
 
 if TYPE_CHECKING:
     import numpy as np
 
 ESTIMATES = ("pilot", "warmup_stats")
+# Pilot's next-round rule (ascar-io/pilot-bench d8bf8a5 lib/workload.cc):
+SAFETY_FACTOR = 1.2  # it asks for 20 % more than it computes
+SOFT_LIMIT_FACTOR = 5  # round_work_amount_to_avg_amount_limit_: at most 5 x the integer average so far
 PILOT_MIN_SEGMENT = 30  # Pilot's MIN_CHANGEPOINT_DETECTION_SAMPLE_SIZE
 
 
@@ -257,6 +259,11 @@ def decide_key(
     next_iterations = None if done else _next_iterations(estimates, iterations_run, max_iterations)
     reason = _reason(executions, usable, ci, width, q, required, done, converged, more, target)
     return KeyDecision(executions, usable, mean, ci, width, more, next_iterations, done, converged, reason)
+
+
+def work_for(need: int, work_per_unit: float) -> int:
+    """Pilot's ``size_t(1.2 * need * work_per_unit)``, in its operation order."""
+    return int(SAFETY_FACTOR * need * work_per_unit)
 
 
 def _next_iterations(

@@ -260,23 +260,6 @@ def _check_width(width: float) -> None:
         raise PilotInputError(f"the target CI width must be a number > 0, not {width!r}")
 
 
-def optimal_sample_size(
-    x,
-    width: float,
-    mean_method: str = "arithmetic",
-    confidence: float = DEFAULT_CONFIDENCE,
-    ac_limit: float = DEFAULT_AC_LIMIT,
-) -> SampleSize:
-    """``pilot_optimal_sample_size``: (ok, q, opt) with opt = ceil(var_q (T / (width/2))^2).
-
-    Not ok (Pilot's false) when no subsession size passes the AC limit.
-    """
-    _check_width(width)
-    check_confidence(confidence)
-    _check_ac_limit(ac_limit)
-    return _sample_size(as_sample(x, mean_method), width, mean_method, confidence, ac_limit)
-
-
 def _sample_size(arr: np.ndarray, width: float, mean_method: str, confidence: float, ac_limit: float) -> SampleSize:
     if mean_method == "binary":
         q = 1
@@ -299,7 +282,7 @@ def subsessions_for_width(
 ) -> int:
     """Pilot's opt at a given subsession size q: ceil(var_q (T / (width/2))^2) subsessions.
 
-    :func:`optimal_sample_size` with q chosen by the caller (binary: q must be
+    Pilot's ``pilot_optimal_sample_size`` with q chosen by the caller (binary: q must be
     1 and var_q is the n-1 sample variance of the 0/1 data).
     """
     _check_width(width)

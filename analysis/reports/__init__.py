@@ -4,9 +4,10 @@
 (warmup_stats ``--output-json``, format "2") as a plain dict.
 """
 
+from analysis.summary_json import SummaryFormatError, summary_rows
+
 from .html import render_html
 from .latex import render_latex
-from .rows import SummaryFormatError, summary_rows
 from .text import render_text
 
 __all__ = ["render_html", "render_latex", "render_text", "summary_rows", "SummaryFormatError"]

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 from html import escape as html_escape
 
+from analysis.summary_json import SummaryRow, bootstrap_settings, summary_rows
+
 from ..diff import (BETTER, CLASSIFICATIONS, DIFFERENT, INTERSECTION, STEADY_ITER, STEADY_ITER_VAR,
                     STEADY_STATE_TIME, STEADY_STATE_TIME_VAR, VERDICT_NAMES, WORSE)
 from . import formats, html, latex
-from .rows import SummaryRow, bootstrap_settings, class_phrase, summary_rows
+from .rows import class_phrase
 from .text import aligned
 
 FORMATS = ("text", "html", "latex")

@@ -8,7 +8,8 @@ alone; the renderers only decide what goes between and around them.
 
 from __future__ import annotations
 
-from .rows import BootstrapSettings, Interval
+from analysis.key_results import Interval
+from analysis.summary_json import BootstrapSettings
 
 # Shown where a number does not exist (flat pairs have no steady iteration,
 # pairs with a no-steady-state execution have no steady numbers at all).

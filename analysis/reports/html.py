@@ -14,11 +14,11 @@ from html import escape
 from typing import Sequence
 
 from analysis.execution_states import execution_number
+from analysis.summary_json import PAIR_CLASSES, FailedRow, SummaryRow, bootstrap_settings
 
 from . import formats
 from .provenance import NOT_RECORDED, Provenance, coldrun_version
-from .rows import (FAILED_HEADERS, PAIR_CLASSES, FailedRow, SummaryRow, bootstrap_settings, by_machine,
-                   class_phrase, failed_summary, histogram)
+from .rows import FAILED_HEADERS, by_machine, class_phrase, failed_summary, histogram
 
 
 @dataclass(frozen=True)

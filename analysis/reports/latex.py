@@ -11,10 +11,10 @@ Steady iter (#) carries a 10-bin histogram sparkline with the median's bin red.
 from __future__ import annotations
 
 from analysis.execution_states import execution_number
+from analysis.summary_json import FailedRow, SummaryRow, bootstrap_settings
 
 from . import formats
-from .rows import (FAILED_HEADERS, FailedRow, SummaryRow, bootstrap_settings, by_machine, failed_phrase,
-                   failed_summary, histogram, sorted_counts)
+from .rows import FAILED_HEADERS, by_machine, failed_phrase, failed_summary, histogram, sorted_counts
 
 CLASS_MACROS = {
     "flat": r"\flatc",

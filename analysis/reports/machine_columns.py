@@ -12,10 +12,11 @@ from __future__ import annotations
 from typing import Sequence
 
 from analysis.execution_states import execution_number
+from analysis.summary_json import SummaryRow, bootstrap_settings
 
 from . import formats
 from .provenance import NOT_RECORDED, Provenance
-from .rows import FAILED_HEADERS, SummaryRow, bootstrap_settings, by_machine, class_phrase, failed_summary
+from .rows import FAILED_HEADERS, by_machine, class_phrase, failed_summary
 from .text import aligned
 
 # The audit entry that differs at every boot (supervisor.platforms.audit.VOLATILE; the analysis never imports the supervisor).

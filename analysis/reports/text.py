@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from analysis.execution_states import execution_number
+from analysis.summary_json import SummaryRow, bootstrap_settings
 
 from . import formats
-from .rows import FAILED_HEADERS, SummaryRow, bootstrap_settings, by_machine, class_phrase, failed_summary
+from .rows import FAILED_HEADERS, by_machine, class_phrase, failed_summary
 
 HEADERS = ("Benchmark", "VM", "Class.", "Steady iter (#)", "Steady iter (s)", "Steady perf (s)")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from analysis.duet.overlap import overlap_pairs, overlapping, paired_times
+from analysis.duet.overlap import overlap_pairs, overlapping
 
 CASES = [  # (A, B, candidates with overlap > 0 (the stated counts), kept by the 0.4 rule)
     ([(1, 2)], [(1, 2)], 1, [(0, 0)]),
@@ -38,10 +38,6 @@ def test_the_share_must_be_exceeded_for_both_sides():
     assert overlap_pairs([(3, 5)], [(0, 5)], share=0.39) == [(0, 0)]
     # overlap 3: 0.6 of B's 5 and 1.0 of A's 3
     assert overlap_pairs([(2, 5)], [(0, 5)]) == [(0, 0)]
-
-
-def test_paired_times():
-    assert paired_times([(0, 4), (4, 8)], [(0, 5), (5, 10)]) == ([4, 4], [5, 5])
 
 
 @pytest.mark.parametrize("a, message", [([(2, 1)], "not after"), ([(0, 4), (3, 6)], "sequential")])

@@ -2,13 +2,12 @@
 
 import bz2
 import json
-import sys
-import types
 from pathlib import Path
 
 import pytest
 
-from analysis import cli, prepare
+from analysis import cli, summary
+from analysis.key_results import SummarySettings
 from analysis.inputs import classify_document, machine_name
 
 from shared_paths import GOLDEN as SHARED_GOLDEN
@@ -78,24 +77,24 @@ def test_html_table_embeds_plots(annotated_file, tmp_path, capsys):
 
 
 def test_table_from_annotated_uses_analysis_summary(annotated_file, tmp_path, capsys, monkeypatch):
-    """The CLI hands annotated results to analysis.summary.summarise."""
+    """The CLI hands annotated results, read into typed annotations, to analysis.summary."""
     seen = {}
-    fake = types.ModuleType("analysis.summary")
+    real = summary.summarise_annotated
 
-    def summarise(by_machine, **options):
-        (machine, annotated), = by_machine.items()
-        seen.update(machine=machine, keys=sorted(annotated["wallclock_times"]), options=options)
-        return json.loads(Path(SUMMARY).read_text())
+    def summarise_annotated(machines, settings, **options):
+        (machine, annotated), = machines.items()
+        seen.update(machine=machine, keys=sorted(annotated.annotations), settings=settings, options=options,
+                    done=dict(annotated.summaries))
+        return real(machines, settings, **options)
 
-    fake.summarise = summarise
-    monkeypatch.setitem(sys.modules, "analysis.summary", fake)
-    monkeypatch.setattr(prepare, "summary", fake)
+    monkeypatch.setattr(summary, "summarise_annotated", summarise_annotated)
     code, out, err = run(["table", str(annotated_file), "--seed", "7", "--quality", "low"], capsys)
     assert code == 0, err
     assert seen["machine"] == "oraclebox"
     assert seen["keys"] == ["nsieve:Graal:default-java", "richards:Graal:default-java"]
-    assert seen["options"] == {"seed": 7, "jobs": 1, "resamples": 10000, "confidence": "0.99", "progress": False,
-                               "done": None}   # annotated input: nothing summarised in annotate's workers
+    assert seen["settings"] == SummarySettings(resamples=10000, seed=7, confidence="0.99")
+    assert {k: seen["options"][k] for k in ("jobs", "progress")} == {"jobs": 1, "progress": False}
+    assert seen["done"] == {}  # annotated input: nothing summarised in annotate's workers
     assert "richards" in out
 
 

@@ -21,7 +21,7 @@ from analysis.cli import main
 from analysis.plots import INSET_LABEL_PAD, build_figure, free_inset_region, inset_length
 from analysis.reports.html import execution_caption
 from analysis.reports.provenance import NOT_RECORDED
-from analysis.reports.rows import PAIR_CLASSES
+from analysis.summary_json import PAIR_CLASSES
 
 UNAME = "Linux rig1.example.org 6.1.0-trust #1 SMP x86_64"
 ITERATIONS = 80

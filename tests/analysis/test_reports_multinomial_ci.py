@@ -1,5 +1,7 @@
 """Sison-Glaz simultaneous multinomial intervals (analysis.multinomial_ci)."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -8,6 +10,35 @@ from analysis.multinomial_ci import coverage, sison_glaz
 # Sison & Glaz's 7-cell example (n = 467) at 95%, as tabulated by
 # Sangeetha, Subbiah & Srinivasan (2013, Table 2) to three decimals.
 PUBLISHED_COUNTS = [56, 72, 73, 59, 62, 87, 58]
+# R's MultinomialCI::multinomialCI (what warmup_stats' diff calls) on a spread of counts; README beside it.
+R_VALUES = Path(__file__).parents[1] / "fixtures" / "multinomial_ci" / "r_multinomialci.txt"
+
+
+def _r_cases() -> list[tuple[float, list[int], list[tuple[float, float]]]]:
+    cases = []
+    for line in R_VALUES.read_text().splitlines():
+        alpha, counts, bounds = line.split()
+        values = [float(v) for v in bounds.split(",")]
+        cases.append((float(alpha), [int(c) for c in counts.split(",")], list(zip(values[::2], values[1::2]))))
+    return cases
+
+
+@pytest.mark.parametrize("alpha,counts,r_intervals", _r_cases(), ids=lambda v: str(v)[:30])
+def test_matches_r_multinomialci(alpha, counts, r_intervals):
+    got = sison_glaz(counts, alpha)
+    assert len(got) == len(r_intervals)
+    for (lo, hi), (r_lo, r_hi) in zip(got, r_intervals):
+        # 1e-7: R's ppois and scipy's Poisson cdf differ in the last digits far in the tails ([100, 0, 0, 0]).
+        assert lo == pytest.approx(r_lo, abs=1e-7) and hi == pytest.approx(r_hi, abs=1e-7)
+
+
+def test_r_cases_cover_the_diff_shapes():
+    cases = _r_cases()
+    assert {alpha for alpha, _, _ in cases} == {0.01, 0.05}
+    assert any(counts == [10, 0, 0, 0] for _, counts, _ in cases)
+    assert min(sum(c) for _, c, _ in cases) <= 3 and max(sum(c) for _, c, _ in cases) >= 1000
+
+
 PUBLISHED_SG_95 = [(0.079, 0.164), (0.114, 0.199), (0.116, 0.201), (0.086, 0.171),
                    (0.092, 0.177), (0.146, 0.231), (0.084, 0.169)]
 

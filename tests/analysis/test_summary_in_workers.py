@@ -1,16 +1,15 @@
-"""``summary`` bootstraps each key in its annotate worker (pipeline.annotate_then with
-summary.summarise_key): the summary and its warnings must be exactly those of
-annotating first and summarising after."""
+"""``summary`` bootstraps each key in its annotate worker (pipeline.analyse with summary
+settings): the summary and its warnings must be exactly those of annotating first and
+summarising after."""
 
 from __future__ import annotations
 
 import json
-from functools import partial
-
 import numpy as np
 import pytest
 
-from analysis import pipeline, summary
+from analysis import pipeline, summary, summary_json
+from analysis.key_results import SummarySettings
 
 UNAME = "Linux rig1.example.org 6.1.0 #1 SMP x86_64"
 
@@ -47,11 +46,13 @@ def _after_annotating(jobs: int) -> tuple[dict, list[str]]:
 
 def _in_workers(jobs: int) -> tuple[dict, list[str]]:
     said: list[str] = []
-    then = partial(summary.summarise_key, "rig1", 2000, 3, "0.99")
-    annotated, by_key = pipeline.annotate_then(_results(), then, jobs=jobs, warn=said.append)
-    done = {("rig1", key): part for key, part in by_key.items()}
-    return summary.summarise({"rig1": annotated}, resamples=2000, seed=3, jobs=jobs, warn=said.append,
-                             done=done), said
+    settings = SummarySettings(2000, 3, "0.99")
+    results = _results()
+    analysed = pipeline.analyse(results, pipeline.classifier_for(results), summarise=settings, machine="rig1",
+                                jobs=jobs, warn=said.append)
+    assert set(analysed.summaries) == set(results["wallclock_times"])  # every key summarised in its worker
+    done = summary.summarise_annotated({"rig1": analysed}, settings, jobs=jobs, warn=said.append)
+    return summary_json.summary_document(done), said
 
 
 @pytest.mark.parametrize("jobs", [1, 2])

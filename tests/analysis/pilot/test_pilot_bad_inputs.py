@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from analysis.errors import AnalysisError
-from analysis.pilot import rounds, subsession as ss, welch, wps
+from analysis.pilot import subsession as ss, welch, wps
 from analysis.pilot.stopping import StopTarget, decide_key, execution_estimate
 from analysis.pilot.subsession import NotEnoughData, PilotInputError
 
@@ -72,7 +72,7 @@ def test_constant_series():
     assert quietly(ss.subsession_var, flat, 1) == 0.0
     assert quietly(ss.subsession_autocorr, flat, 1) == 1.0  # 0/0: Pilot's "highly correlated"
     assert quietly(ss.optimal_subsession_size, flat) == -1
-    assert quietly(ss.optimal_sample_size, flat, 0.1) == (False, None, None)
+    assert quietly(ss.analyse_sample, flat, ci_width=0.1, min_samples=0).required is None  # no q
     assert quietly(ss.ci_width, flat, 2) == 0.0
     assert quietly(execution_estimate, flat, TARGET).ci_width == 0.0
     same = [1.0] * 12
@@ -111,7 +111,7 @@ def test_zero_target_ci():
     refused(StopTarget, ci_percent=0, match="ci_percent must be a fraction > 0")
     refused(StopTarget, ci_width=0.0, match="target CI width must be a number > 0")
     refused(StopTarget, match="no target CI")
-    refused(ss.optimal_sample_size, [1.0, 2.0, 3.0, 4.0], 0, match="target CI width")
+    refused(ss.analyse_sample, [1.0, 2.0, 3.0, 4.0], ci_width=0, match="target CI width")
     refused(ss.required_samples, [1.0, 2.0, 3.0], ci_percent=-0.1, match="ci_percent")
     refused(ss.required_ci_width, 0.0, ci_percent=0.1, match="give ci_width instead")
 
@@ -123,6 +123,5 @@ def test_bad_settings():
     refused(StopTarget, ci_percent=0.02, confidence=95, match="between 0 and 1")
     refused(wps.wps_fit, [1, 2, 3], [1, 2, 3], variant="newest", match="variant must be one of")
     refused(ss.sample_mean, [1.0], "geometric", match="mean method must be one of")
-    refused(rounds.SessionSettings, max_work_amount=-1, match="max_work_amount")
     refused(ss.sample_mean, [[1.0, 2.0]], match="flat list")
     refused(ss.sample_mean, ["x"], match="not a list of numbers")

@@ -25,7 +25,9 @@ def test_ferrari_library_values():
     assert close(ss.subsession_autocorr(FERRARI, 4), 0.08230986644266707)
     assert close(ss.ci_width(FERRARI, 4, 0.95), 0.29157062128900485)
     assert ss.optimal_subsession_size(FERRARI) == 4
-    assert ss.optimal_sample_size(FERRARI, 0.1 * mean) == (True, 4, 34)
+    # Pilot's optimal sample size (True, q 4, opt 34): required = q x opt with no minimum.
+    sized = ss.analyse_sample(FERRARI, ci_width=0.1 * mean, min_samples=0)
+    assert (sized.q, sized.required) == (4, 4 * 34)
 
 
 def test_harmonic_mean_and_binomial_ci():

@@ -126,6 +126,8 @@ def test_next_iterations_pilots_round_rule():
     assert decide_key(small, [100, 100], TARGET).next_iterations == 100  # the first usable length is the floor
     huge = [estimate(1.0, segment=(0, 100), required=10_000), estimate(1.1, segment=(0, 100), required=10_000)]
     assert decide_key(huge, [100, 100], TARGET).next_iterations == 500  # soft limit: 5 x the average run
+    # Pilot's soft limit takes the integer average: 5 x (151 // 2) = 375, not 377.
+    assert decide_key(huge, [100, 51], TARGET).next_iterations == 375
 
 
 def test_decide_key_rejects_mismatched_lists():

@@ -1,0 +1,283 @@
+"""warmup_stats' summary JSON (``--output-json``, format "2", plus coldrun's keys): written from
+``analysis.key_results.Summary`` and read back into plain rows, its shape checked, for the tables.
+
+Written: ``{"warmup_format_version": "2", "machines": {machine: {vm: {bench: {...}}}},
+"bootstrap": {...}, "failed_process_executions": {...}}`` (the last only when
+some execution has no data; see ``analysis.summary`` for each field).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from analysis.errors import AnalysisError
+from analysis.execution_states import label
+from analysis.key_results import Interval, KeySummary, Summary
+
+WARMUP_FORMAT_VERSION = "2"
+# coldrun's summary key for process executions without data, never classified:
+# {machine: {vm: {bench: [{"index", "state"}]}}}.
+FAILED_KEY = "failed_process_executions"
+# coldrun's summary key for how steady perf was bootstrapped:
+# {"seed": int or null, "resamples": int, "confidence": str}; a merged
+# summary whose inputs differ holds a list of them. Absent in warmup_stats'.
+BOOTSTRAP_KEY = "bootstrap"
+
+# Process-execution classes, in the order warmup_stats' tables list them.
+PEXEC_CLASSES = ("flat", "warmup", "slowdown", "no steady state")
+# Pair classes: the four above plus the two inconsistent verdicts.
+PAIR_CLASSES = PEXEC_CLASSES + ("good inconsistent", "bad inconsistent")
+INCONSISTENT = ("good inconsistent", "bad inconsistent")
+
+
+def _spread(value: Interval | None) -> tuple[float | None, list[float] | None]:
+    return (None, None) if value is None else (value.median, [value.low, value.high])
+
+
+def benchmark_entry(s: KeySummary) -> dict[str, Any]:
+    """One benchmark's entry, as warmup_stats writes it."""
+    iteration, iteration_range = _spread(s.steady_iteration)
+    to_reach, to_reach_range = _spread(s.time_to_steady)
+    return {
+        "classification": s.classification,
+        "detailed_classification": s.counts,
+        "steady_state_iteration": iteration,
+        "steady_state_iteration_iqr": iteration_range,
+        "steady_state_iteration_list": s.steady_iterations,
+        "steady_state_time_to_reach_secs": to_reach,
+        "steady_state_time_to_reach_secs_iqr": to_reach_range,
+        "steady_state_time_to_reach_secs_list": s.times_to_steady,
+        "steady_state_time": s.steady_perf,
+        "steady_state_time_ci": s.steady_perf_ci,
+        "steady_state_time_list": s.steady_means,
+        "process_executons": [  # sic: warmup_stats' spelling
+            {"index": i, "classification": e.classification, "outliers": e.outliers,
+             "changepoints": e.changepoints, "segment_means": e.means}
+            for i, e in enumerate(s.executions)
+        ],
+    }
+
+
+def summary_document(summary: Summary) -> dict:
+    """The summary JSON's dict (benchmark keys are ``bench:vm:variant``)."""
+    settings = summary.settings
+    out: dict[str, Any] = {"machines": {}, "warmup_format_version": WARMUP_FORMAT_VERSION,
+                           BOOTSTRAP_KEY: {"seed": settings.seed, "resamples": settings.resamples,
+                                           "confidence": str(settings.confidence)}}
+    for machine, keys in summary.keys.items():
+        vms = out["machines"][machine] = {}
+        for key, s in keys.items():
+            name, vm, _variant = key.split(":")
+            vms.setdefault(vm, {})[name] = benchmark_entry(s)
+    failures: dict[str, Any] = {}
+    for machine, keys in summary.failed.items():
+        for key, executions in keys.items():
+            name, vm, _variant = key.split(":")
+            failures.setdefault(machine, {}).setdefault(vm, {})[name] = [
+                {"index": i, "state": state} for i, state in executions]
+    if failures:  # only then: a clean run's summary adds nothing to warmup_stats' but the bootstrap record
+        out[FAILED_KEY] = failures
+    return out
+
+
+def dumps(summary: dict) -> str:
+    """The summary as warmup_stats writes it (``sort_keys=True, indent=4``)."""
+    return json.dumps(summary, sort_keys=True, indent=4)
+
+
+class SummaryFormatError(AnalysisError):
+    """The summary dict does not have warmup_stats' summary shape."""
+
+
+@dataclass(frozen=True)
+class FailedRow:
+    """One process execution that has no data to classify."""
+
+    machine: str
+    vm: str
+    bench: str
+    index: int  # 0-based, as in process_executons
+    state: str
+
+    @property
+    def label(self) -> str:
+        return label(self.state)
+
+
+@dataclass(frozen=True)
+class SummaryRow:
+    machine: str
+    vm: str
+    bench: str
+    classification: str
+    # Process-execution class -> count (only the four pexec classes).
+    counts: dict[str, int]
+    steady_iter: Interval | None
+    steady_iter_list: list[float] = field(default_factory=list)
+    steady_time_to_reach: Interval | None = None
+    steady_perf: float | None = None
+    steady_perf_ci: float | None = None
+    # Process executions without data, by label ("errored (no data)": 2);
+    # counted apart, never as a class.
+    failed: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def n_pexecs(self) -> int:
+        return sum(self.counts.values())
+
+    @property
+    def is_inconsistent(self) -> bool:
+        return self.classification in INCONSISTENT
+
+
+def _number(where: str, value: Any, *, optional: bool = True) -> float | None:
+    """A finite JSON number (None allowed when optional)."""
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise SummaryFormatError(f"{where}: expected a number, got {value!r}")
+    try:
+        f = float(value)
+    except OverflowError:
+        f = math.inf
+    if not math.isfinite(f):
+        raise SummaryFormatError(f"{where}: expected a finite number, got {value!r}")
+    return f
+
+
+def _interval(where: str, median: Any, rng: Any) -> Interval | None:
+    if rng is not None and not (isinstance(rng, (list, tuple)) and len(rng) == 2):
+        raise SummaryFormatError(f"{where}: expected a [p5, p95] pair, got {rng!r}")
+    mid = _number(where.rsplit("_iqr", 1)[0], median)
+    if rng is None:
+        if mid is not None:
+            raise SummaryFormatError(f"{where}: expected a [p5, p95] pair, got None")
+        return None
+    low, high = _number(where + "[0]", rng[0], optional=False), _number(where + "[1]", rng[1], optional=False)
+    return None if mid is None else Interval(mid, low, high)
+
+
+def _row(machine: str, vm: str, bench: str, d: Any, failed: dict[str, int]) -> SummaryRow:
+    where = f"machines.{machine}.{vm}.{bench}"
+    if not isinstance(d, dict):
+        raise SummaryFormatError(f"{where}: expected an object, got {type(d).__name__}")
+    cls = d.get("classification")
+    if cls not in PAIR_CLASSES:
+        raise SummaryFormatError(f"{where}.classification: unknown class {cls!r}")
+    detailed = d.get("detailed_classification")
+    if not isinstance(detailed, dict):
+        raise SummaryFormatError(f"{where}.detailed_classification: missing or not an object")
+    counts = {}
+    for c in PEXEC_CLASSES:
+        n = detailed.get(c, 0)
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise SummaryFormatError(f"{where}.detailed_classification.{c}: expected a count, got {n!r}")
+        counts[c] = n
+    perf = _number(f"{where}.steady_state_time", d.get("steady_state_time"))
+    ci = _number(f"{where}.steady_state_time_ci", d.get("steady_state_time_ci"))
+    if ci is not None and ci < 0:
+        raise SummaryFormatError(f"{where}.steady_state_time_ci: negative ({ci!r})")
+    iters = d.get("steady_state_iteration_list") or []
+    if not isinstance(iters, list):
+        raise SummaryFormatError(f"{where}.steady_state_iteration_list: expected a list")
+    return SummaryRow(
+        machine=machine,
+        vm=vm,
+        bench=bench,
+        classification=cls,
+        counts=counts,
+        steady_iter=_interval(f"{where}.steady_state_iteration_iqr",
+                              d.get("steady_state_iteration"), d.get("steady_state_iteration_iqr")),
+        steady_iter_list=[_number(f"{where}.steady_state_iteration_list[{i}]", x, optional=False)
+                          for i, x in enumerate(iters)],
+        steady_time_to_reach=_interval(f"{where}.steady_state_time_to_reach_secs_iqr",
+                                       d.get("steady_state_time_to_reach_secs"),
+                                       d.get("steady_state_time_to_reach_secs_iqr")),
+        steady_perf=perf,
+        steady_perf_ci=ci,
+        failed=failed,
+    )
+
+
+def _benchmarks(table: Any, name: str) -> Iterator[tuple[str, str, str, Any]]:
+    """(machine, vm, bench, value) of a ``{machine: {vm: {bench: value}}}``
+    table, sorted, its shape checked."""
+    if not isinstance(table, dict):
+        raise SummaryFormatError(f"{name}: expected an object of machines")
+    for machine in sorted(table):
+        vms = table[machine]
+        if not isinstance(vms, dict):
+            raise SummaryFormatError(f"{name}.{machine}: expected an object of VMs")
+        for vm in sorted(vms):
+            benches = vms[vm]
+            if not isinstance(benches, dict):
+                raise SummaryFormatError(f"{name}.{machine}.{vm}: expected an object of benchmarks")
+            for bench in sorted(benches):
+                yield machine, vm, bench, benches[bench]
+
+
+def summary_rows(summary: dict) -> list[SummaryRow]:
+    """All rows, sorted by machine, VM, benchmark."""
+    if not isinstance(summary, dict) or not isinstance(summary.get("machines"), dict):
+        raise SummaryFormatError("not a warmup_stats summary: no 'machines' object at the top level")
+    failed: dict[tuple[str, str, str], dict[str, int]] = {}
+    for f in failed_rows(summary):
+        counts = failed.setdefault((f.machine, f.vm, f.bench), {})
+        counts[f.label] = counts.get(f.label, 0) + 1
+    return [_row(machine, vm, bench, d, failed.get((machine, vm, bench), {}))
+            for machine, vm, bench, d in _benchmarks(summary["machines"], "machines")]
+
+
+def failed_rows(summary: dict) -> list[FailedRow]:
+    """The process executions without data (coldrun's ``failed_process_executions``),
+    sorted by machine, VM, benchmark, index."""
+    rows = []
+    table = summary.get(FAILED_KEY, {}) if isinstance(summary, dict) else {}
+    for machine, vm, bench, entries in _benchmarks(table, FAILED_KEY):
+        where = f"{FAILED_KEY}.{machine}.{vm}.{bench}"
+        if not isinstance(entries, list):
+            raise SummaryFormatError(f"{where}: expected a list of process executions")
+        for i, e in enumerate(entries):
+            ok = isinstance(e, dict) and isinstance(e.get("index"), int) \
+                and not isinstance(e.get("index"), bool) and isinstance(e.get("state"), str)
+            if not ok:
+                raise SummaryFormatError(f"{where}[{i}]: expected {{\"index\": N, \"state\": NAME}}")
+            rows.append(FailedRow(machine, vm, bench, e["index"], e["state"]))
+    return sorted(rows, key=lambda r: (r.machine, r.vm, r.bench, r.index))
+
+
+@dataclass(frozen=True)
+class BootstrapSettings:
+    """How the steady perf numbers of a summary were made (None: not recorded)."""
+
+    seed: int | None
+    resamples: int | None
+    confidence: str | None
+    recorded: bool = True
+
+
+def bootstrap_settings(summary: dict) -> list[BootstrapSettings]:
+    """The bootstrap settings a summary records: one entry, or one per distinct
+    setting of merged inputs; ``recorded=False`` for a summary without them."""
+    value = summary.get(BOOTSTRAP_KEY) if isinstance(summary, dict) else None
+    if value is None:
+        return [BootstrapSettings(None, None, None, recorded=False)]
+    records = value if isinstance(value, list) else [value]
+    out = []
+    for i, rec in enumerate(records):
+        where = BOOTSTRAP_KEY if not isinstance(value, list) else f"{BOOTSTRAP_KEY}[{i}]"
+        if rec is None:
+            out.append(BootstrapSettings(None, None, None, recorded=False))
+            continue
+        if not isinstance(rec, dict):
+            raise SummaryFormatError(f"{where}: expected {{\"seed\", \"resamples\", \"confidence\"}}")
+        seed, resamples = rec.get("seed"), rec.get("resamples")
+        for name, v in (("seed", seed), ("resamples", resamples)):
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
+                raise SummaryFormatError(f"{where}.{name}: expected a whole number, got {v!r}")
+        conf = rec.get("confidence")
+        out.append(BootstrapSettings(seed, resamples, None if conf is None else str(conf)))
+    return out
