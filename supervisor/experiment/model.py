@@ -24,6 +24,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError,
                       ValidationInfo, WithJsonSchema, field_validator)
 
+from iteration_runners.languages import LANGUAGE_RUNNERS, STARTUP_ONLY_RUNNERS
 from supervisor.errors import ColdrunError
 from supervisor.experiment.platform_policy import PlatformPolicy
 from supervisor.experiment.quantities import format_size, parse_duration, parse_size
@@ -120,13 +121,11 @@ def command_argv(cmd: Command) -> list[str]:
 
 def instrumentable_runners() -> tuple[str, ...]:
     """Runners whose language implementation reports JIT/GC events (iteration_runners.languages)."""
-    from iteration_runners.languages import LANGUAGE_RUNNERS
     return tuple(name for name, r in LANGUAGE_RUNNERS.items() if r.instrumentable)
 
 
 def startup_runners() -> tuple[str, ...]:
     """Runners that have a startup-time dummy runner."""
-    from iteration_runners.languages import LANGUAGE_RUNNERS, STARTUP_ONLY_RUNNERS
     return tuple(STARTUP_ONLY_RUNNERS) + tuple(LANGUAGE_RUNNERS)
 
 
