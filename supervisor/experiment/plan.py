@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from supervisor.experiment.duet import pair_key, record_sides
 from supervisor.experiment.model import (Experiment, first_executions, first_param, keys_in_order, most_executions,
                                          should_skip)
-from supervisor.experiment.screening_plan import plan_screening
 
 __all__ = ["JobSpec", "expand", "keys_in_order", "records_to_write", "should_skip"]
 
@@ -48,6 +47,7 @@ class JobSpec:
 
 def expand(exp: Experiment, seed: int | None) -> list[JobSpec]:
     if exp.screening is not None:     # the design decides the jobs and their order (screening_plan.py)
+        from supervisor.experiment.screening_plan import plan_screening
         return screening_jobs(plan_screening(exp, seed or 0).runs)
     keys = keys_in_order(exp) if exp.duet is None else [pair_key(p.a, p.b) for p in exp.duet.pairs]
     order = [(key, n) for n in range(first_executions(exp)) for key in keys]

@@ -9,7 +9,6 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-import psutil
 from pydantic import ValidationError
 
 from contracts.status_report import (BatchProgress, JobCounts, KeyProgress, LastError, PairProgress, RunLength,
@@ -56,6 +55,7 @@ def estimate_remaining(schedule: Schedule, per_iteration: dict[str, list[float]]
 
 def status_report(state_dir: str) -> StatusReport:
     """How the experiment in ``state_dir`` stands (raises ColdrunError when it is not a readable state dir)."""
+    import psutil
     state = StateDir(state_dir)
     schedule = state.schedule()
     exp, _ = state.experiment(schedule, check_source=False)
