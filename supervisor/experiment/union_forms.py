@@ -23,34 +23,24 @@ def is_tag(part: object) -> bool:
     return isinstance(part, str) and _TAG_PATTERN.fullmatch(part) is not None
 
 
-def _bare(branch: Any) -> Any:
-    return get_args(branch)[0] if get_origin(branch) is Annotated else branch
+def _kind(branch: Any) -> tuple[Any, Any]:
+    """The branch without its Annotated metadata, and its origin (list for list[str], Literal, or itself)."""
+    base = get_args(branch)[0] if get_origin(branch) is Annotated else branch
+    return base, get_origin(base) or base
 
 
 def _fits(branch: Any, value: object) -> bool:
     """Whether ``value`` has the branch's form (for a Literal: is one of its values)."""
-    base = _bare(branch)
-    kind = get_origin(base) or base
+    base, kind = _kind(branch)
     if kind is Literal:
         return any(type(value) is type(v) and value == v for v in get_args(base))
-    if kind is bool:
-        return isinstance(value, bool)
-    if kind is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    if kind is str:
-        return isinstance(value, str)
-    if kind is list:
-        return isinstance(value, list)
-    if kind is dict:
-        return isinstance(value, dict)
-    if isinstance(kind, type) and issubclass(kind, BaseModel):
+    if issubclass(kind, BaseModel):
         return isinstance(value, (dict, kind))
-    raise TypeError(f"one_of: no form test for {branch!r}")
+    return isinstance(value, kind) and not (kind is int and isinstance(value, bool))   # TOML's true is no count
 
 
 def _form_texts(branch: Any) -> list[str]:
-    base = _bare(branch)
-    kind = get_origin(base) or base
+    base, kind = _kind(branch)
     if kind is Literal:
         return [f'"{v}"' for v in get_args(base)]
     return {bool: ["true", "false"], int: ["an integer"], str: ["a string"], list: ["an array"]}.get(kind, ["a table"])
