@@ -34,9 +34,8 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from bench_lang_overhead import TOOLS, benchmark_path, c_floor_ns, parse_args
+from bench_lang_overhead import TOOLS, benchmark_path, c_floor_ns, parse_args, runner_document
 from iteration_runners import languages, runner_command
-from iteration_runners.launch import RunnerOutcome, run_runner
 from iteration_runners.protocol import parse_document
 from libkruntime import _kruntime
 from supervisor.experiment.duet import DEFAULT_SPIN_US
@@ -64,13 +63,14 @@ def bench_for(runner: str, work: Path, c_bench: str) -> str:
     return benchmark_path(runner, work)
 
 
-def launch(runner: str, bench: str, iterations: int, env: dict[str, str], drop: str | None) -> RunnerOutcome:
+def launch(runner: str, bench: str, iterations: int, env: dict[str, str], drop: str | None) -> bytes:
+    """The runner's document; a runner that fails ends the bench with its stderr."""
     argv, run_env = runner_command(runner, sys.executable if runner == "python" else "", [], bench,
                                    iterations, 0, False)
     run_env.update(env)
     if drop:
         run_env.pop(drop)
-    return run_runner(argv, run_env, timeout=600)
+    return runner_document(runner, argv, run_env)
 
 
 SPIN_US = os.environ.get("COLDRUN_DUET_SPIN_US", str(DEFAULT_SPIN_US))
@@ -81,21 +81,18 @@ def one_run(runner: str, bench: str, c_bench: str, iterations: int, drop: str | 
             duet: bool) -> tuple[float, float]:
     """(median timed ns, median loop period ns) of one process."""
     if not duet:
-        outcome = launch(runner, bench, iterations, {}, drop)
+        document = launch(runner, bench, iterations, {}, drop)
     else:
         _kruntime.krun_duet_create(BARRIER)
         try:
             env = {"COLDRUN_DUET_BARRIER": BARRIER, "COLDRUN_DUET_SPIN_US": SPIN_US}
             with ThreadPoolExecutor(2) as pool:
                 partner = pool.submit(launch, "c", c_bench, iterations, env, None)
-                outcome = launch(runner, bench, iterations, env, drop)
-                if partner.result().returncode != 0:
-                    raise SystemExit(f"C partner failed: {partner.result().stderr.strip()}")
+                document = launch(runner, bench, iterations, env, drop)
+                partner.result()     # the C partner's failure ends the bench too
         finally:
             _kruntime.krun_duet_remove(BARRIER)
-    if outcome.returncode != 0:
-        raise SystemExit(f"{runner} runner failed: {outcome.stderr.strip()}")
-    doc = parse_document(outcome.document, iterations=iterations, duet=duet)
+    doc = parse_document(document, iterations=iterations, duet=duet)
     skip = iterations // 10
     starts = doc["iteration_start_ns"][skip:]
     timed = statistics.median(doc["wallclock_times"][skip:]) * 1e9

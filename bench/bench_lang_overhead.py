@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -24,7 +25,7 @@ import tempfile
 from pathlib import Path
 
 from iteration_runners import languages
-from iteration_runners.launch import run_runner
+from supervisor.launch.process import run_process
 
 C_FLOOR = r"""
 #include <stdio.h>
@@ -82,15 +83,23 @@ def benchmark_path(lang: str, work: Path) -> str:
     return str(work / name)
 
 
+def runner_document(what: str, argv: list[str], env: dict[str, str]) -> bytes:
+    """The results document of one runner launched as the supervisor launches it (supervisor.launch.process)."""
+    res = run_process(argv, {"PATH": "/usr/bin:/bin", **env}, cwd=os.getcwd(), heap_limit=None, stack_limit=None,
+                      timeout=600)
+    if res.exit_code != 0:
+        how = res.launch_error or (f"signal {res.signal}" if res.signal else "timed out" if res.timed_out
+                                   else f"exit status {res.exit_code}")
+        raise SystemExit(f"{what} runner failed ({how}): {res.stderr.text().strip()}")
+    return res.results
+
+
 def runner_overhead_ns(lang: str, work: Path, iterations: int, runs: int) -> float:
     bench = benchmark_path(lang, work)
     medians = []
     for _ in range(runs):
         argv, env = languages.language_runner_command(lang, "", [], bench, iterations, 0, False)
-        outcome = run_runner(argv, env, timeout=600)
-        if outcome.returncode != 0:
-            raise SystemExit(f"{lang} runner failed: {outcome.stderr.strip()}")
-        times = json.loads(outcome.document)["wallclock_times"][iterations // 10:]
+        times = json.loads(runner_document(lang, argv, env))["wallclock_times"][iterations // 10:]
         medians.append(statistics.median(times) * 1e9)
     return statistics.median(medians)
 

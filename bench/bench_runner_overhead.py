@@ -33,8 +33,9 @@ import textwrap
 from pathlib import Path
 
 from iteration_runners import runner_command
-from iteration_runners.launch import run_runner
 from iteration_runners.protocol import parse_document
+
+from bench_lang_overhead import runner_document
 
 C_FLOOR_SOURCE = r"""
 #include <stdio.h>
@@ -93,10 +94,7 @@ def runner_overhead_ns(runner: str, executable: str, benchmark: Path, iterations
     argv, env = runner_command(runner, executable, [], str(benchmark), iterations, 0, False)
     for key in drop_env:
         env.pop(key, None)
-    outcome = run_runner(argv, env, timeout=600)
-    if outcome.returncode != 0:
-        sys.exit(f"{runner} runner failed ({outcome.returncode}): {outcome.stderr.strip()}")
-    return statistics.median(parse_document(outcome.document)["wallclock_times"]) * 1e9
+    return statistics.median(parse_document(runner_document(runner, argv, env))["wallclock_times"]) * 1e9
 
 
 def main() -> None:

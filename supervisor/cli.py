@@ -7,12 +7,15 @@ import json
 import sys
 from pathlib import Path
 
-from iteration_runners.languages import report_build
+from iteration_runners.java_benchmarks import build_java_benchmarks, runner_classpath
+from iteration_runners.languages import RunnerError, report_build
 from supervisor import __version__
 from supervisor.boot.lifecycle import abort, continue_stopped, start
 from supervisor.boot.one_boot import boot
 from supervisor.boot.prepare import prepare
+from supervisor.durable import write_atomic
 from supervisor.errors import ColdrunError
+from supervisor.experiment.krun_import import import_krun
 from supervisor.experiment.model import json_schema
 from supervisor.platform_cli import add_platform_commands
 from supervisor.views.export import write_export
@@ -86,8 +89,6 @@ def _cmd_build_runners(args: argparse.Namespace) -> int:
 
 
 def _cmd_build_java(args: argparse.Namespace) -> int:
-    from iteration_runners.java_benchmarks import build_java_benchmarks, runner_classpath
-    from iteration_runners.languages import RunnerError
     try:
         if args.classpath:
             print(runner_classpath())
@@ -102,8 +103,6 @@ def _cmd_build_java(args: argparse.Namespace) -> int:
 
 
 def _cmd_import_krun(args: argparse.Namespace) -> int:
-    from supervisor.durable import write_atomic
-    from supervisor.experiment.krun_import import import_krun
     config = Path(args.config)
     out = Path(args.output) if args.output else config.with_suffix(".toml")
     if out.exists() and not args.force:

@@ -15,8 +15,12 @@ import sys
 import textwrap
 from typing import Any, Sequence, TextIO
 
-from supervisor.platforms.controls import ControlReport
+from supervisor.experiment.model import load_experiment
 from supervisor.experiment.platform_policy import PlatformPolicy
+from supervisor.platforms import linux_facts
+from supervisor.platforms.controls import ControlReport
+from supervisor.platforms.factory import NO_STATE_DIR, QuietLog, detect_platform_name, make_platform
+from supervisor.platforms.linux_controls import read_counter_facts
 from supervisor.system import CommandResult, RealClock, RealCommands, SystemRoot
 
 
@@ -28,8 +32,6 @@ class NoCommands:
 
 
 def _platform(policy: PlatformPolicy, root_dir: str, os_name: str | None):
-    from supervisor.platforms import detect_platform_name, make_platform
-    from supervisor.platforms.factory import NO_STATE_DIR, QuietLog
     name = os_name or detect_platform_name()
     commands = RealCommands() if root_dir == "/" else NoCommands()
     return make_platform(name, policy, NO_STATE_DIR, root=SystemRoot(root_dir),
@@ -41,11 +43,9 @@ def machine_facts(platform) -> dict[str, Any]:
     virtual, why = platform.is_virtual()
     facts: dict[str, Any] = {"virtual": virtual, "virtual_reason": why}
     if platform.name == "linux":
-        from supervisor.platforms import linux_facts as facts_of
-        from supervisor.platforms.linux_controls import read_counter_facts
         root = platform.root
-        facts.update(kernel=facts_of.kernel_release(root), cpus_online=len(platform.cpus()),
-                     model=facts_of.cpu_model(root), scaling_driver=facts_of.scaling_driver(root).describe(),
+        facts.update(kernel=linux_facts.kernel_release(root), cpus_online=len(platform.cpus()),
+                     model=linux_facts.cpu_model(root), scaling_driver=linux_facts.scaling_driver(root).describe(),
                      hardware_counters=read_counter_facts(root, platform.cpus()).describe())
     facts["temperatures"] = dict(sorted(platform.read_temperatures().items()))
     return facts
@@ -126,7 +126,6 @@ def problems(policy: PlatformPolicy, root_dir: str = "/", os_name: str | None = 
 
 
 def _load_policy(path: str) -> PlatformPolicy:
-    from supervisor.experiment.model import load_experiment
     exp, _ = load_experiment(path)
     return exp.platform
 

@@ -33,7 +33,7 @@ from supervisor.errors import ColdrunError, PlatformError
 from supervisor.eventlog import make_logger
 from supervisor.experiment.quantities import format_duration
 from supervisor.launch.process import error_line, last_lines
-from supervisor.platforms import compare_audit
+from supervisor.platforms.audit import compare_audit
 from supervisor.platforms.factory import Machine
 from supervisor.state.outcome import exit_code
 from supervisor.state.records import write_record

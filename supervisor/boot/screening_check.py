@@ -12,8 +12,7 @@ from __future__ import annotations
 from supervisor.experiment.model import Experiment
 from supervisor.experiment.platform_policy import PlatformPolicy
 from supervisor.experiment.screening import Factor
-from supervisor.platforms import detect_platform_name, make_platform
-from supervisor.platforms.factory import NO_STATE_DIR, Machine, QuietLog
+from supervisor.platforms.factory import NO_STATE_DIR, Machine, QuietLog, detect_platform_name, make_platform
 
 
 def level_problems(exp: Experiment, machine: Machine, *, simulate: bool) -> list[str]:

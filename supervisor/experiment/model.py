@@ -19,11 +19,12 @@ import re
 import tomllib
 import types
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError,
                       ValidationInfo, WithJsonSchema, field_validator)
 
+from iteration_runners.languages import LANGUAGE_RUNNERS, STARTUP_ONLY_RUNNERS
 from supervisor.errors import ColdrunError
 from supervisor.experiment.platform_policy import PlatformPolicy
 from supervisor.experiment.quantities import format_size, parse_duration, parse_size
@@ -31,6 +32,7 @@ from supervisor.experiment import duet as duet_table, run_length, screening
 from supervisor.experiment.duet import Duet
 from supervisor.experiment.run_length import Stop
 from supervisor.experiment.screening import Screening
+from supervisor.experiment.union_forms import is_tag, one_of
 
 NAME_PATTERN = r"^[A-Za-z0-9_.+-]+$"
 # Krun's ExternalSuiteVMDef protocol: the script gets the benchmark's name, and prints Krun's JSON.
@@ -54,9 +56,6 @@ MIN_STACK_LIMIT = 1 << 20
 # Starting an interpreter alone can take most of a second; the timeout guards
 # against hangs, it does not measure anything.
 MIN_EXECUTION_TIMEOUT = 1.0
-# The deepest legitimate value is ~3 levels (pre_execution = [["sh", ...]]);
-# tomllib recurses per level and hits Python's limit near 300.
-MAX_TOML_DEPTH = 32
 
 Duration = Annotated[
     float, BeforeValidator(parse_duration),
@@ -109,7 +108,8 @@ class ShellCommand(_Strict):
     shell: str
 
 
-Command = Union[Annotated[list[str], Field(min_length=1)], ShellCommand]
+COMMAND_FORMS = 'a command is a list of strings like ["sync"] or a table like {shell = "echo hi"}'
+Command = one_of(Annotated[list[str], Field(min_length=1)], ShellCommand, forms=COMMAND_FORMS)
 
 
 def command_argv(cmd: Command) -> list[str]:
@@ -120,13 +120,11 @@ def command_argv(cmd: Command) -> list[str]:
 
 def instrumentable_runners() -> tuple[str, ...]:
     """Runners whose language implementation reports JIT/GC events (iteration_runners.languages)."""
-    from iteration_runners.languages import LANGUAGE_RUNNERS
     return tuple(name for name, r in LANGUAGE_RUNNERS.items() if r.instrumentable)
 
 
 def startup_runners() -> tuple[str, ...]:
     """Runners that have a startup-time dummy runner."""
-    from iteration_runners.languages import LANGUAGE_RUNNERS, STARTUP_ONLY_RUNNERS
     return tuple(STARTUP_ONLY_RUNNERS) + tuple(LANGUAGE_RUNNERS)
 
 
@@ -344,29 +342,31 @@ def experiment_sha256(text: bytes) -> str:
     return hashlib.sha256(text).hexdigest()
 
 
+def _model_in(ann: Any) -> type[BaseModel] | None:
+    """The model class ``ann`` names: itself, or the table among a union's forms (``stop: Stop | None``)."""
+    while get_origin(ann) is Annotated:
+        ann = get_args(ann)[0]
+    if isinstance(ann, type) and issubclass(ann, BaseModel):
+        return ann
+    if get_origin(ann) in (Union, types.UnionType):
+        return next((m for m in map(_model_in, get_args(ann)) if m is not None), None)
+    return None
+
+
 def _model_at(loc: tuple) -> type[BaseModel] | None:
     """The model class that owns the field at ``loc[:-1]`` (for "did you mean")."""
-    model: Any = Experiment
-    i = 0
-    parent = loc[:-1]
-    while i < len(parent):
-        part = parent[i]
-        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+    ann: Any = Experiment
+    for part in loc[:-1]:
+        model = _model_in(ann)
+        if model is not None:
+            if part not in model.model_fields:
+                return None
+            ann = model.model_fields[part].annotation
+        elif get_origin(ann) in (list, dict):     # an element or a value: the last type argument
+            ann = get_args(ann)[-1]
+        else:
             return None
-        field = model.model_fields.get(part)
-        if field is None:
-            return None
-        ann = field.annotation
-        if isinstance(ann, types.UnionType):    # an optional table (stop: Stop | None): the table's keys
-            ann = next((a for a in ann.__args__ if isinstance(a, type) and issubclass(a, BaseModel)), ann)
-        origin = getattr(ann, "__origin__", None)
-        if origin is dict:
-            model = ann.__args__[1]
-            i += 2  # skip the dict key
-            continue
-        model = ann
-        i += 1
-    return model if isinstance(model, type) and issubclass(model, BaseModel) else None
+    return _model_in(ann)
 
 
 def dotted(loc: tuple) -> str:
@@ -394,10 +394,12 @@ def _message(err: dict) -> str:
     return msg
 
 
-def _describe(err: dict, loc: tuple, in_shell_command: bool = False) -> str:
+def _problem_text(err: dict) -> str:
+    """One problem's line.  The location drops what pydantic adds: a union form's tag, "[key]" for a key."""
+    loc = tuple(part for part in err["loc"] if not is_tag(part) and part != "[key]")
     path = dotted(loc) or "(top level)"
     if err["type"] == "extra_forbidden":
-        model = ShellCommand if in_shell_command else _model_at(loc)
+        model = _model_at(loc)
         hint = ""
         if model is not None and loc:
             close = difflib.get_close_matches(str(loc[-1]), list(model.model_fields), n=1)
@@ -407,83 +409,6 @@ def _describe(err: dict, loc: tuple, in_shell_command: bool = False) -> str:
     if err["type"] == "missing":
         return f"{path}: required field is missing; add it"
     return f"{path}: {_message(err)}"
-
-
-def _in_file(err: dict, data: dict) -> tuple[tuple, int | None, object]:
-    """The error's location in the file, where pydantic's first tag was in it, and that tag.
-
-    pydantic inserts tags the file does not have: union branches ("bool",
-    "list[str]", "ShellCommand", ...) and "[key]" for a dict key.  A location
-    part that the file has at that point is the user's; only a missing field is
-    a user's part the file does not have.
-    """
-    loc = tuple(err["loc"])
-    path: list = []
-    value: Any = data
-    tag_at, tag = None, None
-    for i, part in enumerate(loc):
-        if isinstance(value, dict) and part in value:
-            value = value[part]
-        elif isinstance(value, list) and type(part) is int and 0 <= part < len(value):
-            value = value[part]
-        elif not (i == len(loc) - 1 and err["type"] == "missing"):
-            if tag_at is None:
-                tag_at, tag = len(path), part
-            continue
-        path.append(part)
-    return tuple(path), tag_at, tag
-
-
-COMMAND_FORMS = 'a command is a list of strings like ["sync"] or a table like {shell = "echo hi"}'
-
-
-def _problem_texts(errors: list[dict], data: dict) -> list[str]:
-    """One line per problem.  pydantic reports every branch of a failed union: report the branch the
-    user wrote (the one whose errors are inside the value), else one line with each branch's wish."""
-    lines: list[str] = []
-    unions: dict[tuple, list[tuple[object, bool, dict, tuple]]] = {}
-    for err in errors:
-        path, tag_at, tag = _in_file(err, data)
-        if tag_at is None:
-            lines.append(_describe(err, path))
-            continue
-        where = path[:tag_at]
-        if where not in unions:
-            unions[where] = []
-            lines.append(where)       # placeholder: the union's lines go where it was first reported
-        unions[where].append((tag, len(path) > tag_at, err, path))
-    out: list[str] = []
-    for item in lines:
-        if isinstance(item, str):
-            out.append(item)
-            continue
-        where, branches = item, unions[item]
-        tags = list(dict.fromkeys(t for t, _, _, _ in branches))
-        if "ShellCommand" in tags:
-            written = _value_at(data, where)
-            wanted = "ShellCommand" if isinstance(written, dict) else "list[str]" if isinstance(written, list) else None
-            if wanted is None:
-                out.append(f"{dotted(where)}: {COMMAND_FORMS}")
-                continue
-        else:
-            inside = list(dict.fromkeys(t for t, deeper, _, _ in branches if deeper))
-            wanted = inside[0] if len(inside) == 1 else None
-        if wanted is not None:
-            out += [_describe(err, path, in_shell_command=wanted == "ShellCommand")
-                    for t, _, err, path in branches if t == wanted]
-        else:
-            wishes = dict.fromkeys(_message(err) for _, _, err, _ in branches)
-            out.append(f"{dotted(where) or '(top level)'}: {'; or '.join(wishes)}")
-    return out
-
-
-def _value_at(data: Any, loc: tuple) -> Any:
-    for part in loc:
-        try:
-            data = data[part]
-        except (KeyError, IndexError, TypeError):
-            return None
-    return data
 
 
 def _string_problems(data: Any) -> list[tuple[str, str]]:
@@ -504,26 +429,6 @@ def _string_problems(data: Any) -> list[tuple[str, str]]:
     return sorted(problems)
 
 
-# Things that open or close a nesting level, and the strings and comments in
-# which brackets do not count.
-_TOML_TOKEN = re.compile(r'''"""(?:\\.|[^\\])*?"""|\'\'\'.*?\'\'\'|"(?:\\.|[^"\\\n])*"|\'[^\'\n]*\'|#[^\n]*|[\[\]{}]''',
-                         re.S)
-
-
-def nested_too_deeply(text: str, limit: int = MAX_TOML_DEPTH) -> bool:
-    """Arrays and inline tables nested deeper than ``limit``, found without parsing (tomllib recurses per level)."""
-    depth = 0
-    for m in _TOML_TOKEN.finditer(text):
-        c = m.group()
-        if c in "[{":
-            depth += 1
-            if depth > limit:
-                return True
-        elif c in "]}":
-            depth = max(depth - 1, 0)
-    return False
-
-
 def _problem_lines(path: str, problems: list[str]) -> ColdrunError:
     """One line per problem, each naming the file (the CLI prefixes each line with "coldrun: ")."""
     return ColdrunError("\n".join(f"{path}: {p}" for p in dict.fromkeys(problems)))
@@ -535,15 +440,13 @@ def parse_experiment(text: bytes, path: str) -> Experiment:
         source = text.decode("utf-8")
     except UnicodeDecodeError:
         raise ColdrunError(f"{path}: not UTF-8 text; save the experiment file as UTF-8")
-    if nested_too_deeply(source):
-        raise ColdrunError(f"{path}: arrays or tables nested more than {MAX_TOML_DEPTH} deep; an experiment "
-                           f"needs at most 3 levels: check for unclosed or repeated [ or {{")
     try:
         data = tomllib.loads(source)
     except tomllib.TOMLDecodeError as e:
         raise ColdrunError(f"{path}: malformed TOML: {e}")
-    except RecursionError:   # nesting the depth scan missed (it is not a full TOML lexer)
-        raise ColdrunError(f"{path}: arrays or tables nested too deeply; an experiment needs at most 3 levels")
+    except RecursionError:   # tomllib recurses per array or inline table and gives up near 300 levels
+        raise ColdrunError(f"{path}: arrays or tables nested too deeply; an experiment needs at most 3 levels: "
+                           f"check for unclosed or repeated [ or {{")
     except ValueError as e:  # tomllib lets int() refuse numbers of more than 4300 digits
         reason = str(e).split(";")[0]     # not Python's advice to raise its digit limit
         raise ColdrunError(f"{path}: malformed TOML: {reason}")
@@ -551,7 +454,7 @@ def parse_experiment(text: bytes, path: str) -> Experiment:
     try:
         exp = Experiment.model_validate(data)
     except ValidationError as e:
-        problems += _problem_texts(e.errors(), data)
+        problems += [_problem_text(err) for err in e.errors()]
     else:
         problems += [f"{field}: {msg}" for field, msg in _whole_experiment_problems(exp)]
     if problems:

@@ -15,8 +15,10 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from supervisor.cpulist import parse_cpulist
+from supervisor.experiment.union_forms import one_of
 
 Ignore = Literal["ignore"]
+IntOrIgnore = one_of(int, Ignore)
 
 
 class PlatformPolicy(BaseModel):
@@ -26,7 +28,7 @@ class PlatformPolicy(BaseModel):
     governor: str = Field(
         default="performance",
         description='cpufreq scaling governor on every core; "ignore" leaves it alone')
-    turbo: bool | Literal["off", "on", "ignore"] = Field(
+    turbo: one_of(bool, Literal["off", "on", "ignore"]) = Field(
         default="off",
         description='"off" (paper), "on", or "ignore"; false/true mean off/on')
     energy_performance_preference: str = Field(
@@ -43,16 +45,16 @@ class PlatformPolicy(BaseModel):
     tickless: Literal["require", "ignore"] = Field(
         default="require",
         description="CONFIG_NO_HZ_FULL=y and nohz_full= covering the benchmark cores")
-    perf_max_sample_rate: int | Ignore = Field(
+    perf_max_sample_rate: IntOrIgnore = Field(
         default=1, description="kernel.perf_event_max_sample_rate (paper: 1)")
-    perf_cpu_time_max_percent: int | Ignore = Field(
+    perf_cpu_time_max_percent: IntOrIgnore = Field(
         default="ignore",
         description="kernel.perf_cpu_time_max_percent; 0 stops the kernel changing the sample rate itself")
-    aslr: bool | Ignore = Field(
+    aslr: one_of(bool, Ignore) = Field(
         default=True, description="address space randomisation (paper: on, randomize_va_space=2)")
     smt: Literal["report", "require_off", "ignore"] = Field(
         default="report", description="simultaneous multithreading: report, or require it off")
-    overcommit_memory: int | Literal["report", "ignore"] = Field(
+    overcommit_memory: one_of(int, Literal["report", "ignore"]) = Field(
         default="report", description="vm.overcommit_memory: report, or a mode 0/1/2 to set")
     swap: Literal["report", "require_off", "ignore"] = Field(
         default="report", description="swap devices: report, or require none active")
@@ -64,7 +66,7 @@ class PlatformPolicy(BaseModel):
         default="if_available",
         description='"if_available": open counter access where the machine has the PMUs, never fail '
                     'without them (VMs); "require": no PMU/access is a problem; "off": wall-clock only')
-    perf_event_paranoid: int | Ignore = Field(
+    perf_event_paranoid: IntOrIgnore = Field(
         default=0,
         description="kernel.perf_event_paranoid while the experiment runs (<= 0 lets the unprivileged "
                     "benchmark user open per-CPU events); \"ignore\": access arranged otherwise")
@@ -114,7 +116,7 @@ class PlatformPolicy(BaseModel):
     # --- OpenBSD ---------------------------------------------------------
     apm_performance: Literal["high", "ignore"] = Field(
         default="high", description="OpenBSD: apm -H and hw.setperf=100")
-    malloc_options: str | Ignore = Field(
+    malloc_options: str = Field(
         default="cfgrux", description="OpenBSD MALLOC_OPTIONS for benchmarks (paper: cfgrux)")
 
     @field_validator("turbo", mode="before")

@@ -23,11 +23,12 @@ screening_design.py and screening_plan.py.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from supervisor.experiment.platform_policy import PlatformPolicy
+from supervisor.experiment.union_forms import one_of
 
 # [platform] fields that coldrun sets and reads back at run time (controls.py / linux_controls.py).
 # smt, swap, tickless are check-only: a kernel_cmdline factor (nosmt, nohz_full=) covers them.
@@ -40,7 +41,7 @@ NOT_A_LEVEL = ("ignore", "report")
 REBOOT_KINDS = ("kernel_cmdline", "boot_setting")
 DESIGNS = ("full", "fractional", "plackett-burman")
 
-Level = Union[bool, int, str]
+Level = one_of(bool, int, str)
 
 
 def level_text(value: Level) -> str:
@@ -64,7 +65,7 @@ class Factor(_Strict):
     variable: str | None = Field(default=None, description='kind = "env": the variable\'s name')
     parameter: str | None = Field(default=None, description='kind = "kernel_cmdline": the parameter, e.g. '
                                                             '"mitigations"')
-    values: dict[str, Union[list[str], str, dict[str, str]]] = Field(
+    values: dict[str, one_of(list[str], str, dict[str, str])] = Field(
         default_factory=dict,
         description='kind = "argument": level -> list of arguments (default: the level as one argument); '
                     'kind = "kernel_cmdline": level -> the /proc/cmdline token ("" = parameter absent; '

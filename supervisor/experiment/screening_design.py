@@ -33,7 +33,7 @@ class Design:
 def design_matrix(sc: Screening) -> tuple[str, list[Treatment]]:
     """The design's rows as level indices, and its name."""
     try:
-        import pyDOE3
+        import pyDOE3    # the analysis extra (with numpy and scipy, ~1.5 s to import): only when a design is planned
     except ImportError:
         raise ColdrunError("screening: designs come from pyDOE3, which is not installed; "
                            "pip install 'coldrun[analysis]'") from None

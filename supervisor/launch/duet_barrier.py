@@ -14,6 +14,7 @@ import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import libkruntime     # its krun_* functions say how to build the C extension when it is missing
 from supervisor.errors import ColdrunError
 
 SHM_DIR = "/dev/shm"     # where Linux keeps POSIX shared memory (shm_open's names)
@@ -26,9 +27,8 @@ def barrier_env(name: str, timeout: float, spin_us: int) -> dict[str, str]:
 
 def remove_barrier(name: str) -> bool:
     """Remove a barrier a killed supervisor left (no error if it is gone); False when it cannot be."""
-    from libkruntime import _kruntime
     try:
-        _kruntime.krun_duet_remove(name)
+        libkruntime.krun_duet_remove(name)
     except OSError:
         return False
     return True
@@ -37,16 +37,15 @@ def remove_barrier(name: str) -> bool:
 @contextmanager
 def pair_barrier(owner: str | None) -> Iterator[str]:
     """A fresh barrier's name while the pair runs; ColdrunError when it cannot be made."""
-    from libkruntime import _kruntime      # the C extension; only pair executions need it
     name = f"/coldrun-duet-{os.getpid()}-{secrets.token_hex(4)}"
     try:
-        _kruntime.krun_duet_create(name, 0o600)
+        libkruntime.krun_duet_create(name, 0o600)
         if owner is not None:
             shutil.chown(os.path.join(SHM_DIR, name.lstrip("/")), user=owner)
     except (OSError, LookupError) as e:
-        _kruntime.krun_duet_remove(name)
+        libkruntime.krun_duet_remove(name)
         raise ColdrunError(f"cannot make the duet barrier {name}: {e}")
     try:
         yield name
     finally:
-        _kruntime.krun_duet_remove(name)
+        libkruntime.krun_duet_remove(name)

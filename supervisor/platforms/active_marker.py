@@ -19,8 +19,10 @@ from typing import Any
 from supervisor.errors import ColdrunError, PlatformError
 from supervisor.durable import write_atomic
 from supervisor.system import Commands, SystemRoot
-from supervisor.state.undo import UndoLog
+from supervisor.platforms.undo_replay import restore_undo_log
 from supervisor.state import layout
+from supervisor.state.schedule import Schedule
+from supervisor.state.undo import UndoLog
 
 MARKER = "/var/lib/coldrun/active"
 
@@ -96,8 +98,6 @@ def replay_previous(root: SystemRoot, commands: Commands, log: Any, current: Pat
     if old != Path(current).absolute() and _lock_held(old):
         raise ColdrunError(f"{old}: another experiment is running on this machine (its supervisor holds the "
                            f"lock); wait for it or coldrun abort {old}, then start again")
-    # Late: supervisor.platforms imports this module (through base.py) while it loads.
-    from supervisor.platforms import restore_undo_log
     try:
         pending = UndoLog(old).pending()
         if not pending:
@@ -114,8 +114,6 @@ def replay_previous(root: SystemRoot, commands: Commands, log: Any, current: Pat
                            f"then start again")
     log.info("restored the settings of the previous experiment", state_dir=str(old))
     try:
-        # Late: the schedule imports the experiment model, which imports the platforms package.
-        from supervisor.state.schedule import Schedule
         status = Schedule.load(old / layout.SCHEDULE).status
     except ColdrunError:
         return

@@ -9,6 +9,7 @@ hash under "experiment_sha256" before storing it.
 from __future__ import annotations
 
 import hashlib
+from importlib.metadata import version
 from typing import Any
 
 VOLATILE = "volatile"
@@ -16,7 +17,6 @@ VOLATILE = "volatile"
 
 def coldrun_version() -> str:
     try:
-        from importlib.metadata import version
         return version("coldrun")
     except Exception:
         return "unknown"

@@ -10,12 +10,9 @@ from __future__ import annotations
 import os
 import sys
 
+from supervisor.cpulist import parse_cpulist
+
 CGROUP_MOUNT = "/sys/fs/cgroup"
-
-
-def _cpus(text: str) -> set[int]:
-    from supervisor.cpulist import parse_cpulist
-    return parse_cpulist(text)
 
 
 def _inside(want: str) -> bool:
@@ -40,7 +37,7 @@ def main(argv: list[str]) -> int:
             print(f"cgexec: not placed in {cg}: /proc/self/cgroup says {placed.strip()!r}", file=sys.stderr)
             return 125
         with open(os.path.join(cg, "cpuset.cpus.effective")) as f:
-            cpus = _cpus(f.read())
+            cpus = parse_cpulist(f.read())
         affinity = os.sched_getaffinity(0)
         if cpus and not affinity <= cpus:
             print(f"cgexec: affinity {sorted(affinity)} is outside the cpuset {sorted(cpus)}", file=sys.stderr)

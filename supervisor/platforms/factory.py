@@ -1,5 +1,10 @@
 """Which Platform a state dir runs on: simulated for --simulate-reboots, else the detected OS (contract C).
 
+    make_platform(name, policy, state_dir, *, root, commands, clock, log, waits=None) -> Platform
+    detect_platform_name() -> "linux" | "openbsd"
+
+``waits`` is the experiment's [waits] table (supervisor.experiment.model.Waits); Krun's values when absent.
+
 This is the one place that turns the schedule's mode into behaviour; the
 boot code only calls the platform it is given.
 """
@@ -7,22 +12,47 @@ boot code only calls the platform it is given.
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 from supervisor.cpulist import process_cpus
 from supervisor.errors import ColdrunError
-from supervisor.experiment.model import Experiment
+from supervisor.experiment.model import Experiment, Waits
 from supervisor.experiment.platform_policy import PlatformPolicy
-from supervisor.platforms import detect_platform_name, make_platform
 from supervisor.platforms.base import Platform
+from supervisor.platforms.linux import LinuxPlatform
+from supervisor.platforms.linux_facts import benchmark_cpus
+from supervisor.platforms.openbsd import OpenBSDPlatform
+from supervisor.platforms.simulated import SimulatedPlatform
 from supervisor.run_length_analysis import RunLengthAnalysis
 from supervisor.system import Clock, Commands, RealClock, RealCommands, SystemRoot
 
 SIMULATED, HARDWARE = "simulated", "hardware"     # the schedule's mode field
 # A state dir that is never created: inspecting controls (platform show, screening checks) reads the machine only.
 NO_STATE_DIR = Path("/nonexistent-coldrun-state")
+PLATFORM_NAMES = ("simulated", "linux", "openbsd")
+
+
+def detect_platform_name() -> str:
+    if sys.platform.startswith("linux"):
+        return "linux"
+    if sys.platform.startswith("openbsd"):
+        return "openbsd"
+    raise ColdrunError(f"unsupported operating system {sys.platform!r}: coldrun runs on Linux and OpenBSD "
+                       "(use --simulate-reboots elsewhere)")
+
+
+def make_platform(name: str, policy: PlatformPolicy, state_dir: Path, *, root: SystemRoot,
+                  commands: Commands, clock: Clock, log, waits: Waits | None = None) -> Platform:
+    if name == "simulated":
+        return SimulatedPlatform(policy, state_dir, root=root, commands=commands, clock=clock, log=log)
+    if name == "linux":
+        return LinuxPlatform(policy, state_dir, root=root, commands=commands, clock=clock, log=log, waits=waits)
+    if name == "openbsd":
+        return OpenBSDPlatform(policy, state_dir, root=root, commands=commands, clock=clock, log=log, waits=waits)
+    raise ColdrunError(f"unknown platform {name!r}; expected one of {', '.join(PLATFORM_NAMES)}")
 
 
 class QuietLog:
@@ -49,7 +79,6 @@ class Machine:
         coldrun.bench partition's (the supervisor's own affinity leaves them out once it exists), else
         this process's."""
         if mode == HARDWARE and policy.pinning and detect_platform_name() == "linux":
-            from supervisor.platforms.linux_facts import benchmark_cpus
             return sorted(benchmark_cpus(self.root, policy.benchmark_cpus))
         return self.affinity()
 

@@ -17,38 +17,11 @@ from supervisor.platforms.kernel_log import unexpected
 from supervisor.experiment.platform_policy import PlatformPolicy
 from supervisor.platforms.temperatures import busy_loop_heat, wait_for_baselines
 from supervisor.platforms.throttle import throttle_changes
+from supervisor.platforms.undo_replay import undo_entry
 from supervisor.system import Clock, Commands, SystemRoot
 from supervisor.state.undo import UndoLog
 
 MAX_LOG_LINES = 200  # kernel log lines stored per record
-
-
-def undo_entry(root: SystemRoot, commands: Commands) -> Callable[[dict[str, Any]], None]:
-    """The executor that undoes one undo-log entry (see supervisor/state/undo.py)."""
-
-    def run(entry: dict[str, Any]) -> None:
-        action = entry.get("action")
-        if action == "write":
-            root.write_text(entry["path"], entry["value"])
-        elif action == "run":
-            r = commands.run(entry["argv"])
-            if not r.ok:
-                raise OSError(f"{' '.join(entry['argv'])} failed: {r.stderr.strip() or r.returncode}")
-        elif action == "rmdir":
-            p = root.path(entry["path"])
-            if not p.exists():
-                return
-            try:
-                p.rmdir()
-            except OSError:
-                # A plain directory (fake root) keeps the files we wrote; cgroupfs never does.
-                for name in entry.get("files", []):
-                    (p / name).unlink(missing_ok=True)
-                p.rmdir()
-        else:
-            raise OSError(f"unknown undo action {action!r}")
-
-    return run
 
 
 class UnixPlatform(Platform):

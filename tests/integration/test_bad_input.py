@@ -253,3 +253,12 @@ def test_bad_experiment_never_touches_an_existing_state_dir(exp_factory, tmp_pat
     for cmd in (("start", str(bad), "--simulate-reboots", "--state-dir", str(state)), ("check", str(bad))):
         one_line_error(coldrun(*cmd), str(bad), "vms.fake.iterations", "integer")
     assert {f: f.read_bytes() for f in state.rglob("*") if f.is_file()} == before
+
+
+def test_deeply_nested_file_is_one_line(tmp_path):
+    """No depth pre-scan: tomllib's RecursionError becomes the one line (no traceback), at once."""
+    p = tmp_path / "deep.toml"
+    p.write_text('name = "x"\nexecutions = 1\npre_execution = ' + "[" * 100000 + "\n")
+    t = time.perf_counter()
+    one_line_error(coldrun("check", str(p)), str(p), "nested too deeply", "check for unclosed or repeated [ or {")
+    assert time.perf_counter() - t < 30

@@ -7,8 +7,7 @@ import signal
 import pytest
 
 from iteration_runners import c_runner_path
-from iteration_runners.launch import run_runner
-from runner_helpers import build_c_benchmark, check_success, run
+from runner_helpers import build_c_benchmark, check_success, run, run_runner
 
 COUNTING = """
     #include <stdio.h>

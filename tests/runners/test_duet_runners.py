@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from iteration_runners import runner_command
-from iteration_runners.launch import RunnerOutcome, run_runner
 from iteration_runners.protocol import parse_document
+from runner_helpers import RunnerOutcome, run_runner
 from libkruntime import _kruntime
 from test_lang_common import require_libkruntime, require_tool
 

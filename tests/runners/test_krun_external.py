@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from iteration_runners import RUNNERS_DIR
-from iteration_runners.launch import run_runner
+from runner_helpers import run_runner
 from iteration_runners.protocol import parse_document
 
 ADAPTER = RUNNERS_DIR / "krun_external.py"

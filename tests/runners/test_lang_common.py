@@ -15,7 +15,7 @@ import pytest
 
 from real_parts import missing_real_part
 from iteration_runners import languages
-from iteration_runners.launch import RunnerOutcome, run_runner
+from runner_helpers import RunnerOutcome, run_runner
 from iteration_runners.protocol import ProtocolError, validate_document
 
 # Interpreter and Debian package per language runner (skip reasons name the package).

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from iteration_runners import languages
-from iteration_runners.launch import run_runner
+from runner_helpers import run_runner
 from iteration_runners.protocol import validate_document
 from test_lang_common import require_libkruntime, require_tool
 

@@ -9,7 +9,8 @@ import sys
 import pytest
 
 from iteration_runners import PYTHON_RUNNER
-from runner_helpers import check_success, run, write_python_benchmark
+from iteration_runners.protocol import parse_document
+from runner_helpers import check_success, run, run_runner, supervisor_launch, write_python_benchmark
 
 SYSTEM_PYTHON = "/usr/bin/python3"
 
@@ -123,8 +124,6 @@ def test_benchmark_without_run_iter_is_a_usage_error(tmp_path):
 
 def _raw(args: list[str], fd3: bool = True) -> subprocess.CompletedProcess:
     """Run the runner with hand-made argv (bypassing runner_command's own checks)."""
-    from iteration_runners.launch import run_runner
-
     if fd3:
         return run_runner([sys.executable, str(PYTHON_RUNNER), *args], {})
     return subprocess.run([sys.executable, str(PYTHON_RUNNER), *args], capture_output=True, text=True,
@@ -178,11 +177,7 @@ def test_benchmark_can_import_modules_beside_it(tmp_path, vm_args):
         def run_iter(param):
             assert helper_mod.VALUE + param == 42
     """)
-    from iteration_runners import runner_command
-    from iteration_runners.launch import run_runner
-    from iteration_runners.protocol import parse_document
-
-    argv, env = runner_command("python", sys.executable, vm_args, str(bench), 2, 1, False)
-    outcome = run_runner(argv, env)
+    argv, env = supervisor_launch("python", sys.executable, bench, 2, 1, vm_args=vm_args)
+    outcome = run_runner(argv, env, base_env={})
     assert outcome.returncode == 0, outcome.stderr
     assert len(parse_document(outcome.document)["wallclock_times"]) == 2

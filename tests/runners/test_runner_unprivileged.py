@@ -16,9 +16,8 @@ from pathlib import Path
 import pytest
 
 from iteration_runners import runner_command
-from iteration_runners.launch import run_runner
 from iteration_runners.protocol import parse_document
-from runner_helpers import build_c_benchmark, write_python_benchmark
+from runner_helpers import build_c_benchmark, run_runner, write_python_benchmark
 
 NOBODY = "65534"
 

@@ -104,7 +104,7 @@ class FakeMachineCommands:
 
 def make_linux(root: Path, state_dir: Path, policy: PlatformPolicy | None = None, commands=None,
                clock=None, log=None, **kw):
-    from supervisor.platforms import make_platform
+    from supervisor.platforms.factory import make_platform
     return make_platform("linux", policy or PlatformPolicy(), state_dir, root=SystemRoot(root),
                          commands=commands or FakeMachineCommands(), clock=clock or FakeClock(),
                          log=log or MemoryLog(), **kw)

@@ -1,4 +1,4 @@
-from supervisor.platforms import compare_audit
+from supervisor.platforms.audit import compare_audit
 from supervisor.experiment.platform_policy import PlatformPolicy
 
 from platform_helpers import FakeMachineCommands, make_linux

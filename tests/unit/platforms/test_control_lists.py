@@ -8,7 +8,8 @@ import errno
 import pytest
 
 from supervisor.errors import PlatformError
-from supervisor.platforms import linux, make_platform
+from supervisor.platforms import linux
+from supervisor.platforms.factory import make_platform
 from supervisor.platforms.controls import ReportControl
 from supervisor.platforms.linux import LINUX_CONTROLS
 from supervisor.platforms.linux_controls import (Aslr, CounterAccessControl, CpufreqBoost, CpusetControl,

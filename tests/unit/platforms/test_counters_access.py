@@ -16,7 +16,7 @@ import pytest
 from pydantic import ValidationError
 
 from supervisor.errors import PlatformError
-from supervisor.platforms import restore_undo_log
+from supervisor.platforms.undo_replay import restore_undo_log
 from supervisor.platform_cli import add_platform_commands, show
 from supervisor.platforms.linux_controls import PARANOID, read_counter_facts
 from supervisor.experiment.platform_policy import PlatformPolicy
@@ -161,7 +161,7 @@ class UndoFirstRoot(SystemRoot):
 
 def test_original_is_in_the_undo_log_before_the_write(machine, tmp_path):
     root, state = machine("intel-desktop"), tmp_path / "state"
-    from supervisor.platforms import make_platform
+    from supervisor.platforms.factory import make_platform
     from doubles import FakeClock
     sysroot = UndoFirstRoot(root, state)
     p = make_platform("linux", counters_only(), state, root=sysroot, commands=FakeMachineCommands(),
@@ -222,7 +222,7 @@ def test_a_setting_that_does_not_stick_fails_verification(machine, tmp_path):
                 super().write_text(system_path, text)
 
     root, state = machine("intel-desktop"), tmp_path / "state"
-    from supervisor.platforms import make_platform
+    from supervisor.platforms.factory import make_platform
     from doubles import FakeClock
     p = make_platform("linux", counters_only(), state, root=Deaf(root), commands=FakeMachineCommands(),
                       clock=FakeClock(), log=MemoryLog())

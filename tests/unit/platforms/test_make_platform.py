@@ -3,7 +3,7 @@ import sys
 import pytest
 
 from supervisor.errors import ColdrunError
-from supervisor.platforms import detect_platform_name, make_platform
+from supervisor.platforms.factory import detect_platform_name, make_platform
 from supervisor.platforms.base import Platform
 from supervisor.platforms.linux import LinuxPlatform
 from supervisor.experiment.platform_policy import PlatformPolicy

@@ -3,7 +3,7 @@
 import sys
 
 
-from supervisor.platforms import make_platform
+from supervisor.platforms.factory import make_platform
 from supervisor.experiment.platform_policy import PlatformPolicy
 from supervisor.system import CommandResult, SystemRoot
 from doubles import FakeClock

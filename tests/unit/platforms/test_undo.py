@@ -3,7 +3,7 @@ import json
 import pytest
 
 from supervisor.errors import PlatformError
-from supervisor.platforms import restore_undo_log
+from supervisor.platforms.undo_replay import restore_undo_log
 from supervisor.system import SystemRoot
 from supervisor.state.undo import UndoLog
 

@@ -67,6 +67,18 @@ def test_a_level_the_control_cannot_take_is_refused():
     assert "'sometimes' is not a value of [platform] transparent_hugepages" in msg
 
 
+def test_a_level_or_value_of_no_form_is_one_line_naming_the_forms():
+    msg = err(BUILD.replace('["plain", "fp"]', '["plain", 1.5]'))
+    assert msg == "exp.toml: screening.factors.build.levels.1: must be true, false, an integer or a string"
+    msg = err('[screening.factors.a]\nkind = "argument"\nlevels = ["x", "y"]\nvalues = {x = 3}\n')
+    assert msg == "exp.toml: screening.factors.a.values.x: must be an array, a string or a table"
+
+
+def test_a_control_level_of_the_wrong_form_names_the_control_s_forms():
+    msg = err(BUILD + '[screening.factors.aslr]\nkind = "control"\ncontrol = "aslr"\nlevels = [true, "yes"]\n')
+    assert "'yes' is not a value of [platform] aslr: must be true, false or \"ignore\"" in msg
+
+
 def test_ignore_is_no_level():
     msg = err(BUILD + '[screening.factors.g]\nkind = "control"\ncontrol = "governor"\n'
                       'levels = ["performance", "ignore"]\n')

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import supervisor
 from supervisor.experiment.model import Mail
-from supervisor.platforms import make_platform
+from supervisor.platforms.factory import make_platform
 from supervisor.platforms.mail import MemoryCounter
 from supervisor.platforms.simulated import SimulatedPlatform, resume_command
 from supervisor.experiment.platform_policy import PlatformPolicy
