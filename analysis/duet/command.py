@@ -153,7 +153,7 @@ def render_results_text(doc: dict) -> str:
     """Every pair's report, each headed by its two keys (x = a, y = b)."""
     parts = []
     for p in doc["pairs"]:
-        left = (f"; left out: " + ", ".join(f"{execution_number(int(k))} {v}" for k, v in p["left_out"].items())
+        left = ("; left out: " + ", ".join(f"{execution_number(int(k))} {v}" for k, v in p["left_out"].items())
                 if p["left_out"] else "")
         parts.append(f"pair {p['a']} / {p['b']} (x = a, y = b), pair executions {p['pexecs']}{left}\n"
                      + f"  pairing            {_pairing_text(p)}\n" + render_text(p))

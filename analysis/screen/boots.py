@@ -83,7 +83,6 @@ def warning_text(name: str, found: dict) -> str:
 
 def boots_report(path: str, *, confidence: float, steady_state: bool = True) -> dict:
     """``boots --json``: {"source", "confidence", "steady_state", "keys": {key: split + "left_out"}, "warnings"}."""
-    import numpy as np
 
     from analysis.inputs import read_results
     from analysis.screen.executions import completed_executions, kept_iterations
