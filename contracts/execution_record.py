@@ -19,17 +19,20 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveInt, ValidationError, model_validator
 
+from contracts.state_view import COMPLETED, ERRORED, MEASUREMENT_KEYS, SLOT_STATES, TIMED_OUT
+
+__all__ = ["MEASUREMENT_KEYS", "ExecutionRecord", "ExecutionSlot", "problem"]
+
 RECORD_VERSION = 1
-MEASUREMENT_KEYS = ("wallclock_times", "core_cycle_counts", "aperf_counts", "mperf_counts")
 
 # What the schedule's flag becomes once the record is written; "O" is a re-run
 # requested by the post-checks (the job goes back to outstanding).
 Outcome = Literal["C", "E", "T", "O"]
 RecordState = Literal["completed", "errored", "timed_out", "rerun"]
-STATE_OF_OUTCOME: dict[str, str] = {"C": "completed", "E": "errored", "T": "timed_out", "O": "rerun"}
+STATE_OF_OUTCOME: dict[str, str] = {"C": COMPLETED, "E": ERRORED, "T": TIMED_OUT, "O": "rerun"}
 OUTCOME_RERUN = "O"
-# Every state a scheduled execution can be in (the schedule's names).
-SlotState = Literal["outstanding", "running", "completed", "errored", "timed_out", "crashed", "skipped"]
+# Every state a scheduled execution can be in (contracts.state_view: the schedule's names).
+SlotState = Literal[SLOT_STATES]  # type: ignore[valid-type]
 
 Seconds = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 U64 = Annotated[int, Field(ge=0, le=2**64 - 1)]
@@ -109,7 +112,8 @@ class ExecutionSlot(BaseModel):
     """One scheduled execution as a native export lists it: which one, its state, its measurements.
 
     A slot whose job has a record carries the whole record; the others (crashed,
-    skipped, outstanding, running) carry only these fields, measurements empty.
+    skipped, outstanding, running) carry only these fields, measurements empty
+    (contracts.state_view says which slots there are and how each is read).
     """
 
     model_config = ConfigDict(strict=True, extra="ignore")
@@ -132,6 +136,9 @@ class ExecutionSlot(BaseModel):
     iteration_start_ns: list[int] | None = None
     iteration_end_ns: list[int] | None = None
     screening: ScreeningLevels | None = None
+    # A record's, read back for Krun's eta_estimates and error_flag (state_view.Slot); a slot without one has none.
+    duration_seconds: float | None = None
+    flags: list[str] = []
 
 
 class ExecutionRecord(ExecutionSlot):
