@@ -120,8 +120,13 @@ def krun_results(slots: Iterable[Slot]) -> dict[str, Any]:
         out["pexec_flags"][key] = [KRUN_FLAG[s.state] for s in row]
         out[STATES_KEY][key] = [s.state for s in row]
         out["eta_estimates"][key] = [s.duration for s in row]
-    out["error_flag"] = any(s.raises_error_flag for s in slots)
+    out["error_flag"] = error_flag(slots)
     return out
+
+
+def error_flag(slots: Iterable[Slot]) -> bool:
+    """Both exports' ``error_flag``: any slot that raises it (Slot.raises_error_flag)."""
+    return any(s.raises_error_flag for s in slots)
 
 
 def native_slots(entries: Iterable[ExecutionSlot], jobs: Iterable[Any]) -> list[Slot]:

@@ -124,7 +124,7 @@ def native_bundle(state: StateDir) -> dict[str, Any]:
               "experiment": {"name": exp.name, "sha256": sha, "text": text},
               "audit": _audit(state), "seed": schedule.seed, "order": schedule.order,
               "status": schedule.status, "boots": schedule.boots,
-              "error_flag": any(_slot(*slot).raises_error_flag for slot in slots),
+              "error_flag": state_view.error_flag(_slot(*slot) for slot in slots),
               "jobs": jobs, "executions": [_native_slot(job, side, rec, plan) for job, side, rec in slots],
               "rerun_attempts": reruns}
     if plan is not None:
@@ -160,5 +160,6 @@ def write_export(state_dir: str, fmt: str, output: str) -> tuple[int, Path]:
         write_atomic(out.absolute(), payload, 0o644)
     except OSError as e:
         raise ColdrunError(f"{output}: cannot write the export ({e.strerror})")
-    n = len(data["executions"]) if fmt == "native" else sum(len(v) for v in data["pexec_flags"].values())
-    return n, out
+    states = ([e["state"] for e in data["executions"]] if fmt == "native"
+              else [s for row in data[state_view.STATES_KEY].values() for s in row])
+    return sum(s != state_view.SKIPPED for s in states), out     # process executions: skipped slots are none
