@@ -22,15 +22,15 @@ The readings, made here and nowhere else:
   ``execution_states`` the state itself (Krun's letters cannot tell a crash
   from an error, or running from not run); ``eta_estimates`` the record's
   duration (0.0 without one); ``error_flag`` as Krun's (``raises_error_flag``).
-- the native bundle: its ``executions`` list every slot in schedule order (the
-  export builds each entry from the record or ExecutionSlot's fields); the
-  analysis reads them back with ``native_slots``.
+- the native bundle: its ``executions`` list every slot in schedule order
+  (``native_entry``: the record, or ExecutionSlot's fields); the analysis
+  reads them back with ``native_slots``.
 - a Krun-shaped file read back (``krun_states``): its ``execution_states``, or
   in a file that has none (Krun's own, older exports) its letters
   (``STATE_OF_KRUN_FLAG``).
 
-No pydantic here: the analysis reads plain Krun files without loading the
-record models; slots hold records or native entries as they are.
+No pydantic at import: the analysis reads plain Krun files without loading
+the record models; slots hold records or native entries as they are.
 """
 
 from __future__ import annotations
@@ -69,7 +69,14 @@ class Slot:
     pexec: int
     state: str
     entry: ExecutionSlot | None = None   # its job's final record, or its native entry; None: nothing recorded
-    paired: bool = False                 # a pair execution's side: ordered as listed, not by pexec
+    job_index: int | None = None
+    attempt: int | None = None           # attempts made (0: never claimed)
+    pair_id: str | None = None           # a pair execution's side ("a/b#pexec"): ordered as listed, not by pexec
+    side: str | None = None
+
+    @property
+    def paired(self) -> bool:
+        return self.pair_id is not None
 
     def measurements(self, name: str) -> list:
         """One of MEASUREMENT_KEYS: the entry's list when the slot completed, else empty."""
@@ -129,12 +136,29 @@ def error_flag(slots: Iterable[Slot]) -> bool:
     return any(s.raises_error_flag for s in slots)
 
 
+def native_entry(slot: Slot) -> dict[str, Any]:
+    """The slot as a native bundle's ``executions`` entry: its record as written, with the slot's key, pexec
+    and state; without one, ExecutionSlot's fields (measurement lists empty).  A pair side also says its pair
+    execution (pair_id) and side."""
+    ident: dict[str, Any] = {"key": slot.key, "pexec": slot.pexec, "state": slot.state}
+    if slot.paired:
+        ident.update(pair_id=slot.pair_id, side=slot.side)
+    if slot.entry is not None:
+        return dict(slot.entry.as_json(), **ident)
+    # The record models (pydantic) load here, for the export only: the analysis reads Krun files without them.
+    from contracts.execution_record import ExecutionSlot
+    bench, vm, variant = slot.key.split(":")
+    return ExecutionSlot(job_index=slot.job_index, bench=bench, vm=vm, variant=variant, attempt=slot.attempt,
+                         **ident).model_dump(mode="json", exclude_none=slot.paired,
+                                             exclude={"screening", "duration_seconds", "flags"})
+
+
 def native_slots(entries: Iterable[ExecutionSlot], jobs: Iterable[Any]) -> list[Slot]:
     """A native bundle's slots: its ``executions`` entries (already validated as ExecutionSlot), in the order
     listed, then a slot without data for each job of a single key that no entry names, in the job's state
     (exports before skipped jobs had entries; an entry the reader had to drop).  A pair job's key ("A/B") is
     no key: its sides are entries."""
-    slots = [Slot(e.key, e.pexec, e.state, e, paired=e.pair_id is not None) for e in entries]
+    slots = [Slot(e.key, e.pexec, e.state, e, e.job_index, e.attempt, e.pair_id, e.side) for e in entries]
     named = {(s.key, s.pexec) for s in slots}
     for job in jobs:
         if not isinstance(job, Mapping):

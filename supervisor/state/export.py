@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from contracts import state_view
-from contracts.execution_record import ExecutionRecord, ExecutionSlot
+from contracts.execution_record import ExecutionRecord
 from supervisor.durable import write_atomic
 from supervisor.errors import ColdrunError
 from supervisor.experiment.duet import record_sides, side_key
@@ -66,7 +66,8 @@ def job_records(state: StateDir, schedule: Schedule) -> Iterator[tuple[JobLine, 
 
 
 def _slot(job: JobLine, side: str, rec: ExecutionRecord | None) -> state_view.Slot:
-    return state_view.Slot(side_key(job.key, side), job.pexec, job.state_name, rec, paired=bool(side))
+    return state_view.Slot(side_key(job.key, side), job.pexec, job.state_name, rec, job.index, job.attempts,
+                           f"{job.key}#{job.pexec}" if side else None, side or None)
 
 
 def _audit(state: StateDir) -> dict[str, Any]:
@@ -91,17 +92,9 @@ def _experiment(state: StateDir, schedule: Schedule) -> tuple[str, str]:
 
 
 def _native_slot(job: JobLine, side: str, rec: ExecutionRecord | None, plan: ScreeningPlan | None) -> dict[str, Any]:
-    """One execution's slot; a pair's side also says its pair execution (pair_id) and side, a screening
-    execution that did not run the levels it was planned with."""
-    key = side_key(job.key, side)
-    pair = {"pair_id": f"{job.key}#{job.pexec}", "side": side} if side else {}
-    if rec is not None:
-        return dict(rec.as_json(), key=key, pexec=job.pexec, state=job.state_name, **pair)
-    bench, vm, variant = key.split(":")
-    slot = ExecutionSlot(key=key, pexec=job.pexec, state=job.state_name, job_index=job.index, bench=bench,
-                         vm=vm, variant=variant, attempt=job.attempts, **pair).model_dump(
-        mode="json", exclude_none=bool(side), exclude={"screening", "duration_seconds", "flags"})
-    if plan is not None:     # not run (or crashed): the levels it was planned with
+    """One execution's native entry; a screening execution that did not run, the levels it was planned with."""
+    slot = state_view.native_entry(_slot(job, side, rec))
+    if rec is None and plan is not None:     # not run (or crashed)
         run = plan.runs[job.index]
         slot["screening"] = {"treatment": run.treatment, "levels": run.levels, "batch": run.batch,
                              "replicate": run.replicate}

@@ -53,12 +53,37 @@ def test_a_keys_executions_go_by_pexec_with_gaps_outstanding_and_a_completed_dup
 
 def test_pair_sides_go_in_the_order_listed():
     """An A/A pair: both sides under one key, two executions per pair execution, in schedule order."""
-    sides = [Slot(KEY, 0, "completed", _record([1.0]), paired=True),
-             Slot(KEY, 0, "completed", _record([2.0]), paired=True),
-             Slot(KEY, 1, "crashed", paired=True), Slot(KEY, 1, "crashed", paired=True)]
+    pair = f"{KEY}/{KEY}"
+    sides = [Slot(KEY, 0, "completed", _record([1.0]), pair_id=f"{pair}#0", side="a"),
+             Slot(KEY, 0, "completed", _record([2.0]), pair_id=f"{pair}#0", side="b"),
+             Slot(KEY, 1, "crashed", pair_id=f"{pair}#1", side="a"),
+             Slot(KEY, 1, "crashed", pair_id=f"{pair}#1", side="b")]
     out = krun_results(sides)
     assert out["wallclock_times"][KEY] == [[1.0], [2.0], [], []]
     assert out["execution_states"][KEY] == ["completed", "completed", "crashed", "crashed"]
+
+
+def test_a_slot_without_record_is_a_native_entry_of_its_own_and_reads_back_the_same():
+    pair = f"{KEY}/{KEY}"
+    slots = [Slot(KEY, 0, "skipped", job_index=0, attempt=0),
+             Slot(KEY, 0, "crashed", job_index=1, attempt=2, pair_id=f"{pair}#0", side="b")]
+    entries = [state_view.native_entry(s) for s in slots]
+    assert entries[0] == {"key": KEY, "pexec": 0, "state": "skipped", "job_index": 0, "bench": "fib", "vm": "py",
+                          "variant": "v", "attempt": 0, "wallclock_times": [], "core_cycle_counts": [],
+                          "aperf_counts": [], "mperf_counts": [], "pair": None, "pair_id": None, "side": None,
+                          "iteration_start_ns": None, "iteration_end_ns": None}
+    assert entries[1]["pair_id"] == f"{pair}#0" and entries[1]["side"] == "b" and "pair" not in entries[1]
+    validated = [ExecutionSlot.model_validate(e) for e in entries]
+    assert native_slots(validated, []) == [Slot(s.key, s.pexec, s.state, e, s.job_index, s.attempt, s.pair_id,
+                                                s.side) for s, e in zip(slots, validated)]
+
+
+def test_a_recorded_slot_is_its_record_with_the_schedules_word_on_state_and_pair():
+    """A pair whose side b crashed: side a's record completed on its own, the slot is the pair job's state."""
+    record = SimpleNamespace(as_json=lambda: {"key": KEY, "pexec": 0, "state": "completed", "boot": 3})
+    entry = state_view.native_entry(Slot(KEY, 0, "errored", record, 4, 1, pair_id=f"{KEY}/{KEY}#0", side="a"))
+    assert entry == {"key": KEY, "pexec": 0, "state": "errored", "boot": 3, "pair_id": f"{KEY}/{KEY}#0",
+                     "side": "a"}
 
 
 def test_native_entries_then_the_jobs_no_entry_names():
