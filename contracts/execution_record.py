@@ -19,9 +19,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveInt, ValidationError, model_validator
 
-from contracts.state_view import COMPLETED, ERRORED, MEASUREMENT_KEYS, SLOT_STATES, TIMED_OUT
+from contracts.state_view import COMPLETED, ERRORED, MEASUREMENT_KEYS, SLOT_STATES, TIMED_OUT, Slot
 
-__all__ = ["MEASUREMENT_KEYS", "ExecutionRecord", "ExecutionSlot", "problem"]
+__all__ = ["MEASUREMENT_KEYS", "ExecutionRecord", "ExecutionSlot", "native_entry", "problem"]
 
 RECORD_VERSION = 1
 
@@ -231,6 +231,21 @@ class ExecutionRecord(ExecutionSlot):
     def as_json(self) -> dict[str, Any]:
         """The record as written to disk: fields never set are left out."""
         return self.model_dump(mode="json", exclude_unset=True)
+
+
+def native_entry(slot: Slot) -> dict[str, Any]:
+    """A state_view slot as a native bundle's ``executions`` entry: its record as written, with the slot's key,
+    pexec and state; without one, ExecutionSlot's fields (measurement lists empty).  A pair side also says its
+    pair execution (pair_id) and side."""
+    ident: dict[str, Any] = {"key": slot.key, "pexec": slot.pexec, "state": slot.state}
+    if slot.paired:
+        ident.update(pair_id=slot.pair_id, side=slot.side)
+    if slot.entry is not None:
+        return dict(slot.entry.as_json(), **ident)
+    bench, vm, variant = slot.key.split(":")
+    return ExecutionSlot(job_index=slot.job_index, bench=bench, vm=vm, variant=variant, attempt=slot.attempt,
+                         **ident).model_dump(mode="json", exclude_none=slot.paired,
+                                             exclude={"screening", "duration_seconds", "flags"})
 
 
 def problem(err: ValidationError) -> str:

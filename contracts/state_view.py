@@ -23,23 +23,21 @@ The readings, made here and nowhere else:
   from an error, or running from not run); ``eta_estimates`` the record's
   duration (0.0 without one); ``error_flag`` as Krun's (``raises_error_flag``).
 - the native bundle: its ``executions`` list every slot in schedule order
-  (``native_entry``: the record, or ExecutionSlot's fields); the analysis
-  reads them back with ``native_slots``.
+  (contracts.execution_record.native_entry: the record, or ExecutionSlot's
+  fields); the analysis reads them back with ``native_slots``.
 - a Krun-shaped file read back (``krun_states``): its ``execution_states``, or
   in a file that has none (Krun's own, older exports) its letters
   (``STATE_OF_KRUN_FLAG``).
 
-No pydantic at import: the analysis reads plain Krun files without loading
-the record models; slots hold records or native entries as they are.
+No pydantic: the analysis reads plain Krun files without loading the record
+models (which import this module, not the other way round); slots hold
+records or native entries as they are.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
-
-if TYPE_CHECKING:
-    from contracts.execution_record import ExecutionSlot
+from typing import Any, Iterable, Mapping
 
 OUTSTANDING = "outstanding"
 RUNNING = "running"
@@ -68,7 +66,9 @@ class Slot:
     key: str
     pexec: int
     state: str
-    entry: ExecutionSlot | None = None   # its job's final record, or its native entry; None: nothing recorded
+    # Its job's final record, or its native entry (contracts.execution_record's models, which import this
+    # module); None: nothing recorded.
+    entry: Any = None
     job_index: int | None = None
     attempt: int | None = None           # attempts made (0: never claimed)
     pair_id: str | None = None           # a pair execution's side ("a/b#pexec"): ordered as listed, not by pexec
@@ -136,24 +136,7 @@ def error_flag(slots: Iterable[Slot]) -> bool:
     return any(s.raises_error_flag for s in slots)
 
 
-def native_entry(slot: Slot) -> dict[str, Any]:
-    """The slot as a native bundle's ``executions`` entry: its record as written, with the slot's key, pexec
-    and state; without one, ExecutionSlot's fields (measurement lists empty).  A pair side also says its pair
-    execution (pair_id) and side."""
-    ident: dict[str, Any] = {"key": slot.key, "pexec": slot.pexec, "state": slot.state}
-    if slot.paired:
-        ident.update(pair_id=slot.pair_id, side=slot.side)
-    if slot.entry is not None:
-        return dict(slot.entry.as_json(), **ident)
-    # The record models (pydantic) load here, for the export only: the analysis reads Krun files without them.
-    from contracts.execution_record import ExecutionSlot
-    bench, vm, variant = slot.key.split(":")
-    return ExecutionSlot(job_index=slot.job_index, bench=bench, vm=vm, variant=variant, attempt=slot.attempt,
-                         **ident).model_dump(mode="json", exclude_none=slot.paired,
-                                             exclude={"screening", "duration_seconds", "flags"})
-
-
-def native_slots(entries: Iterable[ExecutionSlot], jobs: Iterable[Any]) -> list[Slot]:
+def native_slots(entries: Iterable[Any], jobs: Iterable[Any]) -> list[Slot]:
     """A native bundle's slots: its ``executions`` entries (already validated as ExecutionSlot), in the order
     listed, then a slot without data for each job of a single key that no entry names, in the job's state
     (exports before skipped jobs had entries; an entry the reader had to drop).  A pair job's key ("A/B") is

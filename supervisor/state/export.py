@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from contracts import state_view
-from contracts.execution_record import ExecutionRecord
+from contracts.execution_record import ExecutionRecord, native_entry
 from supervisor.durable import write_atomic
 from supervisor.errors import ColdrunError
 from supervisor.experiment.duet import record_sides, side_key
@@ -93,7 +93,7 @@ def _experiment(state: StateDir, schedule: Schedule) -> tuple[str, str]:
 
 def _native_slot(job: JobLine, side: str, rec: ExecutionRecord | None, plan: ScreeningPlan | None) -> dict[str, Any]:
     """One execution's native entry; a screening execution that did not run, the levels it was planned with."""
-    slot = state_view.native_entry(_slot(job, side, rec))
+    slot = native_entry(_slot(job, side, rec))
     if rec is None and plan is not None:     # not run (or crashed)
         run = plan.runs[job.index]
         slot["screening"] = {"treatment": run.treatment, "levels": run.levels, "batch": run.batch,

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import pytest
 
 from contracts import state_view
-from contracts.execution_record import ExecutionSlot
+from contracts.execution_record import ExecutionSlot, native_entry
 from contracts.state_view import Slot, by_key, krun_results, krun_states, native_slots
 
 KEY = "fib:py:v"
@@ -67,7 +67,7 @@ def test_a_slot_without_record_is_a_native_entry_of_its_own_and_reads_back_the_s
     pair = f"{KEY}/{KEY}"
     slots = [Slot(KEY, 0, "skipped", job_index=0, attempt=0),
              Slot(KEY, 0, "crashed", job_index=1, attempt=2, pair_id=f"{pair}#0", side="b")]
-    entries = [state_view.native_entry(s) for s in slots]
+    entries = [native_entry(s) for s in slots]
     assert entries[0] == {"key": KEY, "pexec": 0, "state": "skipped", "job_index": 0, "bench": "fib", "vm": "py",
                           "variant": "v", "attempt": 0, "wallclock_times": [], "core_cycle_counts": [],
                           "aperf_counts": [], "mperf_counts": [], "pair": None, "pair_id": None, "side": None,
@@ -81,7 +81,7 @@ def test_a_slot_without_record_is_a_native_entry_of_its_own_and_reads_back_the_s
 def test_a_recorded_slot_is_its_record_with_the_schedules_word_on_state_and_pair():
     """A pair whose side b crashed: side a's record completed on its own, the slot is the pair job's state."""
     record = SimpleNamespace(as_json=lambda: {"key": KEY, "pexec": 0, "state": "completed", "boot": 3})
-    entry = state_view.native_entry(Slot(KEY, 0, "errored", record, 4, 1, pair_id=f"{KEY}/{KEY}#0", side="a"))
+    entry = native_entry(Slot(KEY, 0, "errored", record, 4, 1, pair_id=f"{KEY}/{KEY}#0", side="a"))
     assert entry == {"key": KEY, "pexec": 0, "state": "errored", "boot": 3, "pair_id": f"{KEY}/{KEY}#0",
                      "side": "a"}
 
