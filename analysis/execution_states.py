@@ -24,7 +24,9 @@ from typing import Any
 
 from analysis.errors import WarningSink
 from contracts import state_view
-from contracts.state_view import COMPLETED, STATES_KEY
+from contracts.state_view import COMPLETED
+
+STATES_KEY = state_view.STATES_KEY   # where annotated results and coldrun's exports keep the states
 
 INVALID = "invalid"
 EMPTY = "empty"
