@@ -2,12 +2,12 @@
 
 Every input keeps one slot per scheduled process execution; a slot that has
 no iteration times says why through its state. The states (coldrun's job
-states, plus two the analysis itself gives):
+states, contracts.state_view's, plus two the analysis itself gives):
 
 - ``completed``: has iteration times and is analysed;
 - ``errored``, ``timed_out``, ``crashed``, ``skipped``, ``outstanding``,
-  ``running``: recorded by coldrun (native bundle ``state``, Krun
-  ``pexec_flags``); no data;
+  ``running``: recorded by coldrun (``execution_states`` of either export,
+  else Krun's ``pexec_flags`` letters, read as contracts.state_view says); no data;
 - ``invalid``: had times, but the loader rejected them (NaN, negative, not
   numbers; a warning says which);
 - ``empty``: an empty execution in a file that records no states (a plain
@@ -23,25 +23,25 @@ from __future__ import annotations
 from typing import Any
 
 from analysis.errors import WarningSink
+from contracts import state_view
+from contracts.state_view import COMPLETED
 
-COMPLETED = "completed"
+STATES_KEY = state_view.STATES_KEY   # where annotated results and coldrun's exports keep the states
+
 INVALID = "invalid"
 EMPTY = "empty"
-STATES_KEY = "execution_states"
 # What a failed slot is called in annotate's warnings, the summary and tables.
 LABELS = {
-    "errored": "errored (no data)",
-    "timed_out": "timed out (no data)",
-    "crashed": "crashed (no data)",
-    "skipped": "skipped (no data)",
-    "outstanding": "not run yet (no data)",
-    "running": "still running (no data)",
+    state_view.ERRORED: "errored (no data)",
+    state_view.TIMED_OUT: "timed out (no data)",
+    state_view.CRASHED: "crashed (no data)",
+    state_view.SKIPPED: "skipped (no data)",
+    state_view.OUTSTANDING: "not run yet (no data)",
+    state_view.RUNNING: "still running (no data)",
     INVALID: "invalid data (dropped)",
     EMPTY: "crashed (no data)",
 }
 KNOWN_STATES = frozenset(LABELS) | {COMPLETED}
-# Krun's pexec_flags letters (coldrun's Krun export writes the same ones).
-KRUN_FLAGS = {"C": COMPLETED, "E": "errored", "T": "timed_out", "O": "outstanding"}
 
 
 def execution_number(pexec: int) -> str:
@@ -58,37 +58,22 @@ def label(state: str) -> str:
 def from_flags(results: dict, path: Any, warn: WarningSink) -> dict[str, list[str]]:
     """One state per process execution of every key in ``wallclock_times``.
 
-    Taken from ``execution_states`` if the results carry it, else from
-    ``pexec_flags``; an empty execution without either is ``empty``. A flag
+    As contracts.state_view.krun_states reads them (``execution_states``, else
+    ``pexec_flags``); an empty execution without either is ``empty``. A flag
     list that does not match the executions is ignored with a warning.
     """
     wct = results.get("wallclock_times") or {}
-    recorded = results.get(STATES_KEY)
     flags = results.get("pexec_flags")
     out: dict[str, list[str]] = {}
     for key, executions in wct.items():
-        states = _recorded(recorded, key, len(executions), KNOWN_STATES)
+        states = state_view.krun_states(results, key, len(executions), KNOWN_STATES)
         if states is None:
-            letters = _recorded(flags, key, len(executions), None)
-            if letters is None and isinstance(flags, dict) and key in flags:
+            if isinstance(flags, dict) and key in flags:
                 warn(f"{path}: {key}: pexec_flags do not list one flag per process execution; ignored")
-            states = [KRUN_FLAGS.get(f, f"flag {f}") for f in letters] if letters is not None else None
-        if states is None:
             states = [COMPLETED if times else EMPTY for times in executions]
         # Times decide: a "completed" slot without times has no data.
         out[key] = [EMPTY if s == COMPLETED and not times else s for s, times in zip(states, executions)]
     return out
-
-
-def _recorded(table: Any, key: str, n: int, allowed: frozenset | None) -> list[str] | None:
-    if not isinstance(table, dict):
-        return None
-    values = table.get(key)
-    if not (isinstance(values, list) and len(values) == n and all(isinstance(v, str) for v in values)):
-        return None
-    if allowed is not None and not all(v in allowed for v in values):
-        return None
-    return values
 
 
 def failed(states: list[str]) -> list[tuple[int, str]]:

@@ -12,10 +12,9 @@ CSV by the ``.csv`` name):
   {"uname": ...}, ...}``. Raw formats:
 
   - Krun results (JSON, plain or bzip2);
-  - coldrun native bundle (``"format": "coldrun-native"``, version 1): per
-    key, executions ordered by ``pexec``; an execution not ``completed``
-    becomes an empty list and keeps its state; gaps in pexec numbers are
-    filled with empty executions;
+  - coldrun native bundle (``"format": "coldrun-native"``, version 1): its
+    slots turned into Krun's shape as coldrun's Krun export turns them
+    (contracts.state_view), so both exports of a state dir read the same;
   - warmup_stats CSV: header row; column 0 the process execution index,
     column 1 the benchmark, then one column per iteration; ``crash`` in
     column 2 means an empty execution. The implementation and language come
@@ -51,19 +50,16 @@ import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from analysis import bzip2_input, classify, json_text
 from analysis import execution_states as states
 from analysis.errors import AnalysisError, WarningSink, stderr_warning
+from contracts import state_view
 
-if TYPE_CHECKING:
-    from contracts.execution_record import ExecutionSlot
-
-KRUN_COUNTER_KEYS = ("core_cycle_counts", "aperf_counts", "mperf_counts")
+KRUN_COUNTER_KEYS = state_view.MEASUREMENT_KEYS[1:]
 NATIVE_FORMAT = "coldrun-native"
 NATIVE_VERSION = 1
-_NATIVE_FLAGS = {"completed": "C", "errored": "E", "crashed": "E", "timed_out": "T"}
 # The keys warmup_stats' two marking steps add (mark_outliers_in_json, then
 # mark_changepoints_in_json); results carrying all of them are annotated.
 OUTLIER_KEYS = ("window_size", "all_outliers", "common_outliers", "unique_outliers")
@@ -277,23 +273,8 @@ def _file_stem(path: Path) -> str:
     return name
 
 
-def _pair_sides_as_executions(executions: list) -> list:
-    """A [duet] export: each side of each pair execution becomes its own process execution of its key,
-    numbered in export order (as coldrun's Krun export does), so sides of different pairs (or both of an
-    A/A pair) never share a slot; the jobs' pair keys ("A/B") are no keys."""
-    seen: dict[str, int] = {}
-    out = []
-    for entry in executions:
-        if isinstance(entry, dict) and isinstance(entry.get("key"), str):
-            n = seen.get(entry["key"], 0)
-            seen[entry["key"]] = n + 1
-            entry = dict(entry, pexec=n)
-        out.append(entry)
-    return out
-
-
 def native_to_krun(bundle: dict, path: Path, warn: WarningSink) -> dict:
-    """Convert a coldrun native export to Krun's results shape."""
+    """Convert a coldrun native export to Krun's results shape (with ``execution_states``)."""
     # Only native exports need the record contract; importing pydantic costs
     # ~60 ms that a table of Krun results should not pay.
     from pydantic import ValidationError
@@ -306,64 +287,19 @@ def native_to_krun(bundle: dict, path: Path, warn: WarningSink) -> dict:
     executions = bundle.get("executions")
     if not isinstance(executions, list):
         raise AnalysisError(f"{path}: missing key 'executions' in the coldrun native export")
-    jobs = bundle.get("jobs") if isinstance(bundle.get("jobs"), list) else []
-    if any(isinstance(e, dict) and "pair_id" in e for e in executions):
-        executions, jobs = _pair_sides_as_executions(executions), []
-    count: dict[str, int] = {}
-    for rec in list(jobs) + list(executions):
-        if isinstance(rec, dict) and isinstance(rec.get("key"), str) and isinstance(rec.get("pexec"), int):
-            count[rec["key"]] = max(count.get(rec["key"], 0), rec["pexec"] + 1)
-    chosen: dict[tuple[str, int], ExecutionSlot] = {}
+    entries = []
     for i, entry in enumerate(executions):
         try:
-            rec = ExecutionSlot.model_validate(entry)
+            entries.append(ExecutionSlot.model_validate(entry))
         except ValidationError as exc:
             warn(f"{path}: executions[{i}]: {problem(exc)}; skipped")
-            continue
-        slot = (rec.key, rec.pexec)
-        # A retried execution: the completed attempt wins, else the latest.
-        if slot not in chosen or rec.state == "completed" or chosen[slot].state != "completed":
-            chosen[slot] = rec
-    out: dict[str, Any] = {"wallclock_times": {}, "pexec_flags": {}}
-    for counter in KRUN_COUNTER_KEYS:
-        out[counter] = {}
-    for key in sorted(count):
-        n = count[key]
-        out["wallclock_times"][key] = []
-        out["pexec_flags"][key] = []
-        for counter in KRUN_COUNTER_KEYS:
-            out[counter][key] = []
-        for pexec in range(n):
-            rec = chosen.get((key, pexec))
-            state = rec.state if rec is not None else "outstanding"
-            done = rec is not None and state == "completed"
-            out["wallclock_times"][key].append(rec.wallclock_times if done else [])
-            for counter in KRUN_COUNTER_KEYS:
-                out[counter][key].append(getattr(rec, counter) if done else [])
-            out["pexec_flags"][key].append(_NATIVE_FLAGS.get(state, "O"))
+    jobs = bundle.get("jobs")
+    out = state_view.krun_results(state_view.native_slots(entries, jobs if isinstance(jobs, list) else []))
     audit = bundle.get("audit")
     out["audit"] = dict(audit) if isinstance(audit, dict) else {}
     experiment = bundle.get("experiment")
     if isinstance(experiment, dict):
         out["config"] = experiment.get("text", "")
-    return out
-
-
-def native_states(bundle: dict, results: dict) -> dict[str, list[str]]:
-    """Each slot's state from the bundle's job list (the schedule's final
-    word, which also names crashed and skipped jobs that have no record); a
-    slot the job list lacks keeps what its pexec_flags letter says."""
-    by_slot: dict[tuple[str, int], str] = {}
-    jobs = bundle.get("jobs")
-    for job in jobs if isinstance(jobs, list) else []:
-        if isinstance(job, dict) and isinstance(job.get("key"), str) and isinstance(job.get("pexec"), int) \
-                and isinstance(job.get("state"), str) and job["state"] in states.KNOWN_STATES:
-            by_slot[(job["key"], job["pexec"])] = job["state"]
-    out: dict[str, list[str]] = {}
-    for key, executions in results["wallclock_times"].items():
-        flags = results.get("pexec_flags", {}).get(key, [])
-        out[key] = [by_slot.get((key, i)) or states.KRUN_FLAGS.get(flags[i] if i < len(flags) else "O", "outstanding")
-                    for i in range(len(executions))]
     return out
 
 
@@ -453,7 +389,6 @@ def results_from_document(data: Any, path: Path, warn: WarningSink = stderr_warn
             # A record field of the wrong JSON type; the conversion trusts the
             # export's shape, so name the file instead of tracing back.
             raise AnalysisError(f"{path}: malformed coldrun native bundle ({exc})") from None
-        data[states.STATES_KEY] = native_states(bundle, data)
     elif isinstance(data, dict) and "format" in data and "wallclock_times" not in data:
         raise AnalysisError(f"{path}: unknown format {data.get('format')!r}; expected Krun results or coldrun-native")
     return validate_krun(data, path, warn)

@@ -19,14 +19,17 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveInt, ValidationError, model_validator
 
+from contracts.state_view import COMPLETED, ERRORED, MEASUREMENT_KEYS, SLOT_STATES, TIMED_OUT, Slot
+
+__all__ = ["MEASUREMENT_KEYS", "ExecutionRecord", "ExecutionSlot", "native_entry", "problem"]
+
 RECORD_VERSION = 1
-MEASUREMENT_KEYS = ("wallclock_times", "core_cycle_counts", "aperf_counts", "mperf_counts")
 
 # What the schedule's flag becomes once the record is written; "O" is a re-run
 # requested by the post-checks (the job goes back to outstanding).
 Outcome = Literal["C", "E", "T", "O"]
 RecordState = Literal["completed", "errored", "timed_out", "rerun"]
-STATE_OF_OUTCOME: dict[str, str] = {"C": "completed", "E": "errored", "T": "timed_out", "O": "rerun"}
+STATE_OF_OUTCOME: dict[str, str] = {"C": COMPLETED, "E": ERRORED, "T": TIMED_OUT, "O": "rerun"}
 OUTCOME_RERUN = "O"
 # Why an execution did not complete (null when it did): typed, so nothing parses the reason's words.
 Cause = Literal[
@@ -40,8 +43,8 @@ Cause = Literal[
     "partner_failed",     # a pair execution whose other side failed
     "disturbed",          # completed, but the post-checks asked for a re-run
 ]
-# Every state a scheduled execution can be in (the schedule's names).
-SlotState = Literal["outstanding", "running", "completed", "errored", "timed_out", "crashed", "skipped"]
+# Every state a scheduled execution can be in (contracts.state_view: the schedule's names).
+SlotState = Literal[SLOT_STATES]  # type: ignore[valid-type]
 
 Seconds = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 U64 = Annotated[int, Field(ge=0, le=2**64 - 1)]
@@ -122,7 +125,8 @@ class ExecutionSlot(BaseModel):
     """One scheduled execution as a native export lists it: which one, its state, its measurements.
 
     A slot whose job has a record carries the whole record; the others (crashed,
-    skipped, outstanding, running) carry only these fields, measurements empty.
+    skipped, outstanding, running) carry only these fields, measurements empty
+    (contracts.state_view says which slots there are and how each is read).
     """
 
     model_config = ConfigDict(strict=True, extra="ignore")
@@ -145,6 +149,9 @@ class ExecutionSlot(BaseModel):
     iteration_start_ns: list[int] | None = None
     iteration_end_ns: list[int] | None = None
     screening: ScreeningLevels | None = None
+    # A record's, read back for Krun's eta_estimates and error_flag (state_view.Slot); a slot without one has none.
+    duration_seconds: float | None = None
+    flags: list[str] = []
 
 
 class ExecutionRecord(ExecutionSlot):
@@ -239,6 +246,21 @@ class ExecutionRecord(ExecutionSlot):
     def as_json(self) -> dict[str, Any]:
         """The record as written to disk: fields never set are left out."""
         return self.model_dump(mode="json", exclude_unset=True)
+
+
+def native_entry(slot: Slot) -> dict[str, Any]:
+    """A state_view slot as a native bundle's ``executions`` entry: its record as written, with the slot's key,
+    pexec and state; without one, ExecutionSlot's fields (measurement lists empty).  A pair side also says its
+    pair execution (pair_id) and side."""
+    ident: dict[str, Any] = {"key": slot.key, "pexec": slot.pexec, "state": slot.state}
+    if slot.paired:
+        ident.update(pair_id=slot.pair_id, side=slot.side)
+    if slot.entry is not None:
+        return dict(slot.entry.as_json(), **ident)
+    bench, vm, variant = slot.key.split(":")
+    return ExecutionSlot(job_index=slot.job_index, bench=bench, vm=vm, variant=variant, attempt=slot.attempt,
+                         **ident).model_dump(mode="json", exclude_none=slot.paired,
+                                             exclude={"screening", "duration_seconds", "flags"})
 
 
 def problem(err: ValidationError) -> str:

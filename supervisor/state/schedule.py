@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from contracts import state_view
 from supervisor.errors import ColdrunError
 from supervisor.experiment.plan import JobSpec
 from supervisor.durable import write_atomic
@@ -55,11 +56,14 @@ TEMPERATURE_SLOTS = 128   # big servers have a sensor per core
 SENSOR_NAME_WIDTH = 64
 MAX_ATTEMPTS_FIELD = 999
 
+# The job states' one-byte flags on disk; what each state means to the exports and the analysis is
+# contracts.state_view's, named by STATE_NAMES.
 OUTSTANDING, RUNNING, COMPLETED, ERRORED, TIMED_OUT, CRASHED, SKIPPED = "ORCETXS"
-STATE_NAMES = {OUTSTANDING: "outstanding", RUNNING: "running", COMPLETED: "completed",
-               ERRORED: "errored", TIMED_OUT: "timed_out", CRASHED: "crashed", SKIPPED: "skipped"}
+STATE_NAMES = {OUTSTANDING: state_view.OUTSTANDING, RUNNING: state_view.RUNNING, COMPLETED: state_view.COMPLETED,
+               ERRORED: state_view.ERRORED, TIMED_OUT: state_view.TIMED_OUT, CRASHED: state_view.CRASHED,
+               SKIPPED: state_view.SKIPPED}
 FINISHED_STATES = {COMPLETED, ERRORED, TIMED_OUT, CRASHED, SKIPPED}
-WITH_RECORD = {COMPLETED, ERRORED, TIMED_OUT}
+WITH_RECORD = {flag for flag, name in STATE_NAMES.items() if name in state_view.RECORDED}
 
 STATUS_VALUES = ("running", "finished", "aborted", "stopped")
 MODE_VALUES = ("simulated", "hardware")

@@ -5,32 +5,13 @@
   output name ends in .bz2.  A job holds its index, key, pexec, state, attempts, iterations and param.
 - krun: Krun's results file shape (bz2 JSON) readable by warmup_stats.
 
-Every scheduled execution keeps its slot, so a failed one never shifts the
-others of its key:
-
-- native: ``executions`` has one entry per job of the schedule, in schedule
-  order: the job's final record (the one whose attempt equals the job's
-  attempt count) with the schedule's ``state``, or, for a job without a
-  record (crashed, outstanding, running), a slot with empty measurement
-  lists (contracts.execution_record.ExecutionSlot).  ``state`` other than
-  "completed" marks a slot without measurements.  Earlier attempts (re-runs)
-  go to "rerun_attempts".
-- krun: per key, one entry per process execution in pexec order, in every
-  per-key list; ``pexec_flags`` is "C" (completed), "E" (errored or crashed),
-  "T" (timed out) or "O" (not run yet: outstanding or running); any flag but
-  "C" has empty measurement lists.  Re-runs are left out.
-
-A [duet] experiment's pair job gives two slots, sides a then b: native ones
-under each side's key with ``pair_id`` ("a/b#pexec") and ``side`` (a record's
-``pair`` says the rest); Krun ones under each side's key, so an A/A pair's
-key gets two executions per pair execution.  A failed pair's slots carry its
-state; its native slots keep a side's data that completed on its own.
-
-Skipped jobs (the experiment's ``skip`` patterns, whole keys) are left out of
-both, as Krun's results never held them; the native ``jobs`` list has them.
-
-``error_flag`` (both formats) is set, as Krun's, by an errored execution or a
-``kernel_log`` post-check flag, and also by a crashed one; not by a timeout.
+Which slots there are (every job's, a pair job's two sides, skipped ones too), and how each
+becomes Krun's per-key lists, flags, states, eta_estimates and error_flag, is
+contracts.state_view's, which the analysis reads both files back with; a slot's
+native ``executions`` entry is contracts.execution_record.native_entry (its record,
+or ExecutionSlot's fields).  This module only finds each slot's final record (the
+one whose attempt equals the job's attempt count).  Earlier attempts (re-runs) go
+to the native "rerun_attempts" and not to Krun's lists.
 """
 
 from __future__ import annotations
@@ -41,7 +22,8 @@ import os
 from pathlib import Path
 from typing import Any, Iterator
 
-from contracts.execution_record import MEASUREMENT_KEYS, ExecutionRecord, ExecutionSlot
+from contracts import state_view
+from contracts.execution_record import ExecutionRecord, native_entry
 from supervisor.boot.kinds import kind_for
 from supervisor.durable import write_atomic
 from supervisor.errors import ColdrunError
@@ -49,14 +31,9 @@ from supervisor.experiment.duet import record_sides, side_key
 from supervisor.experiment.model import experiment_sha256, parse_experiment
 from supervisor.state import layout
 from supervisor.state.records import list_attempts, read_record
-from supervisor.state.schedule import (COMPLETED, CRASHED, ERRORED, OUTSTANDING, RUNNING, SKIPPED,
-                                       TIMED_OUT, WITH_RECORD, JobLine, Schedule)
+from supervisor.state.schedule import WITH_RECORD, JobLine, Schedule
 from supervisor.state.statedir import StateDir
 from supervisor.state.verify import altered_line, verify_records
-
-# The Krun flag of each schedule state (Krun knew C, E and T; "O" is a slot not run yet).
-KRUN_FLAGS = {COMPLETED: "C", ERRORED: "E", CRASHED: "E", TIMED_OUT: "T", OUTSTANDING: "O", RUNNING: "O"}
-
 
 def job_records(state: StateDir, schedule: Schedule) -> Iterator[tuple[JobLine, str, ExecutionRecord | None]]:
     """(job line, side, its final record or None) for every job, in schedule order; a pair job gives its
@@ -80,9 +57,9 @@ def job_records(state: StateDir, schedule: Schedule) -> Iterator[tuple[JobLine, 
             yield job, side, rec
 
 
-def _failed(job: JobLine, rec: ExecutionRecord | None) -> bool:
-    """What sets error_flag: an errored or crashed execution, or a kernel_log flag."""
-    return job.state in (ERRORED, CRASHED) or (rec is not None and "kernel_log" in rec.flags)
+def _slot(job: JobLine, side: str, rec: ExecutionRecord | None) -> state_view.Slot:
+    return state_view.Slot(side_key(job.key, side), job.pexec, job.state_name, rec, job.index, job.attempts,
+                           f"{job.key}#{job.pexec}" if side else None, side or None)
 
 
 def _audit(state: StateDir) -> dict[str, Any]:
@@ -107,17 +84,10 @@ def _experiment(state: StateDir, schedule: Schedule) -> tuple[str, str]:
 
 
 def _native_slot(job: JobLine, side: str, rec: ExecutionRecord | None, planned: dict[str, Any]) -> dict[str, Any]:
-    """One execution's slot; a pair's side also says its pair execution (pair_id) and side; one with no record
-    what its kind planned for it (``planned``: a screening execution's levels)."""
-    key = side_key(job.key, side)
-    pair = {"pair_id": f"{job.key}#{job.pexec}", "side": side} if side else {}
-    if rec is not None:
-        return dict(rec.as_json(), key=key, pexec=job.pexec, state=job.state_name, **pair)
-    bench, vm, variant = key.split(":")
-    slot = ExecutionSlot(key=key, pexec=job.pexec, state=job.state_name, job_index=job.index, bench=bench,
-                         vm=vm, variant=variant, attempt=job.attempts, **pair).model_dump(
-        mode="json", exclude_none=bool(side), exclude={"screening"})
-    return {**slot, **planned}
+    """One execution's native entry; one with no record also says what its kind planned for it (``planned``: a
+    screening execution's levels)."""
+    slot = native_entry(_slot(job, side, rec))
+    return slot if rec is not None else {**slot, **planned}
 
 
 def native_bundle(state: StateDir) -> dict[str, Any]:
@@ -127,7 +97,7 @@ def native_bundle(state: StateDir) -> dict[str, Any]:
     kind_parts, planned = kind_for(exp).export_parts(state.path, schedule)
     jobs = [{"index": j.index, "key": j.key, "pexec": j.pexec, "state": j.state_name, "attempts": j.attempts,
              "iterations": j.iterations, "param": j.param} for j in schedule.jobs]
-    slots = [(job, side, rec) for job, side, rec in job_records(state, schedule) if job.state != SKIPPED]
+    slots = list(job_records(state, schedule))
     finals = {(j.index, j.attempts) for j in schedule.jobs}
     reruns = [read_record(p).as_json() for (idx, att), sides in sorted(list_attempts(state.path).items())
               for _, p in sorted(sides.items())
@@ -136,7 +106,7 @@ def native_bundle(state: StateDir) -> dict[str, Any]:
               "experiment": {"name": exp.name, "sha256": sha, "text": text},
               "audit": _audit(state), "seed": schedule.seed, "order": schedule.order,
               "status": schedule.status, "boots": schedule.boots,
-              "error_flag": any(_failed(job, rec) for job, _, rec in slots),
+              "error_flag": state_view.error_flag(_slot(*slot) for slot in slots),
               "jobs": jobs, "executions": [_native_slot(job, side, rec, planned.get(job.index, {})) for job, side, rec in slots],
               "rerun_attempts": reruns, **kind_parts}
     return bundle
@@ -145,25 +115,9 @@ def native_bundle(state: StateDir) -> dict[str, Any]:
 def krun_results(state: StateDir) -> dict[str, Any]:
     schedule = state.schedule()
     text, _ = _experiment(state, schedule)
-    out: dict[str, Any] = {k: {} for k in MEASUREMENT_KEYS}
-    out.update({"pexec_flags": {}, "eta_estimates": {}})
-    error_flag = False
-    for job, side, rec in job_records(state, schedule):   # schedule order is pexec order within a key
-        if job.state == SKIPPED:
-            continue
-        key = side_key(job.key, side)     # a pair's sides go under their own keys
-        flag = KRUN_FLAGS[job.state]
-        for k in MEASUREMENT_KEYS:
-            # Krun stores failed and timed-out executions with empty measurements.
-            out[k].setdefault(key, []).append(getattr(rec, k) if flag == "C" else [])
-        out["pexec_flags"].setdefault(key, []).append(flag)
-        # Krun's eta_estimates are durations; 0.0 where none was measured (crashed, not run yet).
-        duration = rec.duration_seconds if rec is not None else None
-        out["eta_estimates"].setdefault(key, []).append(duration or 0.0)
-        error_flag = error_flag or _failed(job, rec)
+    out = state_view.krun_results(_slot(*slot) for slot in job_records(state, schedule))
     out["audit"] = _audit(state)
     out["config"] = text
-    out["error_flag"] = error_flag
     return out
 
 
@@ -186,5 +140,6 @@ def write_export(state_dir: str, fmt: str, output: str) -> tuple[int, Path]:
         write_atomic(out.absolute(), payload, 0o644)
     except OSError as e:
         raise ColdrunError(f"{output}: cannot write the export ({e.strerror})")
-    n = len(data["executions"]) if fmt == "native" else sum(len(v) for v in data["pexec_flags"].values())
-    return n, out
+    states = ([e["state"] for e in data["executions"]] if fmt == "native"
+              else [s for row in data[state_view.STATES_KEY].values() for s in row])
+    return sum(s != state_view.SKIPPED for s in states), out     # process executions: skipped slots are none

@@ -1,9 +1,11 @@
 """Failed process executions are rows that say so, counted apart (issue 10 §4).
 
 Hand-made inputs in both export formats: Krun results (a failed slot has
-empty lists, its pexec_flags letter and error_flag true) and the native bundle
-(every slot's state in the job list, records for completed / errored / timed
-out executions).
+empty lists, its pexec_flags letter and error_flag true), the same as
+coldrun's Krun export writes them (also each slot's state: crashed and
+skipped are no letters of Krun's), and the native bundle (every slot's state
+in the job list, records for completed / errored / timed out executions).
+The last two must read alike (contracts.state_view).
 """
 
 from __future__ import annotations
@@ -79,6 +81,18 @@ def native_bundle(rng) -> dict:
             "audit": {"uname": UNAME}}
 
 
+def coldrun_krun_results(rng) -> dict:
+    """The native bundle's slots as coldrun's Krun export writes them: Krun's letters and the states."""
+    results = krun_results(rng)
+    results["pexec_flags"]["spec:PyPy:default-python"] = ["E", "S"]
+    results["execution_states"] = {
+        "fib:PyPy:default-python": ["completed", "errored", "completed", "timed_out"],
+        "nbody:PyPy:default-python": ["errored", "completed", "completed"],
+        "spec:PyPy:default-python": ["crashed", "skipped"],
+    }
+    return results
+
+
 EXPECTED_STATES = {
     "krun": {
         "fib:PyPy:default-python": ["completed", "errored", "completed", "timed_out"],
@@ -91,11 +105,13 @@ EXPECTED_STATES = {
         "spec:PyPy:default-python": ["crashed", "skipped"],
     },
 }
+EXPECTED_STATES["coldrun-krun"] = EXPECTED_STATES["native"]
+MAKE = {"krun": krun_results, "coldrun-krun": coldrun_krun_results, "native": native_bundle}
 
 
-@pytest.fixture(params=["krun", "native"])
+@pytest.fixture(params=list(MAKE))
 def results_file(request, tmp_path, rng):
-    doc = krun_results(rng) if request.param == "krun" else native_bundle(rng)
+    doc = MAKE[request.param](rng)
     path = tmp_path / f"{request.param}.json"
     path.write_text(json.dumps(doc))
     return request.param, path
@@ -154,7 +170,7 @@ def test_tables_show_failed_rows_and_counts(results_file, table_format, tmp_path
     text = out.read_text()
     assert "5 process execution(s) without data, not classified" in text
     assert "errored (no data)" in text and "timed out (no data)" in text
-    if fmt == "native":
+    if fmt != "krun":
         assert "crashed (no data)" in text and "skipped (no data)" in text
     if table_format == "text":
         lines = text.splitlines()
@@ -169,6 +185,17 @@ def test_tables_show_failed_rows_and_counts(results_file, table_format, tmp_path
         assert len(no_data) == 5
     if table_format == "html":
         assert text.count('<tr class="no-data" id="exec-') == 5
+
+
+def test_coldruns_krun_export_and_its_native_bundle_give_one_table(tmp_path, capsys):
+    tables = []
+    for name, make in (("krun", coldrun_krun_results), ("native", native_bundle)):
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(make(np.random.default_rng(5))))    # the same times in both
+        code, out, err = _run(["table", str(path), "--quality", "low", "--seed", "1"], capsys)
+        assert code == 0, err
+        tables.append(out)
+    assert tables[0] == tables[1] and "skipped (no data)" in tables[0]
 
 
 def test_summary_of_a_failure_only_file_still_renders(tmp_path, capsys):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bz2
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -81,22 +82,25 @@ def test_check_lists_keys_order_and_eta_for_random_order(tmp_path):
     assert len(jobs) == 18 and jobs != sorted(jobs)
 
 
-def test_skipped_jobs_are_not_run_or_exported(tmp_path):
+def test_skipped_jobs_are_not_run_and_exported_as_skipped_slots(tmp_path):
     p = make_experiment(tmp_path, {"a": "ok", "b": "ok", "c": "ok"}, executions=2, extra='skip = ["b:*:*"]')
     state = tmp_path / "s"
     r = coldrun("start", str(p), "--simulate-reboots", "--state-dir", str(state))
     assert r.returncode == 0, r.stderr[-2000:]
+    assert len(os.listdir(state / "executions")) == 4          # b never ran
     out = tmp_path / "n.json"
     assert coldrun("export", str(state), "--format", "native", "-o", str(out)).returncode == 0
     bundle = json.loads(out.read_text())
     assert [j["state"] for j in bundle["jobs"]].count("skipped") == 2
-    assert sorted((e["key"], e["pexec"]) for e in bundle["executions"]) == [
-        ("a:fake:fake", 0), ("a:fake:fake", 1), ("c:fake:fake", 0), ("c:fake:fake", 1)]
-    assert all(len(e["wallclock_times"]) == 5 for e in bundle["executions"])
+    ran = [(e["key"], e["pexec"]) for e in bundle["executions"] if e["state"] == "completed"]
+    assert sorted(ran) == [("a:fake:fake", 0), ("a:fake:fake", 1), ("c:fake:fake", 0), ("c:fake:fake", 1)]
+    assert all(len(e["wallclock_times"]) == (5 if e["state"] == "completed" else 0) for e in bundle["executions"])
+    assert [e["state"] for e in bundle["executions"] if e["key"] == "b:fake:fake"] == ["skipped", "skipped"]
     kout = tmp_path / "k.json.bz2"
     assert coldrun("export", str(state), "--format", "krun", "-o", str(kout)).returncode == 0
     krun = json.loads(bz2.decompress(kout.read_bytes()))
-    assert sorted(krun["wallclock_times"]) == ["a:fake:fake", "c:fake:fake"]
+    assert krun["pexec_flags"] == {"a:fake:fake": ["C", "C"], "b:fake:fake": ["S", "S"], "c:fake:fake": ["C", "C"]}
+    assert krun["wallclock_times"]["b:fake:fake"] == [[], []]
 
 
 def test_simulated_reboots_reexecute_the_running_coldrun_not_a_package_in_the_cwd(tmp_path):

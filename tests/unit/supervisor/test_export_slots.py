@@ -15,21 +15,24 @@ from cycle_helpers import experiment, start_quiet
 from execution_records import make_record
 from supervisor.views.export import krun_results, native_bundle, write_export
 from supervisor.state.records import write_record
-from supervisor.state.schedule import COMPLETED, CRASHED, ERRORED, OUTSTANDING, TIMED_OUT, Schedule
+from supervisor.state.schedule import (COMPLETED, CRASHED, ERRORED, OUTSTANDING, RUNNING, SKIPPED, TIMED_OUT,
+                                       Schedule)
 from supervisor.state.statedir import StateDir
 
 KEY = "a:fake:v"
 OTHER = "b:fake:v"
 
 
-def plant(tmp_path, states: dict[tuple[str, int], tuple[str, int]], executions: int = 5):
+def plant(tmp_path, states: dict[tuple[str, int], tuple[str, int]], executions: int = 5, extra: str = ""):
     """Start an experiment of keys a and b; give job (key, pexec) the (state, attempts) asked for,
     with a record for every attempt (a completed final one carries times pexec + 0.1 .. + 0.3)."""
-    exp = experiment(tmp_path, {"a": "ok", "b": "ok"}, executions=executions)
+    exp = experiment(tmp_path, {"a": "ok", "b": "ok"}, executions=executions, extra=extra)
     state = tmp_path / "s"
     start_quiet(exp, state)
     sched = Schedule.load(state / "schedule")
     for job in sched.jobs:
+        if job.state == SKIPPED:
+            continue
         flag, attempts = states.get((job.key, job.pexec), (COMPLETED, 1))
         for attempt in range(1, attempts + 1):
             final = attempt == attempts
@@ -105,6 +108,33 @@ def test_both_files_on_disk_keep_the_slots(tmp_path):
     assert native["error_flag"] is True
 
 
+def test_skipped_slots_are_in_both_exports(tmp_path):
+    """Krun's results never held a skipped key; coldrun's keep its slots (flag S, as Krun's manifest), so
+    both readings show them."""
+    state = plant(tmp_path, {}, executions=2, extra='skip = ["b:*:*"]')
+    krun = krun_results(state)
+    assert krun["pexec_flags"][OTHER] == ["S", "S"] and krun["execution_states"][OTHER] == ["skipped"] * 2
+    assert krun["wallclock_times"][OTHER] == [[], []] and krun["error_flag"] is False
+    native = native_bundle(state)
+    mine = [(e["pexec"], e["state"], e["attempt"], e["wallclock_times"]) for e in native["executions"]
+            if e["key"] == OTHER]
+    assert mine == [(0, "skipped", 0, []), (1, "skipped", 0, [])]
+
+
+@pytest.mark.parametrize("states", [
+    {(KEY, 1): (CRASHED, 3), (KEY, 3): (TIMED_OUT, 1), (OTHER, 0): (ERRORED, 2)},
+    {(KEY, 0): (RUNNING, 1), (KEY, 1): (OUTSTANDING, 0), (OTHER, 4): (OUTSTANDING, 1)},
+])
+def test_the_analysis_makes_of_the_native_bundle_the_krun_export(tmp_path, states):
+    """Both readings of the state dir are one: the native bundle read back through contracts.state_view is
+    the Krun export, list for list, flags, states, durations and error_flag included."""
+    from analysis.inputs import native_to_krun
+    state = plant(tmp_path, states)
+    krun = krun_results(state)
+    from_native = native_to_krun(native_bundle(state), tmp_path / "n.json", warn=pytest.fail)
+    assert from_native == krun
+
+
 def test_all_completed_sets_no_flag(tmp_path):
     state = plant(tmp_path, {})
     assert krun_results(state)["error_flag"] is False and native_bundle(state)["error_flag"] is False
@@ -120,6 +150,7 @@ def test_the_analysis_reads_the_slots_of_both_exports_alike(tmp_path):
     from_krun = read_results(krun_file, warn=warnings.append)
     for results in (from_native, from_krun):
         assert results["pexec_flags"][KEY] == ["C", "E", "C", "T", "C"]
+        assert results["execution_states"][KEY] == ["completed", "crashed", "completed", "timed_out", "completed"]
         assert results["wallclock_times"][KEY] == [times(0), [], times(2), [], times(4)]
     assert warnings == []
 
