@@ -63,7 +63,7 @@ sync = 0
 baseline_pause = 0
 [rerun]
 max_unexplained_boots = 1000
-[benchmarks]
+{AS_INVOKER}[benchmarks]
 b = 1
 [variants.v]
 target = "bench.txt"
@@ -75,6 +75,11 @@ iterations = 10
 variants = ["v"]
 ''')
     return p
+
+
+# As root a simulated run's runners run as a fresh benchmark user, who cannot reach this interpreter under
+# /root or the temp dir: measure the supervisor, so run them as the invoker (as the tests do).
+AS_INVOKER = "[platform]\nbenchmark_user = false\n" if os.geteuid() == 0 else ""
 
 
 def env(pause: str | None) -> dict:
@@ -97,8 +102,12 @@ def latency(samples: int) -> list[float]:
         tmp = Path(d)
         exp = experiment(tmp, 0.0, samples + 1)
         state = tmp / "state"
-        subprocess.run([sys.executable, "-m", "supervisor", "start", str(exp), "--simulate-reboots",
-                        "--state-dir", str(state)], env=env("after-flag@1"), capture_output=True, cwd=REPO)
+        started = subprocess.run([sys.executable, "-m", "supervisor", "start", str(exp), "--simulate-reboots",
+                                  "--state-dir", str(state)], env=env("after-flag@1"), capture_output=True,
+                                 text=True, cwd=REPO)
+        if not (state / "schedule").exists():
+            raise SystemExit(f"bench_supervisor: coldrun start failed (exit {started.returncode}): "
+                             f"{started.stderr.strip()[-500:]}")
         out = []
         for _ in range(samples):
             n = boots(state) + 1
