@@ -1,6 +1,7 @@
 """Makes tests/ importable (shared_paths) for every test directory; marks tests by where they live;
 sweeps process groups an earlier, killed test run left behind (tests/process_groups.py)."""
 
+import os
 import sys
 from pathlib import Path
 
@@ -18,11 +19,15 @@ REAL_RUNNER_MODULES = {
     "integration/test_wheel_install.py", "integration/test_demo_run.py", "integration/test_pair_demo.py",
     "integration/test_pair_unsynchronised.py", "integration/test_screen_demo.py",
 }
-# Where a module's tests start first under xdist: the longest ones (a guest boot, a crash loop) go
-# first, so they do not make the tail of the run while the other workers sit idle.
-LONG_FIRST = ("vm/", "integration/test_crash_resume.py", "integration/test_run_length_crash.py",
-              "integration/test_pair_crash.py", "integration/test_wheel_install.py",
-              "integration/test_languages.py", "runners/")
+# The longest tests (a guest's boots under TCG, a crash loop, a wheel built and installed), longest
+# first: under xdist they start at once on separate workers (_spread_long_tests), so that none of
+# them makes the tail of the run while the other workers sit idle.
+LONG = ("vm/test_lab.py", "vm/test_real_reboots.py", "vm/test_screen_reboots.py", "vm/test_duet_cpuset.py",
+        "vm/", "integration/test_wheel_install.py", "integration/test_statedir_fuzz.py",
+        "integration/test_crash_resume.py", "integration/test_demo_run.py", "integration/test_run_length.py",
+        "integration/test_pair_demo.py", "integration/test_pair_crash.py", "integration/test_bad_input.py",
+        "integration/test_pair_unsynchronised.py", "fuzz/", "integration/test_run_length_crash.py",
+        "integration/test_krun_import_end_to_end.py", "integration/test_languages.py")
 
 
 def _where(item) -> str:
@@ -56,11 +61,39 @@ def pytest_collection_modifyitems(config, items):
         if grouping and _shares_a_module_fixture(item):
             item.add_marker(pytest.mark.xdist_group(where))
 
-    def rank(item) -> int:
-        where = _where(item)
-        return next((i for i, prefix in enumerate(LONG_FIRST) if where.startswith(prefix)), len(LONG_FIRST))
+    workers = os.environ.get("PYTEST_XDIST_WORKER_COUNT")
+    if workers:   # each xdist worker collects, and all must order alike: this is deterministic
+        items[:] = _spread_long_tests(items, int(workers))
 
-    items.sort(key=rank)   # stable: the order within each rank is pytest's
+
+def _rank(item) -> int:
+    where = _where(item)
+    return next((i for i, prefix in enumerate(LONG) if where.startswith(prefix)), len(LONG))
+
+
+def _spread_long_tests(items: list, workers: int) -> list:
+    """Order the units xdist's loadgroup schedules (a test, or the tests of one xdist_group) so that
+    long ones never queue behind each other: it hands each worker one unit, then a second, then one
+    more to each worker that finishes a test while holding at most two.  So the first min(long,
+    workers - 1) units are long (one worker is left for the rest), the next `workers` short, and
+    every later long unit comes after 2 x workers short ones."""
+    units: list[list] = []
+    for item in items:
+        group = item.get_closest_marker("xdist_group")
+        if units and group is not None and units[-1][0].get_closest_marker("xdist_group") == group:
+            units[-1].append(item)
+        else:
+            units.append([item])
+    long = sorted((u for u in units if _rank(u[0]) < len(LONG)), key=lambda u: _rank(u[0]))
+    short = [u for u in units if _rank(u[0]) == len(LONG)]
+    head = min(len(long), max(workers - 1, 1))
+    order = long[:head] + short[:workers]
+    short = short[workers:]
+    for unit in long[head:]:
+        order += [unit] + short[:2 * workers]
+        short = short[2 * workers:]
+    order += short
+    return [item for unit in order for item in unit]
 
 
 def pytest_sessionstart(session):

@@ -8,7 +8,8 @@ worker shut down) runs none.  So three nets, each enough alone for its case:
   (util-linux ``setpriv --pdeathsig``, which execs the command: no preexec_fn, safe beside threads);
 - ``register(pid)``: each group leader is written to a registry directory with its owner; every
   session's start (``sweep_orphans``) kills the groups whose owner is gone;
-- ``kill_own_groups`` on SIGTERM and at exit (``install_exit_nets``).
+- ``kill_own_groups`` on SIGTERM (passed on to child processes: xdist's controller to its workers)
+  and at exit (``install_exit_nets``).
 """
 
 from __future__ import annotations
@@ -98,6 +99,11 @@ def install_exit_nets() -> None:
 
     def on_sigterm(signum, frame):
         kill_own_groups()
+        for child in psutil.Process().children():   # the controller's xdist workers, a test's commands
+            try:
+                child.terminate()
+            except psutil.Error:
+                pass
         if callable(previous):
             previous(signum, frame)
         elif previous != signal.SIG_IGN:
