@@ -73,10 +73,10 @@ def _rank(item) -> int:
 
 def _spread_long_tests(items: list, workers: int) -> list:
     """Order the units xdist's loadgroup schedules (a test, or the tests of one xdist_group) so that
-    long ones never queue behind each other: it hands each worker one unit, then a second, then one
-    more to each worker that finishes a test while holding at most two.  So the first min(long,
-    workers - 1) units are long (one worker is left for the rest), the next `workers` short, and
-    every later long unit comes after 2 x workers short ones."""
+    long ones do not queue behind each other.  It hands each worker one unit, then a second, then
+    one more to a worker each time it finishes a test while holding at most two.  So the VM tests
+    come first, one per worker, but leave two workers (they mostly wait on their guests); every
+    other long unit then comes after 2 x workers short ones, to whichever worker is free."""
     units: list[list] = []
     for item in items:
         group = item.get_closest_marker("xdist_group")
@@ -86,7 +86,8 @@ def _spread_long_tests(items: list, workers: int) -> list:
             units.append([item])
     long = sorted((u for u in units if _rank(u[0]) < len(LONG)), key=lambda u: _rank(u[0]))
     short = [u for u in units if _rank(u[0]) == len(LONG)]
-    head = min(len(long), max(workers - 1, 1))
+    vms = [u for u in long if _where(u[0]).startswith("vm/")]
+    head = min(len(vms), max(workers - 2, 1))
     order = long[:head] + short[:workers]
     short = short[workers:]
     for unit in long[head:]:
@@ -94,8 +95,3 @@ def _spread_long_tests(items: list, workers: int) -> list:
         short = short[2 * workers:]
     order += short
     return [item for unit in order for item in unit]
-
-
-def pytest_sessionstart(session):
-    process_groups.sweep_orphans()
-    process_groups.install_exit_nets()
