@@ -52,13 +52,15 @@ def pytest_collection_modifyitems(config, items):
         if where.startswith("vm/"):
             item.add_marker(pytest.mark.vm)
             item.add_marker(pytest.mark.slow)
+            if grouping:   # guests under TCG starve each other: at most the lab's two and one more at once
+                item.add_marker(pytest.mark.xdist_group("vm-lab" if where == "vm/test_lab.py" else "vm-guest"))
         elif where.startswith("integration/"):
             item.add_marker(pytest.mark.slow)
         if where.startswith("runners/") or where in REAL_RUNNER_MODULES:
             item.add_marker(pytest.mark.real_runner)
         if any("root" in str(m.kwargs.get("reason", "")) for m in item.iter_markers("skipif")):
             item.add_marker(pytest.mark.root)
-        if grouping and _shares_a_module_fixture(item):
+        if grouping and not where.startswith("vm/") and _shares_a_module_fixture(item):
             item.add_marker(pytest.mark.xdist_group(where))
 
     workers = os.environ.get("PYTEST_XDIST_WORKER_COUNT")
@@ -75,10 +77,11 @@ def _spread_long_tests(items: list, workers: int) -> list:
     """Order the units xdist's loadgroup schedules (a test, or the tests of one xdist_group) so that
     long ones do not queue behind each other.  It hands each worker one unit, then a second, then
     one more to a worker each time it finishes a test while holding at most two.  So the VM tests
-    come first, one per worker, but leave two workers (they mostly wait on their guests); every
-    other long unit then comes after 2 x workers short ones, to whichever worker is free."""
+    (two groups: the lab's two guests, and one guest at a time for the rest) come first, one group
+    per worker, leaving at least two workers; every other long unit then comes after 2 x workers
+    short ones, to whichever worker is free."""
     units: list[list] = []
-    for item in items:
+    for item in sorted(items, key=_rank):   # stable: a group's tests (one module, or the VM tests) adjacent
         group = item.get_closest_marker("xdist_group")
         if units and group is not None and units[-1][0].get_closest_marker("xdist_group") == group:
             units[-1].append(item)
@@ -95,3 +98,12 @@ def _spread_long_tests(items: list, workers: int) -> list:
         short = short[2 * workers:]
     order += short
     return [item for unit in order for item in unit]
+
+
+def pytest_sessionfinish(session):
+    """The run's controller (or a run without xdist) drops the prepared VM guest's disk (~1 GB,
+    tests/vm/conftest.py) at the end: here, since xdist's controller never loads tests/vm/conftest.py."""
+    factory = getattr(session.config, "_tmp_path_factory", None)   # what the tmp_path_factory fixture gives
+    if os.environ.get("PYTEST_XDIST_WORKER") or factory is None or os.environ.get("COLDRUN_VM_KEEP"):
+        return
+    (factory.getbasetemp() / "prepared-guest" / "root.ext4").unlink(missing_ok=True)

@@ -66,7 +66,8 @@ class PreparedGuest:
 
 
 def _run_shared_dir(tmp_path_factory) -> Path:
-    """A directory every xdist worker of this run sees (the controller's basetemp); alone, our own."""
+    """A directory every xdist worker of this run sees (the controller's basetemp); alone, our own.
+    (tests/conftest.py's pytest_sessionfinish drops the prepared disk there at the end.)"""
     base = tmp_path_factory.getbasetemp()
     return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
 
@@ -102,15 +103,6 @@ def _prepare(guest_image, work: Path) -> None:
     finally:
         guest.kill()
     (work / "prepared.json").write_text(json.dumps({"accel": guest.accel}))
-
-
-def pytest_sessionfinish(session):
-    """The run's controller (or a run without xdist) drops the prepared disk (~1 GB) at the end."""
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        return
-    factory = getattr(session.config, "_tmp_path_factory", None)   # what the tmp_path_factory fixture gives
-    if factory is not None:
-        _drop_disk(factory.getbasetemp() / "prepared-guest" / "root.ext4")
 
 
 @pytest.fixture
