@@ -45,6 +45,7 @@ def _shares_a_module_fixture(item) -> bool:
                                     for defs in info.name2fixturedefs.values() if defs)
 
 
+@pytest.hookimpl(tryfirst=True)   # before xdist's own, which reads xdist_group into the test ids
 def pytest_collection_modifyitems(config, items):
     grouping = config.pluginmanager.hasplugin("xdist")
     for item in items:
