@@ -45,25 +45,27 @@ def _shares_a_module_fixture(item) -> bool:
                                     for defs in info.name2fixturedefs.values() if defs)
 
 
-@pytest.hookimpl(tryfirst=True)   # before xdist's own, which reads xdist_group into the test ids
-def pytest_collection_modifyitems(config, items):
-    grouping = config.pluginmanager.hasplugin("xdist")
-    for item in items:
-        where = _where(item)
-        if where.startswith("vm/"):
-            item.add_marker(pytest.mark.vm)
-            item.add_marker(pytest.mark.slow)
-            if grouping:   # guests under TCG starve each other: at most the lab's two and one more at once
-                item.add_marker(pytest.mark.xdist_group("vm-lab" if where == "vm/test_lab.py" else "vm-guest"))
-        elif where.startswith("integration/"):
-            item.add_marker(pytest.mark.slow)
-        if where.startswith("runners/") or where in REAL_RUNNER_MODULES:
-            item.add_marker(pytest.mark.real_runner)
-        if any("root" in str(m.kwargs.get("reason", "")) for m in item.iter_markers("skipif")):
-            item.add_marker(pytest.mark.root)
-        if grouping and not where.startswith("vm/") and _shares_a_module_fixture(item):
-            item.add_marker(pytest.mark.xdist_group(where))
+def pytest_itemcollected(item):
+    """Marks by where a test lives; here, not in pytest_collection_modifyitems, so that xdist's own
+    modifyitems, which turns xdist_group into the test's id, sees them whatever the hook order."""
+    where = _where(item)
+    grouping = item.config.pluginmanager.hasplugin("xdist")
+    if where.startswith("vm/"):
+        item.add_marker(pytest.mark.vm)
+        item.add_marker(pytest.mark.slow)
+        if grouping:   # guests under TCG starve each other: at most the lab's two and one more at once
+            item.add_marker(pytest.mark.xdist_group("vm-lab" if where == "vm/test_lab.py" else "vm-guest"))
+    elif where.startswith("integration/"):
+        item.add_marker(pytest.mark.slow)
+    if where.startswith("runners/") or where in REAL_RUNNER_MODULES:
+        item.add_marker(pytest.mark.real_runner)
+    if any("root" in str(m.kwargs.get("reason", "")) for m in item.iter_markers("skipif")):
+        item.add_marker(pytest.mark.root)
+    if grouping and not where.startswith("vm/") and _shares_a_module_fixture(item):
+        item.add_marker(pytest.mark.xdist_group(where))
 
+
+def pytest_collection_modifyitems(config, items):
     workers = os.environ.get("PYTEST_XDIST_WORKER_COUNT")
     if workers:   # each xdist worker collects, and all must order alike: this is deterministic
         items[:] = _spread_long_tests(items, int(workers))
@@ -83,7 +85,9 @@ def _spread_long_tests(items: list, workers: int) -> list:
     short ones, to whichever worker is free."""
     units: list[list] = []
     for item in sorted(items, key=_rank):   # stable: a group's tests (one module, or the VM tests) adjacent
-        group = item.get_closest_marker("xdist_group")
+        # Only a module's own group is one unit here: xdist 3.8 writes the group into item._nodeid,
+        # which pytest 9 no longer reads, so today every test is scheduled on its own anyway.
+        group = None if _where(item).startswith("vm/") else item.get_closest_marker("xdist_group")
         if units and group is not None and units[-1][0].get_closest_marker("xdist_group") == group:
             units[-1].append(item)
         else:
