@@ -5,7 +5,7 @@ user, as a real one does, and `coldrun start` refuses files that user cannot
 reach.  The interpreter running the tests (and pytest's tmp dirs) may be
 reachable by root only, so these experiments say ``benchmark_user = false``
 when the tests run as root: benchmarks then run as the invoking user, which is
-what the tests using them are about.  tests/unit/state/test_simulated_root.py
+what the tests using them are about.  tests/integration/test_simulated_root.py
 covers the drop to the fresh user itself.
 """
 

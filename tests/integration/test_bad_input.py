@@ -156,7 +156,7 @@ def test_misbehaving_runners_become_errored_jobs(exp_factory, tmp_path):
     # The crash's stderr tail also reached the log.
     assert "segfault coming" in (state / "log").read_text()
     # The hung runner's child was killed with its process group.
-    ps = subprocess.run(["pgrep", "-f", "time.sleep\\(600\\)"], capture_output=True, text=True)
+    ps = subprocess.run(["pgrep", "-f", f"time.sleep\\(600\\) {tmp_path}/"], capture_output=True, text=True)
     assert ps.stdout.strip() == ""
     krun_out = tmp_path / "k.json.bz2"
     assert coldrun("export", str(state), "--format", "krun", "-o", str(krun_out)).returncode == 0

@@ -35,6 +35,8 @@ from supervisor.state.statedir import StateDir
 from supervisor.state.verify import verify_records
 
 EXAMPLES = int(os.environ.get("COLDRUN_FUZZ_EXAMPLES", "30"))
+# The examples in independent shards (each its own random examples), so xdist workers share them.
+SHARDS = 3
 DAMAGES = ("truncate", "garbage", "delete", "directory", "symlink", "json_list")
 # A file whose damage each command must refuse.  The log, lock and audit are
 # diagnostics or hints (a damaged one is tolerated, never a traceback), except
@@ -45,9 +47,10 @@ MUST_REFUSE = {"schedule": {"status", "export", "resume"}, "experiment.toml": {"
                "record": {"status", "export", "resume"}, "meta.json": {"resume"}}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def template(tmp_path_factory) -> Path:
-    """A finished 4-job experiment, set back to running: resume then verifies and finishes without running."""
+    """A finished 4-job experiment, set back to running: resume then verifies and finishes without running.
+    (Session scope: each xdist worker that runs a shard makes its own, once.)"""
     tmp = tmp_path_factory.mktemp("fuzz-template")
     exp = make_experiment(tmp, {"a": "ok", "b": "ok"}, executions=2, iterations=3)
     state = tmp / "state"
@@ -119,10 +122,11 @@ def one_line_names(output: str, name: str) -> bool:
     return any(name in line for line in output.splitlines())
 
 
-@settings(max_examples=EXAMPLES, deadline=None, database=None,
+@pytest.mark.parametrize("shard", range(SHARDS))
+@settings(max_examples=max(1, EXAMPLES // SHARDS), deadline=None, database=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(data=st.data())
-def test_damaged_state_file_is_one_line_and_loses_no_record(template, tmp_path_factory, data):
+def test_damaged_state_file_is_one_line_and_loses_no_record(template, tmp_path_factory, shard, data):
     work = Path(tempfile.mkdtemp(dir=tmp_path_factory.getbasetemp()))
     state = work / "state"
     shutil.copytree(template, state, symlinks=True)

@@ -8,12 +8,15 @@ silent skip (tests/real_parts.py).  CI installs them (scripts/setup --for-tests)
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -25,16 +28,6 @@ from vm_qemu import Guest, GuestError, copy_disk  # noqa: E402
 
 APT_LINE = ("apt-get install -y --no-install-recommends qemu-system-x86 qemu-utils "
             "debootstrap e2fsprogs")
-
-
-def pytest_configure(config):
-    config.addinivalue_line("markers", "vm: boots a real qemu guest (slow; deselect with -m 'not vm')")
-
-
-def pytest_collection_modifyitems(items):
-    for item in items:
-        if "tests/vm/" in str(item.fspath):
-            item.add_marker(pytest.mark.vm)
 
 
 @pytest.fixture(scope="session")
@@ -52,8 +45,14 @@ def guest_image() -> vm_image.GuestImage:
                           f"{vm_image.CACHE_DIR}")
     log = vm_image.CACHE_DIR.parent / "coldrun-vm-build.log"
     try:
-        with open(log, "w") as f:
-            return vm_image.build_image(log=f)
+        # One build for every xdist worker (and any other test run on this machine): the others wait.
+        vm_image.CACHE_DIR.mkdir(parents=True, exist_ok=True)
+        with FileLock(vm_image.CACHE_DIR / "build.lock"):
+            found = vm_image.cached_image()
+            if found:
+                return found
+            with open(log, "w") as f:
+                return vm_image.build_image(log=f)
     except Exception as e:  # network or mirror trouble: say why; fail only under CI
         missing_real_part(f"could not build the Debian guest image ({e}); see {log}")
 
@@ -66,12 +65,30 @@ class PreparedGuest:
     accel: str
 
 
+def _run_shared_dir(tmp_path_factory) -> Path:
+    """A directory every xdist worker of this run sees (the controller's basetemp); alone, our own.
+    (tests/conftest.py's pytest_sessionfinish drops the prepared disk there at the end.)"""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
 @pytest.fixture(scope="session")
 def prepared_guest(guest_image, tmp_path_factory):
     """Boot the image once with the install payload: coldrun goes into a venv in
     the guest from the working tree's wheel, then the guest powers off.  Each
-    experiment run starts from a copy of this disk."""
-    work = tmp_path_factory.mktemp("prepare")
+    experiment run starts from a copy of this disk.  Once per run: the first
+    xdist worker to need it prepares it under a lock, the others wait and reuse it."""
+    work = _run_shared_dir(tmp_path_factory) / "prepared-guest"
+    with FileLock(str(work) + ".lock"):
+        if not (work / "prepared.json").exists():
+            _prepare(guest_image, work)
+    facts = json.loads((work / "prepared.json").read_text())
+    yield PreparedGuest(work / "root.ext4", (work / "serial.log").read_text(errors="replace"), facts["accel"])
+
+
+def _prepare(guest_image, work: Path) -> None:
+    shutil.rmtree(work, ignore_errors=True)    # a half-made one from a worker that died
+    work.mkdir(parents=True)
     payload = build_payload(work, mode="prepare")
     disk = work / "root.ext4"
     copy_disk(guest_image.disk, disk)
@@ -79,15 +96,13 @@ def prepared_guest(guest_image, tmp_path_factory):
     guest.start()
     try:
         guest.wait_for(r"VMTEST-(PREPARED|SETUP-FAILED).*", timeout=900)
-        serial = guest.serial()
-        if "VMTEST-SETUP-FAILED" in serial:
+        if "VMTEST-SETUP-FAILED" in guest.serial():
             raise GuestError("installing coldrun in the guest failed", guest)
         rc = guest.wait_exit(timeout=300)
         assert rc == 0, f"qemu exited with {rc}: {guest.qemu_output()[-500:]}"
     finally:
         guest.kill()
-    yield PreparedGuest(disk, serial, guest.accel)
-    _drop_disk(disk)
+    (work / "prepared.json").write_text(json.dumps({"accel": guest.accel}))
 
 
 @pytest.fixture

@@ -17,6 +17,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+from filelock import FileLock
+
 from vm_image import CACHE_DIR
 from vm_qemu import make_ext4
 
@@ -37,6 +39,14 @@ def dependency_wheels() -> Path:
     out = CACHE_DIR / f"deps-{key}"
     if (out / "complete").exists():
         return out
+    CACHE_DIR.mkdir(parents=True, exist_ok=True)
+    with FileLock(CACHE_DIR / f"deps-{key}.lock"):   # one download for every xdist worker
+        if not (out / "complete").exists():
+            _download(deps, out)
+    return out
+
+
+def _download(deps: list[str], out: Path) -> None:
     tmp = out.with_name(out.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
@@ -47,7 +57,6 @@ def dependency_wheels() -> Path:
     (tmp / "complete").write_text("\n".join(deps) + "\n")
     shutil.rmtree(out, ignore_errors=True)
     tmp.rename(out)
-    return out
 
 
 def coldrun_wheel(dest: Path, work: Path) -> Path:

@@ -11,12 +11,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 import socket
 import subprocess
 import time
 from pathlib import Path
 
+from process_groups import dies_with_us, kill_group, register
 from vm_image import GuestImage
 
 
@@ -45,21 +45,23 @@ def choose_accel(image: GuestImage, workdir: Path) -> str:
         kvm_device = False
     if kvm_device:
         log = workdir / "kvm-probe.log"
-        probe = subprocess.Popen(
+        probe = subprocess.Popen(dies_with_us(
             ["qemu-system-x86_64", "-nodefaults", "-no-user-config", "-display", "none",
              "-machine", "q35,accel=kvm", "-cpu", "host", "-m", "256",
              "-kernel", str(image.kernel), "-append", "console=ttyS0 panic=-1",
-             "-serial", f"file:{log}", "-no-reboot"],
+             "-serial", f"file:{log}", "-no-reboot"]),
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-        deadline = time.monotonic() + 15
-        while time.monotonic() < deadline and probe.poll() is None:
-            if log.exists() and "Linux version" in log.read_text(errors="replace"):
-                accel = "kvm"
-                break
-            time.sleep(0.2)
-        if probe.poll() is None:
-            os.killpg(probe.pid, signal.SIGKILL)
-        probe.wait()
+        register(probe.pid)
+        try:
+            deadline = time.monotonic() + 15
+            while time.monotonic() < deadline and probe.poll() is None:
+                if log.exists() and "Linux version" in log.read_text(errors="replace"):
+                    accel = "kvm"
+                    break
+                time.sleep(0.2)
+        finally:
+            kill_group(probe.pid)
+            probe.wait()
     _accel_cache["accel"] = accel
     return accel
 
@@ -94,8 +96,12 @@ class Guest:
 
     def start(self) -> None:
         self.serial_path.write_text("")
-        self.proc = subprocess.Popen(self.argv(), stdout=open(self.workdir / "qemu.out", "w"),
-                                     stderr=subprocess.STDOUT, start_new_session=True)
+        # Its own process group, killed by kill(); dies_with_us and the registry (tests/process_groups.py)
+        # kill it when this test process is killed before kill() runs.
+        with open(self.workdir / "qemu.out", "w") as out:
+            self.proc = subprocess.Popen(dies_with_us(self.argv()), stdout=out, stderr=subprocess.STDOUT,
+                                         start_new_session=True)
+        register(self.proc.pid)
 
     # --- serial console -------------------------------------------------------
 
@@ -151,9 +157,12 @@ class Guest:
             raise GuestError(f"system_reset failed: {reply['error']}", self)
 
     def kill(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
+        if self.proc is not None:
+            if self.proc.poll() is None:
+                kill_group(self.proc.pid)
+                self.proc.wait()
+            else:
+                kill_group(self.proc.pid)   # exited: only its registry entry (and any stray child) goes
 
 
 class GuestError(AssertionError):

@@ -77,7 +77,8 @@ def main():
     elif behaviour == "fail":
         raise RuntimeError("benchmark exploded")
     elif behaviour == "hang":
-        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+        # The benchmark's path on its command line: a test finds this child by it, not by every sleeper.
+        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)", bench])
         time.sleep(600)
     elif behaviour == "huge":
         chunk = b"x" * (1 << 20)

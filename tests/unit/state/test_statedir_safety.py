@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import stat
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,8 +14,7 @@ from supervisor.experiment.model import load_experiment
 from supervisor.boot.kinds import kind_for
 from supervisor.state.statedir import StateDir, location_problem
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "supervisor"))
-from cycle_helpers import experiment  # noqa: E402  (the unit tests' small experiments)
+from cycle_helpers import experiment
 
 NOBODY = 65534
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root: files owned by another user are made "

@@ -24,7 +24,7 @@ class Log:
 
 def test_every_step_logs_and_changes_nothing(tmp_path):
     log, commands, clock = Log(), RecordingCommands(), FakeClock()
-    # Not root: as root, benchmarks run as a fresh user (tests/unit/state/test_simulated_root.py).
+    # Not root: as root, benchmarks run as a fresh user (tests/integration/test_simulated_root.py).
     p = SimulatedPlatform(PlatformPolicy(), tmp_path, root=SystemRoot(tmp_path), commands=commands,
                           clock=clock, log=log, euid=1000)
     assert isinstance(make_platform("simulated", PlatformPolicy(), tmp_path, root=SystemRoot(tmp_path),

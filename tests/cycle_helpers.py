@@ -16,7 +16,7 @@ from supervisor.experiment.platform_policy import PlatformPolicy
 from supervisor.system import SystemRoot
 from root_runs import runs_as_invoker  # tests/root_runs.py: as root, benchmarks run as you
 
-FAKE_RUNNER = Path(__file__).resolve().parents[2] / "integration" / "runners" / "fake_runner.py"
+FAKE_RUNNER = Path(__file__).resolve().parent / "integration" / "runners" / "fake_runner.py"
 
 
 def experiment(tmp: Path, behaviours: dict[str, str], *, executions: int | None = 1, extra: str = "",

@@ -14,7 +14,7 @@ from supervisor.cli import main
 from supervisor.errors import ColdrunError
 from supervisor.state.records import list_records, read_record, record_path, write_record
 
-SCHEMA = Path(__file__).resolve().parents[3] / "contracts" / "execution_record.schema.json"
+SCHEMA = Path(__file__).resolve().parents[2] / "contracts" / "execution_record.schema.json"
 
 
 def test_checked_in_schema_matches_the_model():

@@ -23,7 +23,7 @@ from supervisor.state.schedule import Schedule
 from supervisor.state.statedir import StateDir
 from supervisor.system import CommandResult, SystemRoot
 
-ROOTS = Path(__file__).resolve().parents[2] / "fixtures" / "roots"
+ROOTS = Path(__file__).resolve().parents[1] / "fixtures" / "roots"
 
 SCREENING = '''
 [platform]

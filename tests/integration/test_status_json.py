@@ -15,7 +15,7 @@ from supervisor.boot.lifecycle import abort
 from supervisor.cli import main
 from supervisor.state.records import record_path
 
-SCHEMA = Path(__file__).resolve().parents[3] / "contracts" / "status_report.schema.json"
+SCHEMA = Path(__file__).resolve().parents[2] / "contracts" / "status_report.schema.json"
 STOP = "[stop]\nci_percent = 0.000001\nmin_executions = 3\nmax_executions = 6\n"
 
 

@@ -17,9 +17,8 @@ from supervisor.state.schedule import COMPLETED, OUTSTANDING, Schedule
 from supervisor.state.statedir import StateDir
 from supervisor.state.verify import verify_records
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "supervisor"))
-from cycle_helpers import boot_quiet, experiment, start_quiet  # noqa: E402
-from execution_records import record_fields  # noqa: E402
+from cycle_helpers import boot_quiet, experiment, start_quiet
+from execution_records import record_fields
 
 
 @pytest.fixture

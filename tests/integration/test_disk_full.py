@@ -12,7 +12,6 @@ import io
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -26,8 +25,7 @@ from supervisor.state.records import list_records
 from supervisor.state.schedule import Schedule
 from supervisor.state.statedir import StateDir, space_needed
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "supervisor"))
-from cycle_helpers import boot_quiet, experiment, start_quiet  # noqa: E402
+from cycle_helpers import boot_quiet, experiment, start_quiet
 
 
 @pytest.fixture
