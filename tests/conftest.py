@@ -85,8 +85,8 @@ def _spread_long_tests(items: list, workers: int) -> list:
     short ones, to whichever worker is free."""
     units: list[list] = []
     for item in sorted(items, key=_rank):   # stable: a group's tests (one module, or the VM tests) adjacent
-        # Only a module's own group is one unit here: xdist 3.8 writes the group into item._nodeid,
-        # which pytest 9 no longer reads, so today every test is scheduled on its own anyway.
+        # Only a module's own group is one unit here; xdist keeps each VM group on one worker itself
+        # (it writes the group into item._nodeid: applied under pytest < 9, which pyproject pins).
         group = None if _where(item).startswith("vm/") else item.get_closest_marker("xdist_group")
         if units and group is not None and units[-1][0].get_closest_marker("xdist_group") == group:
             units[-1].append(item)
