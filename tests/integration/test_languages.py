@@ -172,8 +172,9 @@ def test_startup_mode_through_the_supervisor(tmp_path):
     out = tmp_path / "krun.json.bz2"
     assert coldrun("export", str(state), "--format", "krun", "-o", str(out)).returncode == 0
     krun = json.loads(bz2.decompress(out.read_bytes()))
+    # Krun's keys, plus execution_states (contracts/state_view.py: crashed vs errored, running vs not run).
     assert set(krun) == {"wallclock_times", "core_cycle_counts", "aperf_counts", "mperf_counts", "pexec_flags",
-                         "eta_estimates", "audit", "config", "error_flag"}
+                         "eta_estimates", "audit", "config", "error_flag", "execution_states"}
     assert krun["wallclock_times"]["sumsq:python:default"] == [[st["seconds"]]]
 
 
