@@ -22,6 +22,11 @@ import tempfile
 import time
 from pathlib import Path
 
+# As root a simulated run's runners run as a fresh benchmark user, who cannot reach this interpreter under
+# /root or the temp dir: measure the supervisor, so run them as the invoker (as the tests do).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from root_runs import runs_as_invoker  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[1]
 
 RUNNER = r'''
@@ -55,7 +60,7 @@ def experiment(tmp: Path, seconds: float, executions: int) -> Path:
     (tmp / "benchmarks" / "b" / "bench.txt").write_text(str(seconds))
     (tmp / "runner.py").write_text(RUNNER)
     p = tmp / "exp.toml"
-    p.write_text(f'''name = "bench"
+    p.write_text(runs_as_invoker(f'''name = "bench"
 executions = {executions}
 [waits]
 boot_settle = 0
@@ -63,7 +68,7 @@ sync = 0
 baseline_pause = 0
 [rerun]
 max_unexplained_boots = 1000
-{AS_INVOKER}[benchmarks]
+[benchmarks]
 b = 1
 [variants.v]
 target = "bench.txt"
@@ -73,13 +78,8 @@ executable = "{sys.executable}"
 args = ["{tmp / 'runner.py'}"]
 iterations = 10
 variants = ["v"]
-''')
+'''))
     return p
-
-
-# As root a simulated run's runners run as a fresh benchmark user, who cannot reach this interpreter under
-# /root or the temp dir: measure the supervisor, so run them as the invoker (as the tests do).
-AS_INVOKER = "[platform]\nbenchmark_user = false\n" if os.geteuid() == 0 else ""
 
 
 def env(pause: str | None) -> dict:

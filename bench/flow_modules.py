@@ -49,6 +49,10 @@ import time
 import tomllib
 from pathlib import Path
 
+# As root, a simulated run makes a fresh benchmark user: run benchmarks as the invoker, as the tests do.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from root_runs import runs_as_invoker as as_invoker  # noqa: E402
+
 PACKAGES = ("supervisor", "contracts", "analysis", "iteration_runners")
 FLOWS = {
     "record": "experiment file -> first record",
@@ -146,16 +150,6 @@ def screening_experiment(root: Path) -> str:
         text, n = re.subn(r"^benchmarks_dir\s*=.*$", lambda _: line, text, count=1, flags=re.M)
         return text if n else f"{line}\n{text}"
     raise FlowError(f"no configs/*.toml under {root} has a [screening] table")
-
-
-def as_invoker(text: str) -> str:
-    """As root, a simulated run makes a fresh benchmark user; run benchmarks as the invoker instead,
-    as a non-root run does (and as the tests' root runs do)."""
-    if os.geteuid() != 0 or re.search(r"^\s*benchmark_user\s*=", text, re.M):
-        return text
-    if re.search(r"^\[platform\]\s*$", text, re.M):
-        return re.sub(r"^\[platform\]\s*$", "[platform]\nbenchmark_user = false", text, count=1, flags=re.M)
-    return text.rstrip("\n") + "\n\n[platform]\nbenchmark_user = false\n"
 
 
 def runners_under_coverage(text: str, rcfile: Path) -> str:

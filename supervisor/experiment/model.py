@@ -196,6 +196,11 @@ class Waits(_Strict):
     temperature_deadline: Duration = Field(default=3600.0, description="give up waiting for temperatures (Krun: 1 h)")
     baseline_pause: Duration = Field(default=60.0, description="pause before the baseline temperatures (Krun: 60 s)")
 
+    @property
+    def per_execution(self) -> float:
+        """Seconds each process execution waits besides running (boot settle + sync): check's and status's ETA."""
+        return self.boot_settle + self.sync
+
 
 class Mail(_Strict):
     to: list[str] = Field(default_factory=list)

@@ -10,6 +10,7 @@ execution: the experiment's, unless the run-length rule chose others.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Iterable
 
 
 @dataclass(frozen=True)
@@ -31,3 +32,14 @@ class JobSpec:
     @property
     def variant(self) -> str:
         return self.key.split(":")[2]
+
+
+def in_order(planned: Iterable[tuple[str, bool, int, int]]) -> list[JobSpec]:
+    """Jobs (key, skipped, iterations, param) in the order they will run, each key's process executions
+    numbered in that order."""
+    seen: dict[str, int] = {}
+    jobs = []
+    for key, skipped, iterations, param in planned:
+        seen[key] = seen.get(key, -1) + 1
+        jobs.append(JobSpec(key, seen[key], skipped, iterations, param))
+    return jobs

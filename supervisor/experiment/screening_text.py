@@ -33,7 +33,7 @@ def check_lines(exp: Experiment, plan: ScreeningPlan, *, show_all: bool, seed_ch
     if len(shown) < len(plan.runs):
         lines.append(f"  ... {len(plan.runs) - len(shown)} more (--all shows every execution)")
     boots = plan.boots()
-    waits = len(plan.runs) * (exp.waits.boot_settle + exp.waits.sync)   # switching and finishing boots wait for none
+    waits = len(plan.runs) * exp.waits.per_execution   # switching and finishing boots wait for none
     lines.append(f"boots: up to {boots} ({len(plan.runs)} executions, {plan.switches()} level switches, 1 to "
                  f"finish)" + (f"; max_boots {exp.screening.max_boots}" if exp.screening and
                                exp.screening.max_boots else ""))

@@ -12,7 +12,6 @@ import psutil
 
 from contracts.status_report import JobCounts, LastError, StatusReport
 from supervisor.boot.kinds import kind_for
-from supervisor.experiment.model import Experiment
 from supervisor.state.outcome import FAILED_STATES, standing_code
 from supervisor.state.records import list_attempts
 from supervisor.state.schedule import OUTSTANDING, RUNNING, Schedule
@@ -21,11 +20,6 @@ from supervisor.state.verify import load_record, verify_records
 
 # status's code when records were altered: the state dir is damaged, as for a corrupt schedule.
 EXIT_ALTERED = 4
-
-
-def per_job_overhead(exp: Experiment) -> float:
-    """Seconds each process execution waits besides running (boot settle + sync)."""
-    return exp.waits.boot_settle + exp.waits.sync
 
 
 def estimate_remaining(schedule: Schedule, per_iteration: dict[str, list[float]], overhead: float,
@@ -64,7 +58,7 @@ def status_report(state_dir: str) -> StatusReport:
         status=schedule.status, mode=schedule.mode, counts=JobCounts(**c),
         done=sum(c[k] for k in ("completed", *FAILED_STATES)), total=len(schedule.jobs) - c["skipped"],
         more_expected=sum(n for n, _ in expected.values()), boots=schedule.boots,
-        eta_seconds=(estimate_remaining(schedule, per_iteration, per_job_overhead(exp), expected)
+        eta_seconds=(estimate_remaining(schedule, per_iteration, exp.waits.per_execution, expected)
                      if running else None),
         supervisor_pid=holder if running and holder and psutil.pid_exists(holder) else None,
         last_error=last_error,

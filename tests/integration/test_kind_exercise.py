@@ -19,7 +19,7 @@ from supervisor import cli
 from supervisor.boot import kinds
 from supervisor.boot.kinds import Plain
 from supervisor.experiment.model import load_experiment
-from supervisor.experiment.plan import JobSpec
+from supervisor.experiment.plan import JobSpec, in_order
 from supervisor.views.export import native_bundle
 from supervisor.views.status import status_report
 from supervisor.state.schedule import Schedule
@@ -37,13 +37,8 @@ class AAControl(Plain):
             jobs.append(job)
             if n % EVERY == 0 and not job.skipped:    # the control: the same key once more, straight after
                 jobs.append(JobSpec(job.key, -1, False, job.iterations, job.param))
-        # Number each key's executions in the order they run (the controls included).
-        seen: dict[str, int] = {}
-        out = []
-        for job in jobs:
-            seen[job.key] = seen.get(job.key, -1) + 1
-            out.append(JobSpec(job.key, seen[job.key], job.skipped, job.iterations, job.param))
-        return out
+        # Each key's executions numbered in the order they run (the controls included).
+        return in_order((j.key, j.skipped, j.iterations, j.param) for j in jobs)
 
     def controls(self, n_jobs: int) -> list[int]:
         """Job indices of the controls: each follows a tenth job of the plain plan."""

@@ -20,7 +20,7 @@ from supervisor.boot.context import Boot
 from supervisor.boot.execution import JobRun
 from supervisor.experiment.duet import record_sides
 from supervisor.experiment.model import VM, Experiment, keys_in_order, should_skip
-from supervisor.experiment.plan import JobSpec
+from supervisor.experiment.plan import JobSpec, in_order
 from supervisor.experiment.quantities import format_duration
 from supervisor.state.schedule import JobLine, Schedule
 
@@ -75,15 +75,9 @@ class Plain:
             if seed is None:
                 raise ValueError("random order needs a seed")
             random.Random(seed).shuffle(order)
-        seen: dict[str, int] = {}
-        jobs = []
-        for key, _ in order:
-            pexec = seen.get(key, 0)
-            seen[key] = pexec + 1
-            bench, vm, _ = key.split(":")[:3]     # a pair's job: its a side's (the sides' iterations agree)
-            jobs.append(JobSpec(key, pexec, should_skip(key, exp.skip), exp.vms[vm].iterations,
-                                self.first_param(bench)))
-        return jobs
+        # A pair's job runs its a side's iterations and param (the sides' iterations agree).
+        return in_order((key, should_skip(key, exp.skip), exp.vms[key.split(":")[1]].iterations,
+                         self.first_param(key.split(":")[0])) for key, _ in order)
 
     def records_to_write(self, jobs: list[JobSpec]) -> int:
         """Execution records the planned jobs will write, re-runs aside: one per side of each job that runs
@@ -115,7 +109,7 @@ class Plain:
         lines += [f"  {i:5d} {'S' if j.skipped else 'O'} {j.key} #{j.pexec}" for i, j in enumerate(shown)]
         if len(shown) < len(jobs):
             lines.append(f"  ... {len(jobs) - len(shown)} more (--all shows every job)")
-        waits = prep.n_run * (exp.waits.boot_settle + exp.waits.sync)
+        waits = prep.n_run * exp.waits.per_execution
         lines.append(f"ETA: at least {format_duration(waits)} of waits ({prep.n_run} x boot settle + sync), plus "
                      f"reboots and benchmark run time (unknown until each key has run once)")
         return lines

@@ -11,7 +11,7 @@ from supervisor.boot.kinds.plain import JobRun, Plain
 from supervisor.boot.screening import levels_for_job
 from supervisor.boot.screening_check import level_problems
 from supervisor.errors import ColdrunError
-from supervisor.experiment.plan import JobSpec
+from supervisor.experiment.plan import JobSpec, in_order
 from supervisor.experiment.screening_plan import ScreeningPlan, plan_screening
 from supervisor.experiment.screening_text import check_lines
 from supervisor.state.schedule import JobLine, Schedule
@@ -46,12 +46,7 @@ class Screening(Plain):
 
     def plan(self, seed: int | None) -> list[JobSpec]:
         """The design's runs (key, iterations, param, in order) as jobs, each key's pexecs numbered in order."""
-        seen: dict[str, int] = {}
-        jobs = []
-        for run in self.design(seed).runs:
-            seen[run.key] = seen.get(run.key, -1) + 1
-            jobs.append(JobSpec(run.key, seen[run.key], False, run.iterations, run.param))
-        return jobs
+        return in_order((run.key, False, run.iterations, run.param) for run in self.design(seed).runs)
 
     def on_start(self, state_path: Path, log: Any, seed: int) -> None:
         # Before the schedule: a boot finds every job's levels in it.
