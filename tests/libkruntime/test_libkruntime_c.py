@@ -14,13 +14,16 @@ LIBKRUNTIME = Path(__file__).resolve().parents[2] / "libkruntime"
 LIBKRUNTIME_SOURCES = [str(LIBKRUNTIME / name) for name in ("libkruntime.c", "sources.c", "duet.c")]
 
 
-def compile_c_test(test_source: str, out: Path) -> Path:
-    """Build one of libkruntime/tests/*.c with the library's sources, warnings as errors."""
+def compile_c_test(test_source: str, out: Path, defines: tuple[str, ...] = ()) -> Path:
+    """Build one of libkruntime/tests/*.c with the library's sources, warnings as errors.
+
+    defines: e.g. ("-DKRUN_DUET_FUTEX",) to build duet.c's OpenBSD (futex) path on Linux.
+    """
     cc = shutil.which("cc") or shutil.which("gcc")
     if cc is None:
         missing_real_part("no C compiler (cc/gcc) on PATH to build libkruntime's C tests (apt-get install gcc)")
     subprocess.run(
-        [cc, "-O2", "-Wall", "-Wextra", "-Werror", "-std=gnu11", f"-I{LIBKRUNTIME}", "-o", str(out),
+        [cc, "-O2", "-Wall", "-Wextra", "-Werror", "-std=gnu11", *defines, f"-I{LIBKRUNTIME}", "-o", str(out),
          str(LIBKRUNTIME / "tests" / test_source), *LIBKRUNTIME_SOURCES],
         check=True, capture_output=True, text=True,
     )
