@@ -68,13 +68,22 @@ daemon_flags="resume /nonexistent"
 
 . /etc/rc.d/rc.subr
 
-# In the background so that the boot finishes; no stop or reload: a
-# process execution is never interrupted by rc.
+# coldrun is a script: the process rc starts is its #! interpreter running
+# it, so rc.subr's pexp (daemon and flags) would never match (rc_check and
+# `rcctl check` would fail, and every boot would wait daemon_timeout).
+pexp="@INTERPRETER@${daemon}${daemon_flags:+ ${daemon_flags}}"
+
+# In the background so that the boot finishes.  No stop, restart or reload:
+# a process execution is never interrupted by rc (nor by the `stop` that
+# /etc/rc shutdown sends package scripts when coldrun itself reboots);
+# `coldrun abort <state dir>` ends the experiment.
 rc_bg=YES
+rc_stop=NO
 rc_reload=NO
 
 rc_cmd $1
 """
+INTERPRETER_PLACEHOLDER = "@INTERPRETER@"
 
 
 def render_systemd_unit(executable: str) -> str:
@@ -82,7 +91,30 @@ def render_systemd_unit(executable: str) -> str:
 
 
 def render_openbsd_rc(executable: str) -> str:
-    return OPENBSD_RC_TEMPLATE.replace(EXECUTABLE_PLACEHOLDER, executable)
+    return (OPENBSD_RC_TEMPLATE.replace(EXECUTABLE_PLACEHOLDER, executable)
+            .replace(INTERPRETER_PLACEHOLDER, "".join(f"{word} " for word in script_interpreter(executable))))
+
+
+def script_interpreter(executable: str) -> list[str]:
+    """What the kernel runs before ``executable`` and its arguments when it is a #! script.
+
+    pip writes ``#!/venv/bin/python3``; past execve's 127-character #! limit it
+    writes ``#!/bin/sh`` and a second line ``'''exec' /venv/bin/python3 "$0" "$@"``;
+    with ``#!/usr/bin/env python3``, env runs ``python3``.  Not a script: nothing.
+    """
+    try:
+        with open(executable, "rb") as f:
+            lines = f.read(4096).decode(errors="replace").splitlines()
+    except OSError as e:
+        raise ColdrunError(f"cannot read the coldrun executable {executable}: {e.strerror}") from None
+    if not lines or not lines[0].startswith("#!"):
+        return []
+    words = lines[0][2:].split()
+    if words[:1] == ["/bin/sh"] and len(lines) > 1 and lines[1].startswith("'''exec' "):
+        return lines[1].split()[1:2]
+    if words and os.path.basename(words[0]) == "env":
+        return [w for w in words[1:] if not w.startswith("-")][:1]
+    return words
 
 
 def escape_path(path: str | os.PathLike) -> str:

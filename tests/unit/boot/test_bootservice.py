@@ -189,11 +189,21 @@ def rcctl_commands() -> RecordingCommands:
     return RecordingCommands(replies={("rcctl",): (0, "", ""), ("sync",): (0, "", "")})
 
 
+def venv_coldrun(tmp_path: Path) -> str:
+    """A coldrun console script as pip writes it (the rc.d script's pexp names its interpreter)."""
+    exe = tmp_path / "opt/venv/bin/coldrun"
+    exe.parent.mkdir(parents=True)
+    exe.write_text("#!/opt/venv/bin/python3\nimport sys\n")
+    return str(exe)
+
+
 def test_openbsd_install_writes_rc_script_and_sets_flags(tmp_path):
     root, cmds = openbsd_root(tmp_path), rcctl_commands()
-    bs.install_and_enable(STATE, root=root, commands=cmds, log=LOG, executable=EXE)
+    exe = venv_coldrun(tmp_path)
+    bs.install_and_enable(STATE, root=root, commands=cmds, log=LOG, executable=exe)
     script = tmp_path / "etc/rc.d/coldrun"
-    assert f'daemon="{EXE}"' in script.read_text()
+    assert f'daemon="{exe}"' in script.read_text()
+    assert 'pexp="/opt/venv/bin/python3 ${daemon}' in script.read_text()
     assert oct(script.stat().st_mode & 0o777) == "0o555"
     assert cmds.calls == [("rcctl", "enable", "coldrun"),
                           ("rcctl", "set", "coldrun", "flags", "resume", str(STATE)),
@@ -202,7 +212,7 @@ def test_openbsd_install_writes_rc_script_and_sets_flags(tmp_path):
 
 def test_openbsd_disable_removes_rc_script(tmp_path):
     root = openbsd_root(tmp_path)
-    bs.install_and_enable(STATE, root=root, commands=rcctl_commands(), log=LOG, executable=EXE)
+    bs.install_and_enable(STATE, root=root, commands=rcctl_commands(), log=LOG, executable=venv_coldrun(tmp_path))
     (tmp_path / "etc/rc.conf.local").write_text("pkg_scripts=postgresql coldrun\n")
     assert bs.is_enabled(STATE, root=root)
     cmds = rcctl_commands()
