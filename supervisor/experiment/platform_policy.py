@@ -115,7 +115,7 @@ class PlatformPolicy(BaseModel):
 
     # --- OpenBSD ---------------------------------------------------------
     apm_performance: Literal["high", "ignore"] = Field(
-        default="high", description="OpenBSD: apm -H and hw.setperf=100")
+        default="high", description="OpenBSD: hw.perfpolicy=high (as apm -H), so hw.setperf=100")
     malloc_options: str = Field(
         default="cfgrux", description="OpenBSD MALLOC_OPTIONS for benchmarks (paper: cfgrux)")
 

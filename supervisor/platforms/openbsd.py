@@ -1,4 +1,5 @@
-"""The OpenBSD platform: apm/hw.setperf, sysctl hw.sensors, malloc options, dmesg."""
+"""The OpenBSD platform: hw.perfpolicy/hw.setperf, hw.smt, sysctl hw.sensors, malloc options, dmesg,
+and the wait for /etc/rc and reorder_kernel (KARL) before anything is applied."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 
 from supervisor.errors import PlatformError
 from supervisor.platforms.audit import VOLATILE, coldrun_version, digest_lines
-from supervisor.platforms.controls import CheckControl, Control, Machine, select
+from supervisor.platforms.controls import CheckControl, Control, ControlReport, Machine, select
 from supervisor.platforms.kernel_log import OPENBSD_ALLOW, dmesg_new_lines
 from supervisor.platforms.base import LaunchPrefix
 from supervisor.platforms.unix import UnixPlatform
@@ -18,82 +19,147 @@ from supervisor.state.undo import UndoLog
 SENSOR_LINE = re.compile(r"^hw\.sensors\.(\S*\.temp\d+)=(-?[\d.]+) degC")
 ANCHOR_LINES = 3
 
+# What runs at boot after coldrun's rc.d script was started (src/etc/rc): rc itself (init runs
+# `sh /etc/rc autoboot`, init(8)) goes on to rc.local, apmd, cron..., and ends with
+# `/usr/libexec/reorder_kernel &`, a ksh script relinking the kernel (KARL) for minutes.
+# pgrep(1) matches extended regular expressions against the whole argument list.
+BOOT_SCRIPTS = (("/etc/rc", r"^(/bin/)?sh /etc/rc( autoboot)?$"),
+                ("reorder_kernel", r"^(/bin/ksh )?/usr/libexec/reorder_kernel"))
+BOOT_SCRIPTS_POLL = 5.0           # seconds between looks
+BOOT_SCRIPTS_DEADLINE = 3600.0    # a relink takes minutes; an hour means something is stuck
+
 
 def _sysctl(commands: Commands, name: str) -> str | None:
     r = commands.run(["sysctl", "-n", name])
     return r.stdout.strip() if r.ok else None
 
 
-class ApmdControl(Control):
-    """apmd must run for apm -H to work (Krun raced it at boot)."""
-
-    name = "apmd"
-    policy_field = "apm_performance"
-
-    def wanted(self) -> str:
-        return "running"
-
-    def read(self) -> str | None:
-        r = self.commands.run(["rcctl", "check", "apmd"])
-        if r.returncode == 127:
-            return None
-        return "running" if r.ok else "stopped"
-
-    def apply(self, undo: UndoLog) -> None:
-        undo.record(self.name, "rcctl:apmd", {"action": "run", "argv": ["rcctl", "stop", "apmd"]})
-        r = self.commands.run(["rcctl", "-f", "start", "apmd"])
-        if not r.ok:
-            raise PlatformError(f"apmd: rcctl start apmd failed: {r.stderr.strip() or r.returncode}; "
-                                "enable it with rcctl enable apmd")
+def _set(commands: Commands, control: str, name: str, value: str) -> None:
+    r = commands.run(["sysctl", f"{name}={value}"])
+    if not r.ok:
+        raise PlatformError(f"{control}: sysctl {name}={value} failed: "
+                            f"{(r.stderr or r.stdout).strip() or r.returncode}")
 
 
-class ApmControl(Control):
-    """Performance mode "manual" at hw.setperf=100 (apm -H), as in the paper."""
+class PerfPolicyControl(Control):
+    """hw.perfpolicy=high, so hw.setperf is 100 (what `apm -H` asks apmd for), as in the paper.
+
+    Set with sysctl(8) itself: apm(8) only asks apmd, which rc starts after
+    coldrun (a second apmd), and the apply waits for rc to finish first.
+    sysctl(2): hw.setperf is writable only while hw.perfpolicy is "manual",
+    so a manual original is restored policy first, then its level.
+    """
 
     name = "apm_performance"
 
     def wanted(self) -> str:
-        return "manual, hw.setperf=100"
-
-    def _mode(self) -> str | None:
-        r = self.commands.run(["apm"])
-        if not r.ok:
-            return None
-        for line in r.stdout.splitlines():
-            if line.startswith("Performance adjustment mode:"):
-                return line.split(":", 1)[1].split()[0]
-        return None
+        return "hw.perfpolicy=high, hw.setperf=100"
 
     def read(self) -> str | None:
-        mode = self._mode()
+        policy = _sysctl(self.commands, "hw.perfpolicy")
         setperf = _sysctl(self.commands, "hw.setperf")
-        if mode is None or setperf is None:
+        if policy is None or setperf is None:
             return None
-        return f"{mode}, hw.setperf={setperf}"
+        return f"hw.perfpolicy={policy}, hw.setperf={setperf}"
+
+    def satisfied(self, found: str | None) -> bool:
+        # manual at 100 is the same P-state as high (apm(8) shows both as "manual").
+        return found in (self.wanted(), "hw.perfpolicy=manual, hw.setperf=100")
 
     def unavailable_fix(self) -> str:
-        return ("cannot read apm or hw.setperf (is apmd running? rcctl enable apmd; rcctl start apmd), "
+        return ("hw.perfpolicy/hw.setperf are missing (no cpu frequency driver attached, see dmesg), "
                 "or set apm_performance = \"ignore\" in [platform]")
 
     def fix(self, found: str | None) -> str:
-        return "apm -H did not give hw.setperf=100; check the BIOS power settings and apmd flags in rc.conf.local"
+        return "hw.perfpolicy=high did not give hw.setperf=100; check the BIOS power settings (dmesg: cpu0 speeds)"
 
     def apply(self, undo: UndoLog) -> None:
         policy = _sysctl(self.commands, "hw.perfpolicy") or "auto"
-        setperf = _sysctl(self.commands, "hw.setperf") or "100"
-        back = {"auto": ["apm", "-A"], "high": ["apm", "-H"]}.get(policy, ["sysctl", f"hw.setperf={setperf}"])
-        undo.record(self.name, "hw.perfpolicy", {"action": "run", "argv": back})
-        r = self.commands.run(["apm", "-H"])
-        if not r.ok:
-            raise PlatformError(f"apm_performance: apm -H failed: {r.stderr.strip() or r.returncode}")
+        if policy == "manual":   # replayed newest first: the policy, then the level it allows to be written
+            undo.record(self.name, "hw.setperf", {"action": "run",
+                                                  "argv": ["sysctl", f"hw.setperf={_sysctl(self.commands, 'hw.setperf')}"]})
+        undo.record(self.name, "hw.perfpolicy", {"action": "run", "argv": ["sysctl", f"hw.perfpolicy={policy}"]})
+        _set(self.commands, self.name, "hw.perfpolicy", "high")
+
+
+class SmtControl(Control):
+    """hw.smt (sysctl(2)): 1 schedules processes on SMT sibling threads, 0 (OpenBSD's default) does not."""
+
+    name = "smt"
+    unavailable_text = ("hw.smt is missing: this kernel has no SMT switch (not amd64/i386?); "
+                        "set smt = \"ignore\" in [platform]")
+
+    def wanted(self) -> str:
+        return "hw.smt=0"
+
+    def read(self) -> str | None:
+        value = _sysctl(self.commands, "hw.smt")
+        return None if value is None else f"hw.smt={value}"
+
+    def apply(self, undo: UndoLog) -> None:
+        undo.record(self.name, "hw.smt", {"action": "run", "argv": ["sysctl", f"{self.read()}"]})
+        _set(self.commands, self.name, "hw.smt", "0")
+
+
+class TurboCheck(CheckControl):
+    """OpenBSD has no turbo switch: hw.setperf=100 (high, or auto under load) selects the fastest P-state,
+    which on Intel SpeedStep is the turbo one where the firmware offers it (dmesg: the first speed, base+1 MHz)."""
+
+    name = "turbo"
+    fix_text = ('OpenBSD cannot switch turbo off (hw.setperf=100 selects the turbo P-state): turn it off in '
+                'the BIOS, then set turbo = "ignore" in [platform]')
+
+    def read(self) -> str:
+        return "on where the firmware offers it (no OS switch)"
+
+    def ok(self, found: str) -> bool:
+        return self.wanted() == "on"
 
 
 class OpenBSDPlatform(UnixPlatform):
     name = "openbsd"
     os_name = "openbsd"
 
+    boot_scripts = "not looked at"   # what apply_and_verify waited for; in every record's platform_before
+
     def controls(self) -> list[Control]:
         return select(OPENBSD_CONTROLS, Machine(self.root, self.commands, self.policy))
+
+    def apply_and_verify(self) -> list[ControlReport]:
+        # First let rc finish: it starts apmd (which may set its own hw.perfpolicy) after
+        # coldrun, and its last act, reorder_kernel, would relink during the execution.
+        report = self.wait_for_boot_scripts()
+        self.log.info("platform control", **report.as_dict())
+        return [report, *super().apply_and_verify()]
+
+    def wait_for_boot_scripts(self) -> ControlReport:
+        started = self.clock.monotonic()
+        waited_for: list[str] = []
+        while True:
+            running = [name for name, pattern in BOOT_SCRIPTS if self._running(pattern)]
+            waited_for += [name for name in running if name not in waited_for]
+            if not running:
+                break
+            waited = self.clock.monotonic() - started
+            if waited >= BOOT_SCRIPTS_DEADLINE:
+                raise PlatformError(f"boot_scripts: {' and '.join(running)} still running after {waited:.0f} s; "
+                                    "see /usr/share/relink/kernel/*/relink.log and the console")
+            self.clock.sleep(BOOT_SCRIPTS_POLL)
+        waited = self.clock.monotonic() - started
+        self.boot_scripts = (f"finished after waiting {waited:.0f} s for {' and '.join(waited_for)}"
+                             if waited_for else "finished")
+        return ControlReport("boot_scripts", "/etc/rc and reorder_kernel (KARL) finished", self.boot_scripts,
+                             True, "waited" if waited_for else "none")
+
+    def _running(self, pattern: str) -> bool:
+        r = self.commands.run(["pgrep", "-f", pattern])
+        if r.returncode not in (0, 1):     # pgrep(1): 0 matched, 1 none, more: error
+            raise PlatformError(f"boot_scripts: pgrep failed ({(r.stderr or '').strip() or r.returncode}); "
+                                "cannot tell whether reorder_kernel is still relinking")
+        return r.returncode == 0
+
+    def extra_snapshot(self) -> dict[str, Any]:
+        return {"boot_scripts": self.boot_scripts}
 
     def is_virtual(self) -> tuple[bool, str]:
         dmesg = self._dmesg() or ""
@@ -207,11 +273,11 @@ class CountersCheck(CheckControl):
 
 # Every OpenBSD control, in the order apply_and_verify() enforces them (restore: reverse).
 OPENBSD_CONTROLS: tuple[type[Control], ...] = (
-    # apmd before apm: apm -H only asks apmd, so apmd must run first (Krun started it
-    # first and raced it at boot); restore (newest first) then runs apm -A while apmd
-    # still runs, and stops apmd last.
-    ApmdControl,
-    ApmControl,
+    # Independent sysctls (no apmd: rc starts it after coldrun, and the apply waits
+    # for rc to finish); the turbo check reads nothing the others change.
+    SmtControl,
+    PerfPolicyControl,
+    TurboCheck,
     # Checks only, independent: the order is only the order of the report.
     MallocConfCheck,
     CountersCheck,

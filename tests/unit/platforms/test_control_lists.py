@@ -16,13 +16,11 @@ from supervisor.platforms.linux_controls import (Aslr, CounterAccessControl, Cpu
                                                  EppControl, GovernorControl, IntelNoTurbo, IntelPstateCheck,
                                                  MsrTurboDisable, NoTurboSwitch, PerfCpuTimeMax, PerfSampleRate,
                                                  PolicyBoost, TURBO_SWITCHES, TurboControl)
-from supervisor.platforms.openbsd import OPENBSD_CONTROLS, ApmControl, ApmdControl
 from supervisor.experiment.platform_policy import PlatformPolicy
-from supervisor.system import CommandResult, SystemRoot
+from supervisor.system import SystemRoot
 from doubles import FakeClock
 
 from platform_helpers import FakeMachineCommands, MemoryLog, make_linux, tree_digest, vm_policy
-from test_openbsd import FakeOpenBSD, openbsd
 
 EVERYTHING_ON = dict(intel_pstate="disable", tickless="require", pinning=True, counters="require",
                      smt="require_off", overcommit_memory=2, swap="require_off", transparent_hugepages="never",
@@ -120,7 +118,6 @@ def test_the_stated_ordering_rules_hold():
     assert LINUX_CONTROLS[-1] is CpusetControl and before(LINUX_CONTROLS, Aslr, CpusetControl)
     assert TURBO_SWITCHES == (IntelNoTurbo, CpufreqBoost, PolicyBoost, MsrTurboDisable,
                              NoTurboSwitch)
-    assert before(OPENBSD_CONTROLS, ApmdControl, ApmControl)
 
 
 class PerfSysctlRoot(SystemRoot):
@@ -161,20 +158,3 @@ def test_the_other_order_fails_on_such_a_kernel(machine, tmp_path, monkeypatch):
         p.apply_and_verify()
 
 
-class ApmNeedsApmd(FakeOpenBSD):
-    """apm talks to apmd: without it running, apm fails (as on OpenBSD)."""
-
-    def run(self, argv, *, input=None, timeout=None):
-        if tuple(argv)[:1] == ("apm",) and not self.apmd:
-            self.calls.append(tuple(argv))
-            return CommandResult(tuple(argv), 1, "", "apm: connect to apmd: No such file or directory")
-        return super().run(argv, input=input, timeout=timeout)
-
-
-def test_apmd_started_before_apm_and_stopped_after_it(tmp_path):
-    cmds = ApmNeedsApmd(apmd_running=False)
-    p = openbsd(tmp_path, cmds)
-    reports = {r.control: r.as_dict() for r in p.apply_and_verify()}
-    assert reports["apm_performance"]["found"] == "manual, hw.setperf=100"
-    p.restore()
-    assert p.restore_failures == [] and (cmds.perfpolicy, cmds.setperf, cmds.apmd) == ("auto", "40", False)

@@ -1,10 +1,14 @@
 """OpenBSD platform against command outputs mirroring OpenBSD 7.5/amd64 (see the fixture's README)."""
 
+import re
 import sys
+
+import pytest
 
 
 from supervisor.platforms.factory import make_platform
 from supervisor.experiment.platform_policy import PlatformPolicy
+from supervisor.errors import PlatformError
 from supervisor.system import CommandResult, SystemRoot
 from doubles import FakeClock
 
@@ -14,40 +18,68 @@ OUT = ROOTS / "openbsd-7.5" / "commands"
 
 
 class FakeOpenBSD:
-    def __init__(self, apmd_running=False, malloc_conf=""):
-        self.perfpolicy, self.setperf = "auto", "40"
-        self.apmd = apmd_running
+    """Command replies of an OpenBSD 7.5/amd64 machine, with the kernel's rules for the sysctls coldrun writes.
+
+    From sysctl(2) (hw.perfpolicy, hw.setperf, hw.smt) and sysctl(8): hw.setperf is
+    writable only while hw.perfpolicy is "manual" (otherwise the write fails with
+    "Operation not permitted"); "high" sets the level to 100, "auto" lets the kernel
+    move it; hw.smt is 0 or 1 and absent where the architecture has no SMT switch.
+    A write prints "name: old -> new" as sysctl(8) does.  pgrep(1) -f: extended regex against the
+    whole argument list of each process in ``processes``, exit 0 matched, 1 none.
+    """
+
+    def __init__(self, malloc_conf="", perfpolicy="auto", setperf="40", smt="1"):
+        self.perfpolicy, self.setperf = perfpolicy, setperf
+        self.smt = smt                      # None: no hw.smt on this architecture
         self.malloc_conf = malloc_conf
         self.dmesg = (OUT / "dmesg.txt").read_text()
         self.users: set[str] = set()
         self.calls: list[tuple[str, ...]] = []
+        self.processes: list[str] = ["/sbin/init", "/usr/sbin/cron", "/usr/local/bin/python3 /v/bin/coldrun resume /s"]
+        self.boot: list[list[str]] = []     # extra processes at each successive pgrep round (then none)
+        self._rounds: dict[str, int] = {}
+
+    def _sysctl_write(self, a, name, value):
+        ok = lambda out="": CommandResult(a, 0, out, "")  # noqa: E731
+        denied = CommandResult(a, 1, "", f"sysctl: {name}: Operation not permitted\n")
+        if name == "hw.perfpolicy" and value in ("auto", "high", "manual"):
+            old, self.perfpolicy = self.perfpolicy, value
+            if value == "high":
+                self.setperf = "100"
+            return ok(f"hw.perfpolicy: {old} -> {value}\n")
+        if name == "hw.setperf":
+            if self.perfpolicy != "manual":
+                return denied
+            old, self.setperf = self.setperf, value
+            return ok(f"hw.setperf: {old} -> {value}\n")
+        if name == "hw.smt" and self.smt is not None and value in ("0", "1"):
+            old, self.smt = self.smt, value
+            return ok(f"hw.smt: {old} -> {value}\n")
+        return CommandResult(a, 1, "", f"sysctl: {name}: Invalid argument\n")
+
+    def _pgrep(self, a, pattern):
+        seen = self._rounds.setdefault(pattern, 0)
+        self._rounds[pattern] += 1
+        extra = self.boot[seen] if seen < len(self.boot) else []
+        matched = [p for p in self.processes + extra if re.search(pattern, p)]
+        return CommandResult(a, 0 if matched else 1, "".join(f"{100 + i}\n" for i, _ in enumerate(matched)), "")
 
     def run(self, argv, *, input=None, timeout=None):
         a = tuple(argv)
         self.calls.append(a)
         ok = lambda out="": CommandResult(a, 0, out, "")  # noqa: E731
-        if a == ("apm",):
-            return ok((OUT / ("apm_high.txt" if self.perfpolicy == "high" else "apm_auto.txt")).read_text())
-        if a == ("apm", "-H"):
-            self.perfpolicy, self.setperf = "high", "100"
-            return ok()
-        if a == ("apm", "-A"):
-            self.perfpolicy, self.setperf = "auto", "40"
-            return ok()
-        if a == ("rcctl", "check", "apmd"):
-            return ok("apmd(ok)\n") if self.apmd else CommandResult(a, 1, "apmd(failed)\n", "")
-        if a[:2] == ("rcctl", "-f") and a[2:] == ("start", "apmd"):
-            self.apmd = True
-            return ok()
-        if a == ("rcctl", "stop", "apmd"):
-            self.apmd = False
-            return ok()
+        if a[:2] == ("pgrep", "-f"):
+            return self._pgrep(a, a[2])
         if a[:2] == ("sysctl", "-n"):
-            values = {"hw.setperf": self.setperf, "hw.perfpolicy": self.perfpolicy,
+            values = {"hw.setperf": self.setperf, "hw.perfpolicy": self.perfpolicy, "hw.smt": self.smt,
                       "vm.malloc_conf": self.malloc_conf, "hw.vendor": "ASUSTeK COMPUTER INC.",
                       "hw.product": "PRIME Z370-A", "kern.version": "OpenBSD 7.5 (GENERIC.MP) #82",
                       "hw.model": "Intel(R) Core(TM) i7-8700 CPU @ 3.20GHz", "hw.ncpuonline": "12"}
+            if values.get(a[2]) is None:
+                return CommandResult(a, 1, "", f"sysctl: top level name {a[2]} in {a[2]} is invalid\n")
             return ok(values[a[2]] + "\n")
+        if a[0] == "sysctl" and len(a) == 2 and "=" in a[1]:
+            return self._sysctl_write(a, *a[1].split("=", 1))
         if a == ("sysctl", "hw.sensors"):
             return ok((OUT / "sysctl_hw_sensors.txt").read_text())
         if a == ("dmesg",):
@@ -79,18 +111,6 @@ def test_sensors_from_sysctl_hw_sensors(tmp_path):
     temps = openbsd(tmp_path, FakeOpenBSD()).read_temperatures()
     assert temps == {"cpu0.temp0": 38.0, "acpitz0.temp0": 27.8, "it0.temp0": 34.0, "it0.temp1": 35.0,
                      "it0.temp2": -128.0}
-
-
-def test_apm_high_applied_verified_and_restored(tmp_path):
-    cmds = FakeOpenBSD(apmd_running=False)
-    p = openbsd(tmp_path, cmds)
-    reports = {r.control: r.as_dict() for r in p.apply_and_verify()}
-    assert reports["apmd"]["action"] == "changed from stopped"
-    assert reports["apm_performance"]["found"] == "manual, hw.setperf=100"
-    assert ("apm", "-H") in cmds.calls
-    p.restore()
-    assert (cmds.perfpolicy, cmds.setperf, cmds.apmd) == ("auto", "40", False)
-    assert cmds.calls[-2:] == [("apm", "-A"), ("rcctl", "stop", "apmd")]  # newest change undone first
 
 
 def test_malloc_conf_override_is_a_problem(tmp_path):
@@ -170,3 +190,139 @@ def test_counters_required_fails_on_openbsd_with_the_fix(tmp_path):
     assert r.fatal and 'counters = "if_available"' in r.fix
     default = openbsd(tmp_path, FakeOpenBSD())
     assert all(r.control != "counters" for r in default.inspect())
+
+
+# --- hw.perfpolicy / hw.setperf (sysctl(2); apm(8) -H asks apmd for "high") ---------------
+
+def reports_of(p) -> dict[str, dict]:
+    return {r.control: r.as_dict() for r in p.apply_and_verify()}
+
+
+def test_perfpolicy_high_from_auto_applied_verified_and_restored(tmp_path):
+    cmds = FakeOpenBSD(perfpolicy="auto", setperf="40")
+    p = openbsd(tmp_path, cmds, policy=PlatformPolicy(turbo="ignore"))
+    r = reports_of(p)["apm_performance"]
+    assert (r["found"], r["action"]) == ("hw.perfpolicy=high, hw.setperf=100",
+                                         "changed from hw.perfpolicy=auto, hw.setperf=40")
+    # No apm(8), no apmd: rc starts its own apmd after coldrun (a second one would fail or reset the policy).
+    assert not any(c[0] in ("apm", "rcctl") for c in cmds.calls)   # the fake answers neither (127)
+    p.restore()
+    assert p.restore_failures == [] and cmds.perfpolicy == "auto"
+    assert cmds.calls[-1] == ("sysctl", "hw.perfpolicy=auto")
+
+
+def test_manual_policy_is_restored_policy_first_then_its_level(tmp_path):
+    cmds = FakeOpenBSD(perfpolicy="manual", setperf="40")
+    p = openbsd(tmp_path, cmds, policy=PlatformPolicy(turbo="ignore"))
+    assert reports_of(p)["apm_performance"]["found"] == "hw.perfpolicy=high, hw.setperf=100"
+    p.restore()
+    assert p.restore_failures == [] and (cmds.perfpolicy, cmds.setperf) == ("manual", "40")
+    assert cmds.calls[-2:] == [("sysctl", "hw.perfpolicy=manual"), ("sysctl", "hw.setperf=40")]
+
+
+def test_the_kernel_refuses_hw_setperf_unless_manual(tmp_path):
+    """Why the restore above sets the policy first: the old undo (sysctl hw.setperf=40 alone) failed."""
+    cmds = FakeOpenBSD(perfpolicy="high", setperf="100")
+    assert "Operation not permitted" in cmds.run(["sysctl", "hw.setperf=40"]).stderr
+    assert cmds.setperf == "100"
+
+
+def test_manual_at_100_is_left_alone_and_nothing_to_restore(tmp_path):
+    cmds = FakeOpenBSD(perfpolicy="manual", setperf="100")
+    p = openbsd(tmp_path, cmds, policy=PlatformPolicy(turbo="ignore"))
+    assert reports_of(p)["apm_performance"]["action"] == "none"
+    p.restore()
+    assert not any(c[0] == "sysctl" and "=" in c[-1] for c in cmds.calls)
+
+
+def test_no_frequency_driver_is_a_one_line_problem(tmp_path):
+    cmds = FakeOpenBSD(perfpolicy=None, setperf=None)
+    r = next(r for r in openbsd(tmp_path, cmds).inspect() if r.control == "apm_performance")
+    assert r.fatal and 'apm_performance = "ignore"' in r.fix and "\n" not in r.fix
+
+
+# --- hw.smt (sysctl(2): 1 schedules on SMT siblings; 0, the default, does not) -------------
+
+def test_smt_required_off_is_switched_off_verified_and_restored(tmp_path):
+    cmds = FakeOpenBSD(smt="1")
+    p = openbsd(tmp_path, cmds, policy=PlatformPolicy(smt="require_off", turbo="ignore"))
+    r = reports_of(p)["smt"]
+    assert (r["found"], r["action"]) == ("hw.smt=0", "changed from hw.smt=1")
+    p.restore()
+    assert p.restore_failures == [] and cmds.smt == "1"
+
+
+def test_smt_already_off_and_smt_reported(tmp_path):
+    cmds = FakeOpenBSD(smt="0")
+    p = openbsd(tmp_path, cmds, policy=PlatformPolicy(smt="require_off", turbo="ignore"))
+    assert reports_of(p)["smt"]["action"] == "none"
+    reported = openbsd(tmp_path, FakeOpenBSD(smt="1"), policy=PlatformPolicy(turbo="ignore"))
+    r = next(r for r in reported.inspect() if r.control == "smt")
+    assert (r.found, r.action, r.ok) == ("hw.smt=1", "report", True)
+
+
+def test_smt_without_hw_smt_is_refused_with_one_line(tmp_path):
+    p = openbsd(tmp_path, FakeOpenBSD(smt=None), policy=PlatformPolicy(smt="require_off", turbo="ignore"))
+    r = next(r for r in p.inspect() if r.control == "smt")
+    assert r.fatal and r.fix.startswith("hw.smt is missing") and 'smt = "ignore"' in r.fix
+
+
+def test_smt_write_refused_by_the_kernel_stops_the_experiment(tmp_path):
+    cmds = FakeOpenBSD(smt="1")
+    cmds._sysctl_write = lambda a, name, value: CommandResult(a, 1, "", f"sysctl: {name}: Operation not permitted\n")
+    p = openbsd(tmp_path, cmds, policy=PlatformPolicy(smt="require_off", turbo="ignore"))
+    with pytest.raises(PlatformError, match=r"smt: sysctl hw.smt=0 failed: sysctl: hw.smt: Operation not permitted"):
+        p.apply_and_verify()
+
+
+# --- turbo: no OS switch on OpenBSD; hw.setperf=100 selects the turbo P-state ---------------
+
+def test_turbo_off_is_refused_by_check_with_one_line(tmp_path):
+    p = openbsd(tmp_path, FakeOpenBSD())       # the default policy: turbo = "off"
+    r = next(r for r in p.inspect() if r.control == "turbo")
+    assert r.fatal and r.fix.startswith("OpenBSD cannot switch turbo off") and "\n" not in r.fix
+    with pytest.raises(PlatformError, match="turbo: OpenBSD cannot switch turbo off"):
+        p.apply_and_verify()
+    on = openbsd(tmp_path, FakeOpenBSD(), policy=PlatformPolicy(turbo="on"))
+    assert next(r for r in on.inspect() if r.control == "turbo").ok
+    ignored = openbsd(tmp_path, FakeOpenBSD(), policy=PlatformPolicy(turbo="ignore"))
+    assert all(r.control != "turbo" for r in ignored.inspect())
+
+
+# --- boot order: /etc/rc, then reorder_kernel (KARL), must be over before anything is applied --
+
+RC = "sh /etc/rc autoboot"                                 # init(8) runs rc so
+KARL = "/bin/ksh /usr/libexec/reorder_kernel"              # rc's last line: /usr/libexec/reorder_kernel &
+
+
+def test_apply_waits_for_rc_and_then_reorder_kernel(tmp_path):
+    cmds = FakeOpenBSD()
+    cmds.boot = [[RC], [RC, "/usr/sbin/apmd -A"], [KARL, "ld -o bsd"], [KARL]]
+    p = openbsd(tmp_path, cmds, policy=PlatformPolicy(turbo="ignore"))
+    r = reports_of(p)["boot_scripts"]
+    assert (r["found"], r["action"]) == ("finished after waiting 20 s for /etc/rc and reorder_kernel", "waited")
+    # Nothing was changed before both had ended.
+    first_write = next(i for i, c in enumerate(cmds.calls) if c[0] == "sysctl" and "=" in c[-1])
+    last_pgrep = max(i for i, c in enumerate(cmds.calls) if c[0] == "pgrep")
+    assert last_pgrep < first_write
+    assert p.snapshot()["boot_scripts"] == "finished after waiting 20 s for /etc/rc and reorder_kernel"
+
+
+def test_no_boot_scripts_running_means_no_wait(tmp_path):
+    p = openbsd(tmp_path, FakeOpenBSD(), policy=PlatformPolicy(turbo="ignore"))
+    assert reports_of(p)["boot_scripts"]["found"] == "finished" and p.clock.slept == []
+
+
+def test_a_relink_that_never_ends_stops_at_the_deadline(tmp_path):
+    cmds = FakeOpenBSD()
+    cmds.processes.append(KARL)
+    p = openbsd(tmp_path, cmds, policy=PlatformPolicy(turbo="ignore"))
+    with pytest.raises(PlatformError, match="boot_scripts: reorder_kernel still running after 3600 s"):
+        p.apply_and_verify()
+
+
+def test_pgrep_failing_is_a_platform_error(tmp_path):
+    cmds = FakeOpenBSD()
+    cmds._pgrep = lambda a, pattern: CommandResult(a, 3, "", "pgrep: out of memory")
+    with pytest.raises(PlatformError, match="cannot tell whether reorder_kernel is still relinking"):
+        openbsd(tmp_path, cmds, policy=PlatformPolicy(turbo="ignore")).apply_and_verify()
