@@ -113,6 +113,18 @@ def _high_dup(fd: int) -> int:
     return fcntl.fcntl(fd, fcntl.F_DUPFD, 10)
 
 
+def _set_limit(name: str, limit: int, value: int) -> None:
+    """Soft and hard exactly ``value``, whatever was inherited: started from OpenBSD's rc, coldrun has the
+    daemon login class's limits (login.conf), which may be lower; root may raise a hard limit."""
+    try:
+        resource.setrlimit(limit, (value, value))
+    except (ValueError, OSError):
+        hard = resource.getrlimit(limit)[1]
+        raise OSError(f"cannot set {name} to {value} bytes: the inherited hard limit is {hard} and only root "
+                      "(Linux: CAP_SYS_RESOURCE) may raise it; run coldrun as root, or lower the experiment's "
+                      "limit") from None
+
+
 def _child(argv: list[str], env: dict[str, str], cwd: str, heap: int | None, stack: int | None,
            fds: tuple[int, int, int, int], err_w: int, enter, cpu: int | None) -> None:
     """Runs in the forked child; never returns."""
@@ -121,11 +133,10 @@ def _child(argv: list[str], env: dict[str, str], cwd: str, heap: int | None, sta
         enter()    # into the execution's cgroup, before anything can fork
         if cpu is not None:    # a pair's side: its own CPU, inherited by everything it starts
             os.sched_setaffinity(0, {cpu})
-        for limit, value in ((resource.RLIMIT_DATA, heap), (resource.RLIMIT_STACK, stack)):
+        for name, limit, value in (("RLIMIT_DATA", resource.RLIMIT_DATA, heap),
+                                   ("RLIMIT_STACK", resource.RLIMIT_STACK, stack)):
             if value is not None:
-                soft, hard = resource.getrlimit(limit)
-                new_hard = value if hard == resource.RLIM_INFINITY else min(value, hard)
-                resource.setrlimit(limit, (min(value, new_hard), new_hard))
+                _set_limit(name, limit, value)
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
         # Move everything out of the way before placing 0..3.
         devnull, out_w, errs_w, res_w = (_high_dup(fd) for fd in fds)

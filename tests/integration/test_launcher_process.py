@@ -283,3 +283,28 @@ def test_cgroup2_mount_found_on_unified_and_hybrid_hosts(tmp_path):
     assert found == ["/sys/fs/cgroup", "/sys/fs/cgroup/unified", None]
 
 
+
+
+def may_raise_hard_limits() -> bool:
+    """Root with CAP_SYS_RESOURCE (a container's root may lack it)."""
+    code = ("import resource\nresource.setrlimit(resource.RLIMIT_STACK, (1 << 20, 1 << 20))\n"
+            "resource.setrlimit(resource.RLIMIT_STACK, (2 << 20, 2 << 20))\n")
+    return subprocess.run([sys.executable, "-c", code], capture_output=True).returncode == 0
+
+
+def test_rlimits_are_the_experiments_even_below_an_inherited_hard_limit(tmp_path):
+    """As under OpenBSD's rc (the daemon login class): coldrun's own hard limits are lower than asked."""
+    code = ("import resource, sys\n"
+            "resource.setrlimit(resource.RLIMIT_DATA, (512 << 20, 512 << 20))\n"
+            "resource.setrlimit(resource.RLIMIT_STACK, (2 << 20, 2 << 20))\n"
+            "from supervisor.launch.process import run_process\n"
+            "r = run_process([sys.executable, '-c', 'import resource, os; os.write(3, repr([resource.getrlimit(l) "
+            "for l in (resource.RLIMIT_DATA, resource.RLIMIT_STACK)]).encode())'], {'PATH': '/usr/bin:/bin'}, "
+            "cwd='/', heap_limit=1 << 30, stack_limit=4 << 20, timeout=10)\n"
+            "print(r.results.decode() or r.launch_error)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                         cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    if may_raise_hard_limits():
+        assert out.stdout.strip() == repr([(1 << 30, 1 << 30), (4 << 20, 4 << 20)]), out
+    else:
+        assert "cannot set RLIMIT_DATA to 1073741824 bytes: the inherited hard limit is 536870912" in out.stdout, out
