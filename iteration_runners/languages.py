@@ -331,13 +331,18 @@ def build_java() -> tuple[Path, Path]:
     """(class directory, JNI library) for the Java runner."""
     classes = build_java_classes()
     include = _java_home_include()
-    jni = _build_shared_object(JAVA_JNI, [libkruntime_include_dir(), include, include / "linux"])
+    # jni_md.h sits in the OS's own subdirectory: include/linux, include/openbsd (OpenBSD's jdk package).
+    machine_dirs = sorted(d for d in include.iterdir() if (d / "jni_md.h").is_file())
+    jni = _build_shared_object(JAVA_JNI, [libkruntime_include_dir(), include, *machine_dirs])
     _javac(JAVA_PROBE, [PROBE_DIR / "KrunEntry.java"], classpath=classes)
     return classes, jni
 
 
 def build_node_addon() -> Path:
-    node_include = Path(os.environ.get("COLDRUN_NODE_INCLUDE", "/usr/include/node"))
+    # Debian's libnode-dev, else OpenBSD's node package (under /usr/local).
+    default = next((d for d in ("/usr/include/node", "/usr/local/include/node") if Path(d, "node_api.h").is_file()),
+                   "/usr/include/node")
+    node_include = Path(os.environ.get("COLDRUN_NODE_INCLUDE", default))
     if not (node_include / "node_api.h").is_file():
         raise MissingTool(
             f"node_api.h not found in {node_include}; install the nodejs headers "

@@ -51,9 +51,11 @@ def test_the_check_sees_the_linux_path():
     assert any(ROBUST_OR_SHARED.search(line) for line in own_preprocessed_lines("duet.c", ()))
 
 
-def test_futex_path_passes_every_duet_scenario(tmp_path):
+@pytest.mark.parametrize("defines", [("-DKRUN_DUET_FUTEX",),
+                                     ("-U__linux__", "-DKRUN_DUET_FUTEX")])   # sources.c's non-Linux path too
+def test_futex_path_passes_every_duet_scenario(tmp_path, defines):
     """The same forked-runner scenarios as the Linux path (meet, timeouts, killed partner, giving up)."""
-    out = compile_c_test("test_duet.c", tmp_path / "test_duet_futex", ("-DKRUN_DUET_FUTEX",))
+    out = compile_c_test("test_duet.c", tmp_path / "test_duet_futex", defines)
     check_report(subprocess.run([str(out)], capture_output=True, text=True, timeout=60), 40)
 
 
