@@ -101,6 +101,8 @@ class Platform(ABC):
         levels, or "ignore" for controls whose levels were refused); the same machine, undo log and user."""
         job = copy.copy(self)
         job.policy = PlatformPolicy.model_validate({**self.policy.model_dump(), **overrides})
+        # What the experiment file set, plus the overrides: not every field (OpenBSD refuses set Linux fields).
+        object.__setattr__(job.policy, "__pydantic_fields_set__", self.policy.model_fields_set | set(overrides))
         return job
 
     @abstractmethod

@@ -13,6 +13,7 @@ from supervisor.platforms.controls import CheckControl, Control, ControlReport, 
 from supervisor.platforms.kernel_log import OPENBSD_ALLOW, dmesg_new_lines
 from supervisor.platforms.base import LaunchPrefix
 from supervisor.platforms.unix import UnixPlatform
+from supervisor.experiment.platform_policy import PlatformPolicy
 from supervisor.system import Commands
 from supervisor.state.undo import UndoLog
 
@@ -25,6 +26,13 @@ ANCHOR_LINES = 3
 # pgrep(1) matches extended regular expressions against the whole argument list.
 BOOT_SCRIPTS = (("/etc/rc", r"^(/bin/)?sh /etc/rc( autoboot)?$"),
                 ("reorder_kernel", r"^(/bin/ksh )?/usr/libexec/reorder_kernel"))
+# [platform] fields made of Linux's sysfs, /proc, cgroups, MSRs and perf events: nothing to
+# apply or read on OpenBSD.  Set in the experiment file, they are refused; left at their
+# defaults, `platform check` lists them as unused.
+LINUX_ONLY = ("aslr", "governor", "energy_performance_preference", "msr_turbo", "intel_pstate", "tickless",
+              "perf_max_sample_rate", "perf_cpu_time_max_percent", "overcommit_memory", "swap",
+              "transparent_hugepages", "perf_event_paranoid", "pinning", "benchmark_cpus", "throttle_counters",
+              "amperf", "amperf_ratio_bounds", "amperf_busy_fraction", "amperf_nominal_hz")
 BOOT_SCRIPTS_POLL = 5.0           # seconds between looks
 BOOT_SCRIPTS_DEADLINE = 3600.0    # a relink takes minutes; an hour means something is stuck
 
@@ -161,6 +169,9 @@ class OpenBSDPlatform(UnixPlatform):
     def extra_snapshot(self) -> dict[str, Any]:
         return {"boot_scripts": self.boot_scripts}
 
+    def extra_checks(self) -> list[ControlReport]:
+        return super().extra_checks() + linux_only_reports(self.policy)
+
     def is_virtual(self) -> tuple[bool, str]:
         dmesg = self._dmesg() or ""
         m = re.search(r"^virtio\d+ at .*$", dmesg, re.M)
@@ -231,6 +242,28 @@ class OpenBSDPlatform(UnixPlatform):
         r = self.commands.run(["reboot"])
         if not r.ok:
             raise PlatformError(f"reboot failed: {r.stderr.strip() or r.returncode}")
+
+
+def _off_or_always_so(name: str, value: Any) -> bool:
+    if name == "aslr":      # OpenBSD always randomises: only "off" would be ignored
+        return value is True or value == "ignore"
+    return value is None or value is False or value in ("ignore", "report")
+
+
+def linux_only_reports(policy: PlatformPolicy) -> list[ControlReport]:
+    """One refusal per Linux-only field the experiment sets (to anything but off), and one line for the rest."""
+    reports = []
+    for name in LINUX_ONLY:
+        value = getattr(policy, name)
+        if name in policy.model_fields_set and not _off_or_always_so(name, value):
+            reports.append(ControlReport(
+                name, "(Linux only)", f"{value} (no meaning on OpenBSD)", False, "fix needed",
+                f'{name} has no meaning on OpenBSD; remove it from [platform] or set it to "ignore"', fatal=True))
+    unused = [n for n in LINUX_ONLY if n not in policy.model_fields_set]
+    if unused:
+        reports.append(ControlReport("linux_only", "(report)", "defaults unused on OpenBSD: " + ", ".join(unused),
+                                     True, "report"))
+    return reports
 
 
 class MallocConfCheck(CheckControl):

@@ -326,3 +326,31 @@ def test_pgrep_failing_is_a_platform_error(tmp_path):
     cmds._pgrep = lambda a, pattern: CommandResult(a, 3, "", "pgrep: out of memory")
     with pytest.raises(PlatformError, match="cannot tell whether reorder_kernel is still relinking"):
         openbsd(tmp_path, cmds, policy=PlatformPolicy(turbo="ignore")).apply_and_verify()
+
+
+# --- Linux-only [platform] fields: refused when the experiment sets them, listed when left at defaults --
+
+def test_a_linux_only_setting_in_the_experiment_is_refused_with_one_line(tmp_path):
+    p = openbsd(tmp_path, FakeOpenBSD(), policy=PlatformPolicy(turbo="ignore", governor="performance", aslr=False))
+    refused = {r.control: r for r in p.inspect() if r.fatal}
+    assert set(refused) == {"governor", "aslr"}
+    assert refused["governor"].fix == 'governor has no meaning on OpenBSD; remove it from [platform] or set it to "ignore"'
+    with pytest.raises(PlatformError, match="governor: governor has no meaning on OpenBSD"):
+        p.apply_and_verify()
+
+
+def test_linux_only_fields_switched_off_or_left_at_defaults_pass(tmp_path):
+    policy = PlatformPolicy(turbo="ignore", governor="ignore", pinning=False, aslr=True, swap="report")
+    p = openbsd(tmp_path, FakeOpenBSD(), policy=policy)
+    reports = {r.control: r for r in p.inspect()}
+    assert not any(r.fatal for r in reports.values())
+    unused = reports["linux_only"].found
+    assert unused.startswith("defaults unused on OpenBSD: ") and "tickless" in unused and "governor" not in unused
+
+
+def test_a_jobs_overrides_keep_what_the_experiment_set(tmp_path):
+    """for_job re-validates the policy; the fields the file left unset must stay unset (not refused)."""
+    p = openbsd(tmp_path, FakeOpenBSD(), policy=PlatformPolicy(turbo="ignore"))
+    job = p.for_job({"smt": "ignore"})
+    assert job.policy.model_fields_set == {"turbo", "smt"}
+    assert not any(r.fatal for r in job.inspect())
