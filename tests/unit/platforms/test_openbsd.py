@@ -354,3 +354,25 @@ def test_a_jobs_overrides_keep_what_the_experiment_set(tmp_path):
     job = p.for_job({"smt": "ignore"})
     assert job.policy.model_fields_set == {"turbo", "smt"}
     assert not any(r.fatal for r in job.inspect())
+
+
+def test_the_boot_script_patterns_match_real_processes_through_a_real_pgrep(tmp_path, monkeypatch):
+    """perl's $0 rewrites its argument list, so pgrep -f sees the command lines OpenBSD's rc shows."""
+    import shutil
+    import subprocess
+    from supervisor.system import RealCommands
+    if shutil.which("perl") is None or shutil.which("pgrep") is None:
+        pytest.skip("needs perl and pgrep")
+    monkeypatch.setattr("supervisor.platforms.openbsd.BOOT_SCRIPTS_DEADLINE", 10.0)   # two looks
+    procs = [subprocess.Popen(["perl", "-e", f'$0 = "{line}"; sleep 60']) for line in (RC, KARL)]
+    try:
+        import time
+        time.sleep(0.3)
+        p = openbsd(tmp_path, RealCommands(), policy=PlatformPolicy(turbo="ignore"))
+        with pytest.raises(PlatformError, match="boot_scripts: /etc/rc and reorder_kernel still running"):
+            p.wait_for_boot_scripts()
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait()
+    assert p.wait_for_boot_scripts().found == "finished"
