@@ -100,8 +100,9 @@ class UnixPlatform(Platform):
         return reports
 
     def _no_sensor_fix(self) -> str:
-        return ("no temperature sensors found: load the sensor drivers (e.g. apt-get install lm-sensors; "
-                "sensors-detect) or set temperatures = \"ignore\" in [platform]")
+        return ("no CPU temperature sensor found (temperature_sensors in [platform] names which): load the "
+                "CPU's sensor driver (coretemp, k10temp: apt-get install lm-sensors; sensors-detect), name this "
+                "machine's sensors in temperature_sensors, or set temperatures = \"ignore\" in [platform]")
 
     # --- Platform interface ------------------------------------------------------
     def apply_and_verify(self) -> list[ControlReport]:

@@ -86,7 +86,9 @@ def test_platform_baselines_then_wait(machine, tmp_path):
     clock = FakeClock()
     p = make_linux(root, tmp_path / "s", PlatformPolicy(intel_pstate="allow"), clock=clock)
     base = p.take_baselines()
-    assert clock.slept == [60.0] and base["hwmon/coretemp/temp1_input"] == 41.0 and len(base) == 7
+    # the CPU's sensors only: coretemp's five and x86_pkg_temp, not ACPI's board sensor (acpitz)
+    assert clock.slept == [60.0] and base["hwmon/coretemp/temp1_input"] == 41.0 and len(base) == 6
+    assert "hwmon/acpitz/temp1_input" not in base and "thermal/x86_pkg_temp" in base
     (root / "sys/class/hwmon/hwmon1/temp1_input").write_text("52000\n")
     p.waits.temperature_deadline = 10
     with pytest.raises(PlatformError, match="coretemp/temp1_input 52.0 °C is 11.0 °C above"):
