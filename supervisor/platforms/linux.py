@@ -13,11 +13,12 @@ from supervisor.platforms import linux_topology as topology
 from supervisor.platforms.audit import VOLATILE, coldrun_version, digest_lines
 from supervisor.platforms.controls import Control, Machine, select
 from supervisor.platforms.kernel_log import DEFAULT_ALLOW, kmsg_position, kmsg_since, read_kmsg
-from supervisor.platforms.linux_controls import (BENCH_CGROUP, Aslr, ClocksourceControl, CounterAccessControl,
+from supervisor.platforms.linux_controls import (Aslr, ClocksourceControl, CounterAccessControl,
                                                  CpusetControl, EppControl, GovernorControl, IntelPerfLimits,
                                                  IntelPstateCheck, Overcommit,
                                                  PerfCpuTimeMax, PerfSampleRate, SmtCheck, SwapCheck,
-                                                 TicklessCheck, TransparentHugepages, TurboControl)
+                                                 TicklessCheck, TransparentHugepages, TurboControl,
+                                                 bench_cgroup)
 from supervisor.platforms.temperatures import read_linux_temperatures
 from supervisor.platforms.throttle import read_throttle_counters
 from supervisor.platforms.base import LaunchPrefix, PostCheckResult
@@ -126,6 +127,12 @@ class LinuxPlatform(UnixPlatform):
         """The common checks, and the clock source: one other than at start, or than before the
         run (the kernel's watchdog switched away from an unstable TSC), flags the execution."""
         result = super().post_checks(before, measurements)
+        if self.policy.pinning:
+            report = self._partition().inspect()
+            if not report.ok:   # dissolved while the benchmark ran: others may have shared its CPUs
+                result.flags.append("pinning")
+                result.details["pinning_after"] = report.found
+                result.rerun = True
         if self.policy.clocksource == "check":
             seen = {"start": self._start_clocksource(), "before": before.get("clocksource"),
                     "after": facts.clocksource(self.root).current}
@@ -134,6 +141,9 @@ class LinuxPlatform(UnixPlatform):
                 result.details["clocksource"] = seen
                 result.rerun = True
         return result
+
+    def _partition(self) -> CpusetControl:
+        return CpusetControl(Machine(self.root, self.commands, self.policy, self.cpus(), self.benchmark_cpus()))
 
     def _start_clocksource(self) -> str | None:
         """The clock source the audit recorded at `coldrun start`."""
@@ -154,7 +164,12 @@ class LinuxPlatform(UnixPlatform):
         """
         prefix = LaunchPrefix(["chrt", "--other", "0", "nice", "-n", str(self.policy.nice)])
         if self.policy.pinning:
-            prefix.cgroup = str(self.root.path(BENCH_CGROUP))
+            # Right before the launch: systemd re-realising the root slice (a daemon-reload, a
+            # unit starting) may have switched cpuset off since the boot's apply.
+            report = self._partition().enforce(self.undo)
+            if report.action != "none":
+                self.log.warning("benchmark partition re-made before the launch", **report.as_dict())
+            prefix.cgroup = str(self.root.path(bench_cgroup(self.root) or ""))
             prefix.wrappers += [sys.executable, "-m", "supervisor.platforms.cgexec", prefix.cgroup, "--"]
         if self.policy.benchmark_user:
             self.user.create()

@@ -146,7 +146,10 @@ class IntelPerfLimits(SysfsControl):
     def read(self) -> str | None:
         if not facts.scaling_driver(self.root).name.startswith("intel_"):
             return NOT_INTEL_PSTATE
-        return super().read()
+        values = self.values()
+        if values is None:
+            return None
+        return combine({p.rsplit("/", 1)[1]: v for p, v in zip(self.paths, values.values())})
 
     def satisfied(self, found: str | None) -> bool:
         return found == NOT_INTEL_PSTATE or super().satisfied(found)
@@ -272,7 +275,7 @@ class MsrTurboDisable(TurboSwitch):
         return values
 
     def read(self) -> str | None:
-        if not cpu_reports_turbo(self.root):
+        if cpu_reports_turbo(self.root) is False:
             return NO_TURBO_IN_CPU
         values = self._values()
         if values is None:
@@ -320,7 +323,7 @@ class NoTurboSwitch(TurboSwitch):
     def read(self) -> str | None:
         if self.virtual:
             return None  # a guest can neither see nor change it
-        return None if cpu_reports_turbo(self.root) else NO_TURBO_IN_CPU
+        return NO_TURBO_IN_CPU if cpu_reports_turbo(self.root) is False else None
 
 
 # The first available switch is used.  Rules:
@@ -556,7 +559,12 @@ class SmtCheck(CheckControl):
     """"require_off": SMT must be off (boot parameter or BIOS), or "report"."""
 
     name = "smt"
-    fix_text = ("SMT is on: boot with nosmt (" + GRUB_FIX.format(param="nosmt") +
+
+    def fix(self, found: str | None) -> str:
+        if any("platform" in b for b in facts.cpuinfo_fields(self.root)):   # POWER: SMT is set at run time
+            return ("SMT is on: run ppc64_cpu --smt=off (powerpc-utils) at every boot, e.g. from a systemd unit "
+                    "ordered before coldrun's, or boot with nosmt (" + GRUB_FIX.format(param="nosmt") + ")")
+        return ("SMT is on: boot with nosmt (" + GRUB_FIX.format(param="nosmt") +
                 ") or turn off Hyper-Threading/SMT in the BIOS setup")
 
     def wanted(self) -> str:
@@ -602,8 +610,13 @@ class TransparentHugepages(SysfsControl):
 
 # --- CPU isolation (cgroup v2 cpuset partition) --------------------------------
 
-CGROUP = "/sys/fs/cgroup"
-BENCH_CGROUP = f"{CGROUP}/coldrun.bench"
+BENCH_NAME = "coldrun.bench"
+
+
+def bench_cgroup(root: SystemRoot) -> str | None:
+    """The partition's directory under wherever cgroup v2 is mounted (None: not mounted)."""
+    mount = facts.cgroup2_mount(root)
+    return f"{mount}/{BENCH_NAME}" if mount else None
 
 
 class CpusetControl(Control):
@@ -618,40 +631,46 @@ class CpusetControl(Control):
     def __init__(self, m: Machine):
         super().__init__(m)
         self.cpus = format_cpulist(m.benchmark_cpus)
+        self.mount = facts.cgroup2_mount(m.root)
+        self.bench = bench_cgroup(m.root) or f"{facts.DEFAULT_CGROUP2}/{BENCH_NAME}"
 
     left_out_by = (False,)
 
     def wanted(self) -> str:
-        return f"{BENCH_CGROUP} cpus={self.cpus} partition=root"
+        return f"{self.bench} cpus={self.cpus} partition=root"
 
-    def _v2_with_cpuset(self) -> bool:
-        ctl = facts.read_or_none(self.root, f"{CGROUP}/cgroup.controllers")
-        return ctl is not None and "cpuset" in ctl.split()
+    def _controllers(self) -> list[str] | None:
+        ctl = facts.read_or_none(self.root, f"{self.mount}/cgroup.controllers") if self.mount else None
+        return None if ctl is None else ctl.split()
 
     def read(self) -> str | None:
-        if not self._v2_with_cpuset():
+        if "cpuset" not in (self._controllers() or []):
             return None
-        if not self.root.exists(BENCH_CGROUP):
+        if not self.root.exists(self.bench):
             return "absent"
-        cpus = facts.read_or_none(self.root, f"{BENCH_CGROUP}/cpuset.cpus") or ""
-        part = facts.read_or_none(self.root, f"{BENCH_CGROUP}/cpuset.cpus.partition") or ""
-        return f"{BENCH_CGROUP} cpus={cpus} partition={part}"
+        cpus = facts.read_or_none(self.root, f"{self.bench}/cpuset.cpus") or ""
+        part = facts.read_or_none(self.root, f"{self.bench}/cpuset.cpus.partition") or ""
+        return f"{self.bench} cpus={cpus} partition={part}"
 
     def unavailable_fix(self) -> str:
-        return (f"pinning needs cgroup v2 with the cpuset controller ({CGROUP}/cgroup.controllers): boot with "
-                "systemd.unified_cgroup_hierarchy=1, or set pinning = false in [platform]")
+        if self.mount is None:
+            return ("pinning needs cgroup v2, and none is mounted (/proc/self/mountinfo): boot with "
+                    "systemd.unified_cgroup_hierarchy=1, or set pinning = false in [platform]")
+        return (f"pinning needs the cpuset controller in {self.mount}/cgroup.controllers, which lacks it (bound to "
+                "a cgroup v1 hierarchy?): boot with systemd.unified_cgroup_hierarchy=1 cgroup_no_v1=all, or set "
+                "pinning = false in [platform]")
 
     def apply(self, undo: UndoLog) -> None:
-        subtree = f"{CGROUP}/cgroup.subtree_control"
+        subtree = f"{self.mount}/cgroup.subtree_control"
         if "cpuset" not in (facts.read_or_none(self.root, subtree) or "").split():
             undo.record(self.name, subtree, {"action": "write", "path": subtree, "value": "-cpuset"})
             self.root.write_text(subtree, "+cpuset")
-        if not self.root.exists(BENCH_CGROUP):
-            undo.record(self.name, BENCH_CGROUP, {"action": "rmdir", "path": BENCH_CGROUP,
-                                                  "files": ["cpuset.cpus", "cpuset.cpus.partition"]})
-            self.root.path(BENCH_CGROUP).mkdir()
-        self.root.write_text(f"{BENCH_CGROUP}/cpuset.cpus", self.cpus)
-        self.root.write_text(f"{BENCH_CGROUP}/cpuset.cpus.partition", "root")
+        if not self.root.exists(self.bench):
+            undo.record(self.name, self.bench, {"action": "rmdir", "path": self.bench,
+                                                "files": ["cpuset.cpus", "cpuset.cpus.partition"]})
+            self.root.path(self.bench).mkdir()
+        self.root.write_text(f"{self.bench}/cpuset.cpus", self.cpus)
+        self.root.write_text(f"{self.bench}/cpuset.cpus.partition", "root")
 
     def satisfied(self, found: str | None) -> bool:
         return found == self.wanted()

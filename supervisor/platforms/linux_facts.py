@@ -246,3 +246,25 @@ def clocksource(root: SystemRoot) -> Clocksource:
 def tsc_invariant(root: SystemRoot) -> bool:
     """The TSC ticks at one rate in every P- and C-state: the CPU's constant_tsc and nonstop_tsc flags."""
     return is_x86(root) and {"constant_tsc", "nonstop_tsc"} <= cpu_flags(root)
+
+
+DEFAULT_CGROUP2 = "/sys/fs/cgroup"
+
+
+def parse_cgroup2_mount(mountinfo: str) -> str | None:
+    """The first cgroup2 mount point in /proc/self/mountinfo text (proc(5): the filesystem type
+    follows the " - " separator; the mount point is field 5, spaces escaped as \\040)."""
+    for line in mountinfo.splitlines():
+        head, sep, tail = line.partition(" - ")
+        if sep and tail.split()[:1] == ["cgroup2"]:
+            return head.split()[4].replace("\\040", " ")
+    return None
+
+
+def cgroup2_mount(root: SystemRoot) -> str | None:
+    """Where cgroup v2 is mounted: /sys/fs/cgroup, /sys/fs/cgroup/unified on hybrid hosts, or
+    wherever an administrator put it; without mountinfo, /sys/fs/cgroup when it is cgroup v2."""
+    text = read_or_none(root, "/proc/self/mountinfo")
+    if text is not None:
+        return parse_cgroup2_mount(text)
+    return DEFAULT_CGROUP2 if root.exists(f"{DEFAULT_CGROUP2}/cgroup.controllers") else None
