@@ -56,10 +56,13 @@ def outrank(path: str) -> None:
     """The highest cpu.weight (10000, Documentation/admin-guide/cgroup-v2.rst), where the parent
     hands on the cpu controller: a sibling such as system.slice (100) never outranks the benchmark."""
     try:
-        with open(os.path.join(path, "cpu.weight"), "w") as f:
-            f.write(str(CPU_WEIGHT_MAX))
+        fd = os.open(os.path.join(path, "cpu.weight"), os.O_WRONLY)   # never created: cgroupfs makes it
     except FileNotFoundError:
-        pass   # no cpu controller here: tasks compete by nice alone
+        return   # no cpu controller here: tasks compete by nice alone
+    try:
+        os.write(fd, str(CPU_WEIGHT_MAX).encode())
+    finally:
+        os.close(fd)
 
 
 def cgroup_members(path: str) -> list[int]:
