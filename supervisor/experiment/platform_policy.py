@@ -74,6 +74,12 @@ class PlatformPolicy(BaseModel):
     transparent_hugepages: Literal["report", "ignore", "always", "madvise", "never"] = Field(
         default="report", description="THP mode: report, or a mode to set")
 
+    timers: Literal["stop", "report", "ignore"] = Field(
+        default="stop",
+        description='systemd timers (apt-daily, tmpfiles-clean, fstrim, man-db, logrotate, ...): "stop" masks every '
+                    'active one for the experiment (undone at the end), "report" records them; either way a unit '
+                    'that ran during an execution flags it')
+
     # --- hardware counters (cycles, APERF, MPERF read by libkruntime) --------
     counters: Literal["if_available", "require", "off"] = Field(
         default="if_available",

@@ -19,6 +19,7 @@ from supervisor.platforms.linux_controls import (Aslr, ClocksourceControl, Count
                                                  PerfCpuTimeMax, PerfSampleRate, SmtCheck, SwapCheck,
                                                  TicklessCheck, TransparentHugepages, TurboControl,
                                                  bench_cgroup)
+from supervisor.platforms.linux_systemd import HousekeepingSlices, TimersControl, systemd_booted, units_started
 from supervisor.platforms.temperatures import read_linux_temperatures
 from supervisor.platforms.throttle import read_throttle_counters
 from supervisor.platforms.base import LaunchPrefix, PostCheckResult
@@ -59,6 +60,7 @@ LINUX_CONTROLS: tuple[type[Control], ...] = (
     # first, and its report describes perf as the benchmark will find it.
     CounterAccessControl,
     # Independent of one another: the order is only the order of the report.
+    TimersControl,
     ClocksourceControl,
     Aslr,
     TicklessCheck,
@@ -66,6 +68,9 @@ LINUX_CONTROLS: tuple[type[Control], ...] = (
     Overcommit,
     SwapCheck,
     TransparentHugepages,
+    # Before the partition: the slices' own cpusets keep systemd from switching cpuset off
+    # at the root, which would dissolve it; restored after the partition is gone.
+    HousekeepingSlices,
     # Pinning last: the one control that creates something (a cgroup that takes the
     # benchmark cores from every other cgroup) rather than changing a value; made last,
     # it is the first thing restore removes.
@@ -121,7 +126,8 @@ class LinuxPlatform(UnixPlatform):
         kinds = topology.kind_of(topology.core_kinds(self.root))
         return {"frequencies_khz": freqs, "clocksource": facts.clocksource(self.root).current,
                 "core_kinds": {f"cpu{c}": kinds.get(c, "unknown") for c in self.cpus()},
-                "benchmark_cpus": sorted(self.benchmark_cpus())}
+                "benchmark_cpus": sorted(self.benchmark_cpus()),
+                "monotonic_us": int(self.clock.monotonic() * 1e6)}
 
     def post_checks(self, before: dict[str, Any], measurements: dict[str, Any]) -> PostCheckResult:
         """The common checks, and the clock source: one other than at start, or than before the
@@ -133,6 +139,11 @@ class LinuxPlatform(UnixPlatform):
                 result.flags.append("pinning")
                 result.details["pinning_after"] = report.found
                 result.rerun = True
+        if self.policy.timers != "ignore" and systemd_booted(self.root) and "monotonic_us" in before:
+            ran = units_started(self.commands, before["monotonic_us"], int(self.clock.monotonic() * 1e6))
+            if ran:   # flagged, not re-run by default: add "systemd_units" to [rerun] on_flags for that
+                result.flags.append("systemd_units")
+                result.details["systemd_units"] = ran
         if self.policy.clocksource == "check":
             seen = {"start": self._start_clocksource(), "before": before.get("clocksource"),
                     "after": facts.clocksource(self.root).current}
