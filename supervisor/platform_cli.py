@@ -66,7 +66,8 @@ def machine_summary(facts: dict[str, Any]) -> list[str]:
         lines.append(f"kernel: {facts['kernel']}; cpus online: {facts['cpus_online']}; model: {facts['model']}")
         lines.append(f"cpus: {facts['cpus']}; benchmark cpus: {facts['benchmark_cpus']}; smt: {facts['smt']}")
         for name, kind in facts["core_kinds"].items():
-            nominal = f"{kind['nominal_hz'] / 1e9:g} GHz" if kind["nominal_hz"] else "unknown"
+            nominal = (f"{kind['nominal_hz'] / 1e9:g} GHz" if kind["nominal_hz"] else
+                       "unknown (APERF/MPERF then use the fastest MPERF rate; amperf_nominal_hz sets it)")
             lines.append(f"core kind {name}: cpus {kind['cpus']}, nominal {nominal} ({kind['evidence']})")
         lines.append(f"scaling driver: {facts['scaling_driver']}; clock source: {facts['clocksource']}")
         lines.append(f"hardware counters: {facts['hardware_counters']}")
