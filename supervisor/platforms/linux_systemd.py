@@ -42,7 +42,8 @@ class TimersControl(Control):
     """
 
     name = "timers"
-    required = False   # no systemd (or a copy of a machine): nothing coldrun can stop
+    required = False   # no systemd (or a copy of a machine): nothing coldrun can stop, but not passed
+    missing_passes = False
     unavailable_text = ("cannot list systemd timers (systemctl list-units --type=timer failed, or no systemd): "
                         "stop cron, anacron and other schedulers yourself, or set timers = \"ignore\" in [platform]")
 
@@ -85,6 +86,7 @@ class HousekeepingSlices(Control):
 
     name = "housekeeping_slices"
     required = False
+    missing_passes = False
     policy_field = "pinning"
     left_out_by = (False,)
     unavailable_text = ("cannot read the slices' AllowedCPUs (systemctl show failed, or no systemd): systemd may "

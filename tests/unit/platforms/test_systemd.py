@@ -142,3 +142,11 @@ def test_housekeeping_slices_hold_systemd_to_the_other_cpus_and_are_reset(machin
     assert cmds.allowed == {"system.slice": "0-1", "user.slice": "0-1"}   # cpu1 shares cpu0's core
     p.restore()
     assert cmds.allowed == {"system.slice": "", "user.slice": ""}
+
+
+def test_timers_unknown_are_not_passed_but_do_not_stop(machine, tmp_path):
+    root = machine("intel-desktop")
+    (root / "run/systemd/system/.keep").unlink()
+    (root / "run/systemd/system").rmdir()                   # not booted with systemd
+    r = next(r for r in make_linux(root, tmp_path / "s", PlatformPolicy(**POLICY)).inspect() if r.control == "timers")
+    assert r.action == "unavailable" and not r.ok and not r.fatal and "stop cron, anacron" in r.fix
