@@ -79,9 +79,9 @@ class Machine:
         coldrun.bench partition's (the supervisor's own affinity leaves them out once it exists), else
         this process's, of one core kind on Linux hardware."""
         if mode == HARDWARE and detect_platform_name() == "linux":
-            if policy.pinning:
-                return sorted(benchmark_cpus(self.root, policy.benchmark_cpus))
-            return one_kind(self.root, self.affinity())   # a pair's sides on equal cores
+            # A pair's sides on equal cores, whatever benchmark_cpus names.
+            cpus = sorted(benchmark_cpus(self.root, policy.benchmark_cpus)) if policy.pinning else self.affinity()
+            return one_kind(self.root, cpus)
         return self.affinity()
 
     def require_privileges(self, mode: str) -> None:

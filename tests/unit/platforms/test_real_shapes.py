@@ -392,3 +392,11 @@ def test_every_fixture_shape_is_listed_here():
     built = {p.name for p in ROOTS.iterdir() if p.is_dir()} - {"openbsd-7.5", "intel-desktop", "amd-server",
                                                                  "acpi-old", "vm-nocpufreq"}
     assert built == set(SHAPES) == set(FATAL)
+
+
+def test_the_machine_offers_a_pair_cpus_of_one_kind():
+    from supervisor.platforms.factory import HARDWARE, Machine
+    machine = Machine(root=SystemRoot(ROOTS / "intel-hybrid"), affinity=lambda: [0, 1, 12, 13])
+    assert machine.cpus(HARDWARE, PlatformPolicy()) == [0, 1]                    # without pinning: the P-cores
+    mixed = PlatformPolicy(pinning=True, benchmark_cpus="11,12,13")
+    assert machine.cpus(HARDWARE, mixed) == [12, 13]                             # a list mixing kinds: one kind
