@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 
 from supervisor.cpulist import parse_cpulist
@@ -58,13 +59,14 @@ def cpu_vendor(root: SystemRoot) -> str:
     return blocks[0].get("vendor_id", "unknown") if blocks else "unknown"
 
 
+# x86 vendor_id values (arch/x86/kernel/cpu/*.c c_ident); cpuinfo_fields strips the padding.
+X86_VENDORS = ("GenuineIntel", "AuthenticAMD", "HygonGenuine", "CentaurHauls", "Shanghai")
+
+
 def is_x86(root: SystemRoot) -> bool:
     """x86 /proc/cpuinfo has vendor_id and a flags line (arm64: Features, POWER: cpu, s390: features)."""
     blocks = cpuinfo_fields(root)
     return bool(blocks) and "flags" in blocks[0] and blocks[0].get("vendor_id", "") in X86_VENDORS
-
-
-X86_VENDORS = ("GenuineIntel", "AuthenticAMD", "HygonGenuine", "CentaurHauls", "  Shanghai  ")
 
 
 def cpu_model(root: SystemRoot) -> str:
@@ -83,15 +85,11 @@ def cpu_model(root: SystemRoot) -> str:
         return first["cpu"]
     for b in blocks:
         for k, v in b.items():
-            m = re.fullmatch(r"processor \d+", k)
-            if m and "machine" in v:
-                kind = re.search(r"machine\s*=\s*(\w+)", v)
-                return f"IBM Z machine type {kind.group(1)}" if kind else "unknown"
-    parts: dict[str, int] = {}
-    for b in blocks:
-        if "CPU part" in b:
-            key = f"implementer {b.get('CPU implementer', '?')} part {b['CPU part']}"
-            parts[key] = parts.get(key, 0) + 1
+            machine = re.search(r"machine\s*=\s*(\w+)", v) if re.fullmatch(r"processor \d+", k) else None
+            if machine:
+                return f"IBM Z machine type {machine.group(1)}"
+    parts = Counter(f"implementer {b.get('CPU implementer', '?')} part {b['CPU part']}"
+                    for b in blocks if "CPU part" in b)
     if parts:
         return "; ".join(f"{n} x {k}" if len(parts) > 1 else k for k, n in parts.items())
     return "unknown"

@@ -190,9 +190,8 @@ def benchmark_cpus(root: SystemRoot, choice: str | None) -> set[int]:
 
 def one_kind(root: SystemRoot, cpus: list[int]) -> list[int]:
     """cpus narrowed to the fastest kind among them, so a pair's sides run on equal cores."""
-    kinds = kind_of(core_kinds(root))
     for kind in core_kinds(root):
-        same = [c for c in cpus if kinds.get(c) == kind.name]
+        same = [c for c in cpus if c in kind.cpus]
         if len(same) >= 2:
             return same
     return cpus
