@@ -81,7 +81,8 @@ class HousekeepingSlices(Control):
     So a unit in them needs cpuset, and systemd keeps the cpuset controller on at the root
     when it re-realises the root slice (a daemon-reload, a unit starting); otherwise it writes
     "-cpuset" there and the benchmark partition dissolves (systemd.resource-control(5),
-    AllowedCPUs=; src/core/cgroup.c enables at a parent exactly its children's controllers).
+    AllowedCPUs=; cg_enable_everywhere in src/basic/cgroup-util.c writes "+" for the controllers its
+    units need and "-" for every other one).
     """
 
     name = "housekeeping_slices"
