@@ -61,7 +61,8 @@ def machine_facts(platform) -> dict[str, Any]:
 
 
 def machine_summary(facts: dict[str, Any]) -> list[str]:
-    lines = [f"machine: {'VIRTUAL' if facts['virtual'] else 'bare metal'} ({facts['virtual_reason']})"]
+    kind = {True: "VIRTUAL", False: "bare metal", None: "unknown whether virtual"}[facts["virtual"]]
+    lines = [f"machine: {kind} ({facts['virtual_reason']})"]
     if "kernel" in facts:
         lines.append(f"kernel: {facts['kernel']}; cpus online: {facts['cpus_online']}; model: {facts['model']}")
         lines.append(f"cpus: {facts['cpus']}; benchmark cpus: {facts['benchmark_cpus']}; smt: {facts['smt']}")

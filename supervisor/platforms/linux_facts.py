@@ -126,7 +126,7 @@ def cmdline_params(cmdline: str) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class Virtualisation:
-    virtual: bool
+    virtual: bool | None   # None: nothing on this machine tells (no CPU flag, DMI or device tree)
     evidence: str
 
 
@@ -172,7 +172,7 @@ def detect_virtualisation(root: SystemRoot) -> Virtualisation:
         return Virtualisation(False, "no hypervisor flag or hypervisor firmware name")
     if root.exists("/proc/device-tree") or root.exists("/sys/class/dmi/id/sys_vendor"):
         return Virtualisation(False, "no hypervisor node in the device tree or hypervisor firmware name")
-    return Virtualisation(False, "no hypervisor evidence found (no DMI or device tree to read)")
+    return Virtualisation(None, "no CPU hypervisor flag, DMI or device tree to tell; systemd-detect-virt may know")
 
 
 @dataclass(frozen=True)

@@ -400,3 +400,15 @@ def test_the_machine_offers_a_pair_cpus_of_one_kind():
     assert machine.cpus(HARDWARE, PlatformPolicy()) == [0, 1]                    # without pinning: the P-cores
     mixed = PlatformPolicy(pinning=True, benchmark_cpus="11,12,13")
     assert machine.cpus(HARDWARE, mixed) == [12, 13]                             # a list mixing kinds: one kind
+
+
+def test_without_evidence_virtual_or_not_is_unknown(machine):
+    root = machine("s390x-guest")
+    (root / "proc/sysinfo").unlink()
+    (root / "proc/cpuinfo").write_text("processor\t: 0\nhart\t\t: 0\nisa\t\t: rv64imafdc\nmmu\t\t: sv39\n\n")
+    # RISC-V /proc/cpuinfo as arch/riscv/kernel/cpu.c (c_show) writes it; no DMI, no device tree copied
+    v = facts.detect_virtualisation(SystemRoot(root))
+    assert v.virtual is None and "systemd-detect-virt" in v.evidence
+    out = io.StringIO()
+    show(PlatformPolicy(), str(root), "linux", out=out)
+    assert out.getvalue().startswith("machine: unknown whether virtual (")
