@@ -375,7 +375,7 @@ class TurboControl(Control):
 
     def inspect(self) -> ControlReport:
         report = super().inspect()
-        if self.switch.label and report.action != "unavailable":
+        if self.switch.label and report.action != "unavailable" and report.found != NO_TURBO_IN_CPU:
             report.found = f"{report.found} [{self.switch.label}]"
         return report
 

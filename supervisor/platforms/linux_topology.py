@@ -13,7 +13,7 @@ Read through SystemRoot only.  Where each fact comes from:
   kind different cpuinfo_max_freq.
 - A kind's nominal frequency (what MPERF counts at): cpufreq base_frequency (intel_pstate),
   else acpi_cppc/nominal_freq (MHz, Documentation/admin-guide/acpi/cppc_sysfs.rst), else,
-  on a machine of one kind, the "@ N GHz" of the CPU's model name.
+  on a machine of one kind, the "N GHz" that ends the CPU's model name.
 """
 
 from __future__ import annotations
@@ -130,7 +130,7 @@ def _nominal_hz(root: SystemRoot, cpus: set[int], only_kind: bool) -> float | No
         return values.pop()
     if values:
         return None  # CPUs of one kind disagree: no single nominal rate
-    m = re.search(r"@\s*([\d.]+)\s*GHz", facts.cpu_model(root))
+    m = re.search(r"([\d.]+)\s*GHz\s*$", facts.cpu_model(root))   # "... @ 3.20GHz", NetBurst's "CPU 3.00GHz"
     return float(m.group(1)) * 1e9 if m and only_kind else None
 
 

@@ -158,7 +158,8 @@ def test_turbo_is_not_claimed_off_without_x86_evidence(shape):
 
 def test_turbo_off_is_evidence_on_x86_without_a_turbo_flag():
     r = reports("netburst-offline")["turbo"]
-    assert r["found"].startswith("off (this CPU reports no turbo)") and r["ok"]
+    assert r["found"] == "off (this CPU reports no turbo)" and r["ok"]
+    assert show_json("netburst-offline")["machine"]["core_kinds"]["all"]["nominal_hz"] == 3e9   # "CPU 3.00GHz"
 
 
 # --- 4. virtual machines ------------------------------------------------------------------
