@@ -141,9 +141,10 @@ class LinuxPlatform(UnixPlatform):
                 result.rerun = True
         if self.policy.timers != "ignore" and systemd_booted(self.root) and "monotonic_us" in before:
             ran = units_started(self.commands, before["monotonic_us"], int(self.clock.monotonic() * 1e6))
-            if ran:   # flagged, not re-run by default: add "systemd_units" to [rerun] on_flags for that
+            if ran:   # re-run only where [rerun] on_flags names "systemd_units" (not by default)
                 result.flags.append("systemd_units")
                 result.details["systemd_units"] = ran
+                result.rerun = True
         if self.policy.clocksource == "check":
             seen = {"start": self._start_clocksource(), "before": before.get("clocksource"),
                     "after": facts.clocksource(self.root).current}
