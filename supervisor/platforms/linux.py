@@ -179,9 +179,11 @@ class LinuxPlatform(UnixPlatform):
             # Right before the launch: systemd re-realising the root slice (a daemon-reload, a
             # unit starting) may have switched cpuset off since the boot's apply.
             report = self._partition().enforce(self.undo)
+            if report.fatal:
+                raise PlatformError(f"pinning: {report.fix}")
             if report.action != "none":
                 self.log.warning("benchmark partition re-made before the launch", **report.as_dict())
-            prefix.cgroup = str(self.root.path(bench_cgroup(self.root) or ""))
+            prefix.cgroup = str(self.root.path(bench_cgroup(self.root) or facts.DEFAULT_CGROUP2))
             prefix.wrappers += [sys.executable, "-m", "supervisor.platforms.cgexec", prefix.cgroup, "--"]
         if self.policy.benchmark_user:
             self.user.create()
