@@ -17,8 +17,7 @@ from supervisor.platforms.linux_controls import (Aslr, ClocksourceControl, Count
                                                  CpusetControl, EppControl, GovernorControl, IntelPerfLimits,
                                                  IntelPstateCheck, Overcommit,
                                                  PerfCpuTimeMax, PerfSampleRate, SmtCheck, SwapCheck,
-                                                 TicklessCheck, TransparentHugepages, TurboControl,
-                                                 bench_cgroup)
+                                                 TicklessCheck, TransparentHugepages, TurboControl)
 from supervisor.platforms.linux_systemd import HousekeepingSlices, TimersControl, systemd_booted, units_started
 from supervisor.platforms.temperatures import read_linux_temperatures
 from supervisor.platforms.throttle import read_throttle_counters
@@ -178,12 +177,13 @@ class LinuxPlatform(UnixPlatform):
         if self.policy.pinning:
             # Right before the launch: systemd re-realising the root slice (a daemon-reload, a
             # unit starting) may have switched cpuset off since the boot's apply.
-            report = self._partition().enforce(self.undo)
+            partition = self._partition()
+            report = partition.enforce(self.undo)
             if report.fatal:
                 raise PlatformError(f"pinning: {report.fix}")
             if report.action != "none":
                 self.log.warning("benchmark partition re-made before the launch", **report.as_dict())
-            prefix.cgroup = str(self.root.path(bench_cgroup(self.root) or facts.DEFAULT_CGROUP2))
+            prefix.cgroup = str(self.root.path(partition.bench))
             prefix.wrappers += [sys.executable, "-m", "supervisor.platforms.cgexec", prefix.cgroup, "--"]
         if self.policy.benchmark_user:
             self.user.create()

@@ -613,12 +613,6 @@ class TransparentHugepages(SysfsControl):
 BENCH_NAME = "coldrun.bench"
 
 
-def bench_cgroup(root: SystemRoot) -> str | None:
-    """The partition's directory under wherever cgroup v2 is mounted (None: not mounted)."""
-    mount = facts.cgroup2_mount(root)
-    return f"{mount}/{BENCH_NAME}" if mount else None
-
-
 class CpusetControl(Control):
     """An exclusive cpuset partition for the benchmark cores (no cset needed).
 
@@ -632,7 +626,8 @@ class CpusetControl(Control):
         super().__init__(m)
         self.cpus = format_cpulist(m.benchmark_cpus)
         self.mount = facts.cgroup2_mount(m.root)
-        self.bench = bench_cgroup(m.root) or f"{facts.DEFAULT_CGROUP2}/{BENCH_NAME}"
+        # Under wherever cgroup v2 is mounted (not mounted: read() says unavailable).
+        self.bench = f"{self.mount or facts.DEFAULT_CGROUP2}/{BENCH_NAME}"
 
     left_out_by = (False,)
 
