@@ -104,13 +104,13 @@ class HousekeepingSlices(Control):
     def _allowed(self) -> dict[str, str] | None:
         if not systemd_booted(self.root) or not self.cpus:
             return None
-        out = _systemctl(self.commands, "show", "--property=AllowedCPUs", "--value", *HOUSEKEEPING_SLICES)
-        if out is None:
-            return None
-        values = out.splitlines()
-        if len(values) != len(HOUSEKEEPING_SLICES):
-            return None
-        return dict(zip(HOUSEKEEPING_SLICES, (v.strip() for v in values)))
+        allowed = {}
+        for slice_name in HOUSEKEEPING_SLICES:   # one at a time: several units' values come blank-line separated
+            out = _systemctl(self.commands, "show", "--property=AllowedCPUs", "--value", slice_name)
+            if out is None:
+                return None
+            allowed[slice_name] = out.strip()
+        return allowed
 
     def read(self) -> str | None:
         allowed = self._allowed()
