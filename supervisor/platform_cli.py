@@ -17,7 +17,8 @@ from typing import Any, Sequence, TextIO
 
 from supervisor.experiment.model import load_experiment
 from supervisor.experiment.platform_policy import PlatformPolicy
-from supervisor.platforms import linux_facts
+from supervisor.errors import PlatformError
+from supervisor.platforms import linux_facts, linux_topology
 from supervisor.platforms.controls import ControlReport
 from supervisor.platforms.factory import NO_STATE_DIR, QuietLog, detect_platform_name, make_platform
 from supervisor.platforms.linux_controls import read_counter_facts
@@ -44,18 +45,32 @@ def machine_facts(platform) -> dict[str, Any]:
     facts: dict[str, Any] = {"virtual": virtual, "virtual_reason": why}
     if platform.name == "linux":
         root = platform.root
+        kinds = linux_topology.core_kinds(root)
+        try:
+            bench: Any = linux_topology.format_cpulist(platform.benchmark_cpus())
+        except PlatformError as e:
+            bench = f"unknown: {e}"
         facts.update(kernel=linux_facts.kernel_release(root), cpus_online=len(platform.cpus()),
+                     cpus=linux_topology.format_cpulist(platform.cpus()),
                      model=linux_facts.cpu_model(root), scaling_driver=linux_facts.scaling_driver(root).describe(),
+                     core_kinds={k.name: k.as_dict() for k in kinds}, benchmark_cpus=bench,
+                     smt=linux_topology.smt(root).describe(), clocksource=linux_facts.clocksource(root).describe(),
                      hardware_counters=read_counter_facts(root, platform.cpus()).describe())
     facts["temperatures"] = dict(sorted(platform.read_temperatures().items()))
     return facts
 
 
 def machine_summary(facts: dict[str, Any]) -> list[str]:
-    lines = [f"machine: {'VIRTUAL' if facts['virtual'] else 'bare metal'} ({facts['virtual_reason']})"]
+    kind = {True: "VIRTUAL", False: "bare metal", None: "unknown whether virtual"}[facts["virtual"]]
+    lines = [f"machine: {kind} ({facts['virtual_reason']})"]
     if "kernel" in facts:
         lines.append(f"kernel: {facts['kernel']}; cpus online: {facts['cpus_online']}; model: {facts['model']}")
-        lines.append(f"scaling driver: {facts['scaling_driver']}")
+        lines.append(f"cpus: {facts['cpus']}; benchmark cpus: {facts['benchmark_cpus']}; smt: {facts['smt']}")
+        for name, kind in facts["core_kinds"].items():
+            nominal = (f"{kind['nominal_hz'] / 1e9:g} GHz" if kind["nominal_hz"] else
+                       "unknown (APERF/MPERF then use the fastest MPERF rate; amperf_nominal_hz sets it)")
+            lines.append(f"core kind {name}: cpus {kind['cpus']}, nominal {nominal} ({kind['evidence']})")
+        lines.append(f"scaling driver: {facts['scaling_driver']}; clock source: {facts['clocksource']}")
         lines.append(f"hardware counters: {facts['hardware_counters']}")
     temps = facts["temperatures"]
     lines.append(f"temperature sensors: {len(temps)}" +

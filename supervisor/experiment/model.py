@@ -210,7 +210,7 @@ class Mail(_Strict):
 class Rerun(_Strict):
     max_attempts: int = Field(default=3, ge=1, le=999, strict=True, description="attempts per job, first run included")
     on_flags: list[str] = Field(
-        default_factory=lambda: ["thermal_throttle", "amperf_throttle", "amperf_turbo"],
+        default_factory=lambda: ["thermal_throttle", "amperf_throttle", "amperf_turbo", "clocksource", "pinning"],
         description="post-check flags that make a run count as disturbed and be re-run")
     crashed: Literal["requeue", "mark"] = Field(
         default="requeue", description="a job claimed at a boot that never finished it: run again, or mark crashed")

@@ -18,6 +18,10 @@ from supervisor.cpulist import parse_cpulist
 from supervisor.experiment.union_forms import one_of
 
 Ignore = Literal["ignore"]
+# CPU package/core sensors: hwmon coretemp (Intel), k10temp and zenpower (AMD); thermal zones
+# x86_pkg_temp (Intel) and the device-tree CPU zones of ARM SoCs (cpu-thermal, cpu0-thermal,
+# cpu_thermal, soc_thermal; Documentation/devicetree/bindings/thermal).
+CPU_SENSORS = ("coretemp", "k10temp", "zenpower", "x86_pkg_temp", "cpu*thermal*", "soc*thermal*")
 IntOrIgnore = one_of(int, Ignore)
 
 
@@ -41,7 +45,16 @@ class PlatformPolicy(BaseModel):
         default="disable",
         description='"disable": the active intel_pstate driver is a problem (paper used acpi-cpufreq)')
 
+    intel_perf_pct: Literal["pin", "ignore"] = Field(
+        default="pin",
+        description='intel_pstate only: "pin" raises min_perf_pct to max_perf_pct (100), so HWP holds one '
+                    'P-state (the highest non-turbo with turbo off); firmware-forced HWP leaves no other way')
+
     # --- kernel ----------------------------------------------------------
+    clocksource: Literal["check", "ignore"] = Field(
+        default="check",
+        description='"check": on x86 with an invariant TSC (constant_tsc, nonstop_tsc) the clock source must be '
+                    'tsc (set when the kernel offers it); elsewhere the kernel\'s choice is recorded')
     tickless: Literal["require", "ignore"] = Field(
         default="require",
         description="CONFIG_NO_HZ_FULL=y and nohz_full= covering the benchmark cores")
@@ -61,6 +74,12 @@ class PlatformPolicy(BaseModel):
     transparent_hugepages: Literal["report", "ignore", "always", "madvise", "never"] = Field(
         default="report", description="THP mode: report, or a mode to set")
 
+    timers: Literal["stop", "report", "ignore"] = Field(
+        default="stop",
+        description='systemd timers (apt-daily, tmpfiles-clean, fstrim, man-db, logrotate, ...): "stop" masks every '
+                    'active one for the experiment (undone at the end), "report" records them; either way a unit '
+                    'that ran during an execution flags it')
+
     # --- hardware counters (cycles, APERF, MPERF read by libkruntime) --------
     counters: Literal["if_available", "require", "off"] = Field(
         default="if_available",
@@ -77,12 +96,17 @@ class PlatformPolicy(BaseModel):
         description="run benchmarks in a cgroup v2 cpuset partition on benchmark_cpus")
     benchmark_cpus: str | None = Field(
         default=None,
-        description='cpu list like "1-3"; default: every online CPU except cpu0 (all when only one)')
+        description='cpu list like "1-3", or a core kind as `platform show` names it ("cpu_core"); default: '
+                    'the fastest kind without the first CPU and its SMT siblings')
 
     # --- checks around each process execution ----------------------------
     temperatures: Literal["check", "ignore"] = Field(
         default="check",
-        description="wait for every sensor to return to its baseline; no sensors is fatal on bare metal")
+        description="wait for the temperature_sensors to return to their baselines; none is fatal on bare metal")
+    temperature_sensors: list[str] = Field(
+        default_factory=lambda: list(CPU_SENSORS),
+        description="the sensors waited on: fnmatch patterns of hwmon chip names, thermal zone types or whole "
+                    "sensor names as `platform show` lists them; default: the CPU's own sensors")
     warm_up_when_cold: bool = Field(
         default=True, description="busy-loop to warm a sensor below its baseline (as Krun)")
     throttle_counters: Literal["check", "ignore"] = Field(
@@ -156,8 +180,8 @@ class PlatformPolicy(BaseModel):
     @field_validator("benchmark_cpus")
     @classmethod
     def _cpus(cls, v: str | None) -> str | None:
-        if v is not None:
-            parse_cpulist(v)  # raises ValueError with the reason
+        if v is not None and not re.fullmatch(r"[a-z][a-z0-9_-]*", v):
+            parse_cpulist(v)  # raises ValueError with the reason; a kind name is checked on the machine
         return v
 
     @model_validator(mode="after")

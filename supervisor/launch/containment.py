@@ -35,25 +35,34 @@ import time
 import psutil
 
 from supervisor.launch.cpuset import REAL, CgroupFiles, Placement, pin
+from supervisor.platforms.linux_facts import parse_cgroup2_mount
 
 _PR_SET_CHILD_SUBREAPER = 36
 _KILL_WAIT = 5.0          # seconds for killed processes to go
 _ROUNDS = 5               # fallback kill rounds: a process forking while we kill is caught next round
+CPU_WEIGHT_MAX = 10000
 
 
 def cgroup2_mount(mountinfo: str = "/proc/self/mountinfo") -> str | None:
     """Where cgroup v2 is mounted (/sys/fs/cgroup, or /sys/fs/cgroup/unified on hybrid hosts)."""
     try:
         with open(mountinfo) as f:
-            lines = f.read().splitlines()
+            return parse_cgroup2_mount(f.read())
     except OSError:
         return None
-    for line in lines:
-        # "36 25 0:31 / /sys/fs/cgroup rw,... shared:9 - cgroup2 cgroup2 rw": fstype after the " - "
-        head, sep, tail = line.partition(" - ")
-        if sep and tail.split()[:1] == ["cgroup2"]:
-            return head.split()[4].replace("\\040", " ")
-    return None
+
+
+def outrank(path: str) -> None:
+    """The highest cpu.weight (10000, Documentation/admin-guide/cgroup-v2.rst), where the parent
+    hands on the cpu controller: a sibling such as system.slice (100) never outranks the benchmark."""
+    try:
+        fd = os.open(os.path.join(path, "cpu.weight"), os.O_WRONLY)   # never created: cgroupfs makes it
+    except FileNotFoundError:
+        return   # no cpu controller here: tasks compete by nice alone
+    try:
+        os.write(fd, str(CPU_WEIGHT_MAX).encode())
+    finally:
+        os.close(fd)
 
 
 def cgroup_members(path: str) -> list[int]:
@@ -131,6 +140,7 @@ class CgroupContainment:
         os.mkdir(path)
         self.cgroup: str | None = path
         try:
+            outrank(path)
             self._procs = os.open(os.path.join(path, "cgroup.procs"), os.O_WRONLY | os.O_CLOEXEC)
         except OSError:
             os.rmdir(path)

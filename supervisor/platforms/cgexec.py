@@ -11,8 +11,12 @@ import os
 import sys
 
 from supervisor.cpulist import parse_cpulist
+from supervisor.platforms.linux_facts import DEFAULT_CGROUP2, parse_cgroup2_mount
 
-CGROUP_MOUNT = "/sys/fs/cgroup"
+
+def _mount() -> str:
+    with open("/proc/self/mountinfo") as f:
+        return parse_cgroup2_mount(f.read()) or DEFAULT_CGROUP2
 
 
 def _inside(want: str) -> bool:
@@ -26,7 +30,7 @@ def main(argv: list[str]) -> int:
         return 125
     cg, cmd = argv[0], argv[2:]
     try:
-        want = "0::/" + os.path.relpath(cg, CGROUP_MOUNT)
+        want = "0::/" + os.path.relpath(cg, _mount())
         # The supervisor's per-execution cgroup is a child of CG: already there, stay there.
         if not _inside(want):
             with open(os.path.join(cg, "cgroup.procs"), "w") as f:

@@ -61,6 +61,9 @@ class Control(ABC):
     name: str = "control"
     # Missing on this machine: is that a problem (needs a fix) or just reported?
     required: bool = True
+    # Not required and missing: passed (a setting the machine does not have, like EPP), or
+    # not passed though not fatal (a fact coldrun could not learn, like the active timers).
+    missing_passes: bool = True
     can_apply: bool = True
     # What the report's fix says; None: the generic "set it, or ignore it" lines below.
     fix_text: str | None = None
@@ -122,9 +125,9 @@ class Control(ABC):
         """Read and compare; changes nothing."""
         found = self.read()
         if found is None:
-            return ControlReport(self.name, self.wanted(), "unavailable", not self.required,
-                                 "unavailable", self.unavailable_fix() if self.required else None,
-                                 fatal=self.required)
+            return ControlReport(self.name, self.wanted(), "unavailable", not self.required and self.missing_passes,
+                                 "unavailable", self.unavailable_fix() if self.required or not self.missing_passes
+                                 else None, fatal=self.required)
         if self.satisfied(found):
             return ControlReport(self.name, self.wanted(), found, True, "none")
         if self.can_apply:

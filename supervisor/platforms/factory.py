@@ -23,7 +23,7 @@ from supervisor.experiment.model import Experiment, Waits
 from supervisor.experiment.platform_policy import PlatformPolicy
 from supervisor.platforms.base import Platform
 from supervisor.platforms.linux import LinuxPlatform
-from supervisor.platforms.linux_facts import benchmark_cpus
+from supervisor.platforms.linux_topology import benchmark_cpus, one_kind
 from supervisor.platforms.openbsd import OpenBSDPlatform
 from supervisor.platforms.simulated import SimulatedPlatform
 from supervisor.run_length_analysis import RunLengthAnalysis
@@ -77,9 +77,11 @@ class Machine:
     def cpus(self, mode: str, policy: PlatformPolicy) -> list[int]:
         """The CPUs runners may be placed on (a pair needs two): with pinning on Linux hardware the
         coldrun.bench partition's (the supervisor's own affinity leaves them out once it exists), else
-        this process's."""
-        if mode == HARDWARE and policy.pinning and detect_platform_name() == "linux":
-            return sorted(benchmark_cpus(self.root, policy.benchmark_cpus))
+        this process's, of one core kind on Linux hardware."""
+        if mode == HARDWARE and detect_platform_name() == "linux":
+            # A pair's sides on equal cores, whatever benchmark_cpus names.
+            cpus = sorted(benchmark_cpus(self.root, policy.benchmark_cpus)) if policy.pinning else self.affinity()
+            return one_kind(self.root, cpus)
         return self.affinity()
 
     def require_privileges(self, mode: str) -> None:

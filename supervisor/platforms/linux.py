@@ -2,22 +2,27 @@
 
 from __future__ import annotations
 
+import json
 import platform as _pyplatform
 import sys
 from typing import Any
 
 from supervisor.errors import PlatformError
 from supervisor.platforms import linux_facts as facts
+from supervisor.platforms import linux_topology as topology
 from supervisor.platforms.audit import VOLATILE, coldrun_version, digest_lines
 from supervisor.platforms.controls import Control, Machine, select
 from supervisor.platforms.kernel_log import DEFAULT_ALLOW, kmsg_position, kmsg_since, read_kmsg
-from supervisor.platforms.linux_controls import (BENCH_CGROUP, Aslr, CounterAccessControl, CpusetControl,
-                                                 EppControl, GovernorControl, IntelPstateCheck, Overcommit,
+from supervisor.platforms.linux_controls import (Aslr, ClocksourceControl, CounterAccessControl,
+                                                 CpusetControl, EppControl, GovernorControl, IntelPerfLimits,
+                                                 IntelPstateCheck, Overcommit,
                                                  PerfCpuTimeMax, PerfSampleRate, SmtCheck, SwapCheck,
                                                  TicklessCheck, TransparentHugepages, TurboControl)
+from supervisor.platforms.linux_systemd import HousekeepingSlices, TimersControl, systemd_booted, units_started
 from supervisor.platforms.temperatures import read_linux_temperatures
 from supervisor.platforms.throttle import read_throttle_counters
-from supervisor.platforms.base import LaunchPrefix
+from supervisor.platforms.base import LaunchPrefix, PostCheckResult
+from supervisor.state.layout import AUDIT
 from supervisor.platforms.unix import UnixPlatform
 
 
@@ -36,6 +41,8 @@ LINUX_CONTROLS: tuple[type[Control], ...] = (
     EppControl,
     # Check-only: stands by the frequency settings it explains (turbo's switch depends on it).
     IntelPstateCheck,
+    # After the governor: intel_pstate recomputes its limits on a governor change.
+    IntelPerfLimits,
     # Turbo after the governor and EPP: intel_pstate recomputes each policy's limits,
     # turbo cap included, on a governor change, so turbo is written and read back after.
     # Before counters: the MSR switch loads the msr module (without an undo entry), and
@@ -52,12 +59,17 @@ LINUX_CONTROLS: tuple[type[Control], ...] = (
     # first, and its report describes perf as the benchmark will find it.
     CounterAccessControl,
     # Independent of one another: the order is only the order of the report.
+    TimersControl,
+    ClocksourceControl,
     Aslr,
     TicklessCheck,
     SmtCheck,
     Overcommit,
     SwapCheck,
     TransparentHugepages,
+    # Before the partition: the slices' own cpusets keep systemd from switching cpuset off
+    # at the root, which would dissolve it; restored after the partition is gone.
+    HousekeepingSlices,
     # Pinning last: the one control that creates something (a cgroup that takes the
     # benchmark cores from every other cgroup) rather than changing a value; made last,
     # it is the first thing restore removes.
@@ -74,7 +86,7 @@ class LinuxPlatform(UnixPlatform):
         return facts.online_cpus(self.root)
 
     def benchmark_cpus(self) -> set[int]:
-        return facts.benchmark_cpus(self.root, self.policy.benchmark_cpus)
+        return topology.benchmark_cpus(self.root, self.policy.benchmark_cpus)
 
     def is_virtual(self) -> tuple[bool, str]:
         v = facts.detect_virtualisation(self.root)
@@ -86,7 +98,7 @@ class LinuxPlatform(UnixPlatform):
 
     # --- sensors, counters, kernel log ----------------------------------------------
     def read_temperatures(self) -> dict[str, float]:
-        return read_linux_temperatures(self.root)
+        return read_linux_temperatures(self.root, self.policy.temperature_sensors)
 
     def throttle_counters(self) -> dict[str, int]:
         return read_throttle_counters(self.root)
@@ -101,7 +113,8 @@ class LinuxPlatform(UnixPlatform):
         return DEFAULT_ALLOW + list(self.policy.kernel_log_allow)
 
     def nominal_hz(self) -> float | None:
-        return self.policy.amperf_nominal_hz or facts.nominal_hz(self.root)
+        """The benchmark CPUs' kind's nominal rate (a hybrid's P- and E-cores differ)."""
+        return self.policy.amperf_nominal_hz or topology.kind_nominal_hz(self.root, self.benchmark_cpus())
 
     def extra_snapshot(self) -> dict[str, Any]:
         freqs = {}
@@ -109,7 +122,47 @@ class LinuxPlatform(UnixPlatform):
             v = facts.read_or_none(self.root, f"{facts.CPU_DIR}/cpu{c}/cpufreq/scaling_cur_freq")
             if v is not None:
                 freqs[f"cpu{c}"] = v
-        return {"frequencies_khz": freqs}
+        kinds = topology.kind_of(topology.core_kinds(self.root))
+        return {"frequencies_khz": freqs, "clocksource": facts.clocksource(self.root).current,
+                "core_kinds": {f"cpu{c}": kinds.get(c, "unknown") for c in self.cpus()},
+                "benchmark_cpus": sorted(self.benchmark_cpus()),
+                "monotonic_us": int(self.clock.monotonic() * 1e6)}
+
+    def post_checks(self, before: dict[str, Any], measurements: dict[str, Any]) -> PostCheckResult:
+        """The common checks, and the clock source: one other than at start, or than before the
+        run (the kernel's watchdog switched away from an unstable TSC), flags the execution."""
+        result = super().post_checks(before, measurements)
+        if self.policy.pinning:
+            report = self._partition().inspect()
+            if not report.ok:   # dissolved while the benchmark ran: others may have shared its CPUs
+                result.flags.append("pinning")
+                result.details["pinning_after"] = report.found
+                result.rerun = True
+        if self.policy.timers != "ignore" and systemd_booted(self.root) and "monotonic_us" in before:
+            ran = units_started(self.commands, before["monotonic_us"], int(self.clock.monotonic() * 1e6))
+            if ran:   # re-run only where [rerun] on_flags names "systemd_units" (not by default)
+                result.flags.append("systemd_units")
+                result.details["systemd_units"] = ran
+                result.rerun = True
+        if self.policy.clocksource == "check":
+            seen = {"start": self._start_clocksource(), "before": before.get("clocksource"),
+                    "after": facts.clocksource(self.root).current}
+            if len({v for v in seen.values() if v is not None}) > 1:
+                result.flags.append("clocksource")
+                result.details["clocksource"] = seen
+                result.rerun = True
+        return result
+
+    def _partition(self) -> CpusetControl:
+        return CpusetControl(Machine(self.root, self.commands, self.policy, self.cpus(), self.benchmark_cpus()))
+
+    def _start_clocksource(self) -> str | None:
+        """The clock source the audit recorded at `coldrun start`."""
+        try:
+            audit = json.loads((self.state_dir / AUDIT).read_text())
+        except (OSError, ValueError):
+            return None
+        return (audit.get(VOLATILE) or {}).get("clocksource")
 
     # --- running the benchmark ---------------------------------------------------------
     def launch_prefix(self, job_name: str) -> LaunchPrefix:
@@ -122,7 +175,15 @@ class LinuxPlatform(UnixPlatform):
         """
         prefix = LaunchPrefix(["chrt", "--other", "0", "nice", "-n", str(self.policy.nice)])
         if self.policy.pinning:
-            prefix.cgroup = str(self.root.path(BENCH_CGROUP))
+            # Right before the launch: systemd re-realising the root slice (a daemon-reload, a
+            # unit starting) may have switched cpuset off since the boot's apply.
+            partition = self._partition()
+            report = partition.enforce(self.undo)
+            if report.fatal:
+                raise PlatformError(f"pinning: {report.fix}")
+            if report.action != "none":
+                self.log.warning("benchmark partition re-made before the launch", **report.as_dict())
+            prefix.cgroup = str(self.root.path(partition.bench))
             prefix.wrappers += [sys.executable, "-m", "supervisor.platforms.cgexec", prefix.cgroup, "--"]
         if self.policy.benchmark_user:
             self.user.create()
@@ -167,6 +228,8 @@ class LinuxPlatform(UnixPlatform):
                 # Recorded, not compared: coldrun itself changes some of these.
                 "settings": {r.control: r.found for r in self.inspect()},
                 "uptime_s": float(uptime.split()[0]) if uptime else None,
+                # Compared by post_checks (a change flags executions), not by the audit.
+                "clocksource": facts.clocksource(root).current,
                 "boot_id": facts.read_or_none(root, "/proc/sys/kernel/random/boot_id"),
                 "kernel_log_tail": [r.message for r in records[-50:]],
             },

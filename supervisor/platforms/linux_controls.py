@@ -15,6 +15,8 @@ from supervisor.platforms.controls import (CheckControl, Control, ControlReport,
                                            bracketed, combine, label, write_setting)
 from supervisor.cpulist import format_cpulist, parse_cpulist
 from supervisor.platforms import linux_facts as facts
+from supervisor.platforms import linux_topology as topology
+from supervisor.platforms.kernel_log import read_kmsg
 from supervisor.system import SystemRoot
 from supervisor.state.undo import UndoLog
 
@@ -23,14 +25,24 @@ GRUB_FIX = ("add {param} to GRUB_CMDLINE_LINUX_DEFAULT in /etc/default/grub, run
             "and reboot")
 IA32_MISC_ENABLE = "0x1a0"
 TURBO_DISABLE_BIT = 1 << 38
+AMD_HWCR = "0xc0010015"
+CPB_DISABLE_BIT = 1 << 25
 
 
 # --- CPU frequency -----------------------------------------------------------
 
 class GovernorControl(SysfsControl):
     name = "governor"
-    unavailable_text = ("no cpufreq governor on this machine (virtual, or no cpufreq driver loaded); "
-                        "set governor = \"ignore\" in [platform]")
+
+    def unavailable_fix(self) -> str:
+        driver = facts.scaling_driver(self.root)
+        missing = facts.cpus_without_cpufreq(self.root)
+        if driver.name != "none" and missing:
+            return (f"cpus {format_cpulist(missing)} have no cpufreq directory though {driver.describe()} drives the "
+                    "others (firmware without P-state tables for them?): take them offline, or name other CPUs in "
+                    "benchmark_cpus and set governor = \"ignore\" in [platform]")
+        return ("no cpufreq driver is loaded (a virtual machine, or firmware with CPU power management off); "
+                "set governor = \"ignore\" in [platform]")
 
     def __init__(self, m: Machine):
         super().__init__(m)
@@ -71,8 +83,28 @@ class EppControl(SysfsControl):
         return super().read()
 
 
+HWP_FORCED_LINE = "intel_pstate: HWP enabled by BIOS"
+HWP_FORCED = "HWP enabled by BIOS: intel_pstate=disable has no effect"
+
+
+def hwp_forced(root: SystemRoot) -> bool:
+    """Firmware turned HWP on, so the kernel loads intel_pstate whatever the command line says
+    (drivers/cpufreq/intel_pstate.c, intel_pstate_init: "HWP enabled by BIOS" and no_load is
+    ignored).  Evidence: that kernel log line, or intel_pstate driving though the command line
+    says intel_pstate=disable."""
+    if any(HWP_FORCED_LINE in r.message for r in (read_kmsg(root) or [])):
+        return True
+    params = facts.cmdline_params(facts.kernel_cmdline(root))
+    return (params.get("intel_pstate") == "disable"
+            and facts.scaling_driver(root).name.startswith("intel_"))
+
+
 class IntelPstateCheck(CheckControl):
-    """The paper ran acpi-cpufreq: the active intel_pstate driver is a problem (check only)."""
+    """The paper ran acpi-cpufreq: the active intel_pstate driver is a problem (check only).
+
+    Where firmware forces HWP the driver cannot be switched off: the check then passes,
+    saying so, and the machine is held by what intel_pstate allows (governor, EPP, no_turbo,
+    min/max_perf_pct: IntelPerfLimits)."""
 
     name = "intel_pstate"
     fix_text = ("intel_pstate is driving the CPU: boot with intel_pstate=disable (" +
@@ -84,10 +116,43 @@ class IntelPstateCheck(CheckControl):
         return "not the active intel_pstate driver"
 
     def read(self) -> str:
-        return facts.scaling_driver(self.root).describe()
+        found = facts.scaling_driver(self.root).describe()
+        if found.startswith("intel_pstate") and hwp_forced(self.root):
+            return f"{found}, {HWP_FORCED}"
+        return found
 
     def ok(self, found: str) -> bool:
-        return not found.startswith("intel_pstate")
+        return not found.startswith("intel_pstate") or HWP_FORCED in found
+
+
+NOT_INTEL_PSTATE = "not applicable (intel_pstate is not driving)"
+
+
+class IntelPerfLimits(SysfsControl):
+    """intel_pstate's min_perf_pct raised to max_perf_pct (100), so HWP keeps one P-state: the
+    highest non-turbo one with no_turbo set (Documentation/admin-guide/pm/intel_pstate.rst,
+    "User Space Interface in sysfs").  Only where intel_pstate drives."""
+
+    name = "intel_perf_pct"
+    required = False
+
+    def __init__(self, m: Machine):
+        super().__init__(m)
+        self.paths = [f"{CPU}/intel_pstate/max_perf_pct", f"{CPU}/intel_pstate/min_perf_pct"]
+
+    def wanted(self) -> str:
+        return "100"
+
+    def read(self) -> str | None:
+        if not facts.scaling_driver(self.root).name.startswith("intel_"):
+            return NOT_INTEL_PSTATE
+        values = self.values()
+        if values is None:
+            return None
+        return combine({p.rsplit("/", 1)[1]: v for p, v in zip(self.paths, values.values())})
+
+    def satisfied(self, found: str | None) -> bool:
+        return found == NOT_INTEL_PSTATE or super().satisfied(found)
 
 
 # --- turbo: one class per switch ---------------------------------------------------
@@ -95,8 +160,11 @@ class IntelPstateCheck(CheckControl):
 NO_TURBO_IN_CPU = "off (this CPU reports no turbo)"
 
 
-def cpu_reports_turbo(root: SystemRoot) -> bool:
-    # CPUID leaf 6 EAX bit 1 ("ida") on Intel, core performance boost ("cpb") on AMD.
+def cpu_reports_turbo(root: SystemRoot) -> bool | None:
+    """CPUID leaf 6 EAX bit 1 ("ida") on Intel, core performance boost ("cpb") on AMD; None
+    off x86, whose /proc/cpuinfo has no such flag, so their absence says nothing."""
+    if not facts.is_x86(root):
+        return None
     return bool({"ida", "cpb"} & facts.cpu_flags(root))
 
 
@@ -131,7 +199,10 @@ class TurboSwitch(ABC):
     def unavailable_fix(self) -> str:
         if self.virtual:
             return "turbo cannot be controlled from a virtual machine; set turbo = \"ignore\" in [platform]"
-        return ("no turbo switch found (no intel_pstate/no_turbo, cpufreq boost or Intel MSR): disable "
+        if not facts.is_x86(self.root):
+            return ("coldrun finds no cpufreq boost switch on this machine and cannot tell whether the cores boost: "
+                    "turn boost off in the firmware (or the vendor's tool), then set turbo = \"ignore\"")
+        return ("no turbo switch found (no intel_pstate/no_turbo, cpufreq boost or MSR): disable "
                 "Turbo Boost / Core Performance Boost in the BIOS setup, then set turbo = \"ignore\"")
 
 
@@ -182,31 +253,34 @@ class PolicyBoost(SysfsTurboSwitch):
 
 
 class MsrTurboDisable(TurboSwitch):
-    """IA32_MISC_ENABLE bit 38 on every core through rdmsr/wrmsr (msr-tools); Krun's switch."""
+    """A turbo-disable bit of an MSR on every core through rdmsr/wrmsr (msr-tools), each core's
+    original value in the undo log.  Intel: IA32_MISC_ENABLE bit 38, Krun's switch."""
 
     label = "msr"
+    vendors: tuple[str, ...] = ("GenuineIntel",)
+    register, bit, what = IA32_MISC_ENABLE, TURBO_DISABLE_BIT, "Turbo Boost"
 
     @classmethod
     def available(cls, m: Machine) -> bool:
-        return (m.policy.msr_turbo and facts.cpu_vendor(m.root) == "GenuineIntel"
+        return (m.policy.msr_turbo and facts.cpu_vendor(m.root) in cls.vendors
                 and not facts.detect_virtualisation(m.root).virtual)
 
     def _values(self) -> dict[int, int] | None:
         values = {}
         for c in self.cpus:
-            r = self.commands.run(["rdmsr", "-p", str(c), IA32_MISC_ENABLE])
+            r = self.commands.run(["rdmsr", "-p", str(c), self.register])
             if not r.ok:
                 return None
             values[c] = int(r.stdout.strip(), 16)
         return values
 
     def read(self) -> str | None:
-        if not cpu_reports_turbo(self.root):
+        if cpu_reports_turbo(self.root) is False:
             return NO_TURBO_IN_CPU
         values = self._values()
         if values is None:
             return None
-        return combine({f"cpu{c}": ("off" if v & TURBO_DISABLE_BIT else "on") for c, v in values.items()})
+        return combine({f"cpu{c}": ("off" if v & self.bit else "on") for c, v in values.items()})
 
     def write(self, undo: UndoLog, control: str, off: bool) -> None:
         self.commands.run(["modprobe", "msr"])
@@ -214,18 +288,27 @@ class MsrTurboDisable(TurboSwitch):
         if values is None:
             raise PlatformError(f"{control}: " + self.unavailable_fix())
         for c, v in values.items():
-            new = v | TURBO_DISABLE_BIT if off else v & ~TURBO_DISABLE_BIT
+            new = v | self.bit if off else v & ~self.bit
             if new == v:
                 continue
-            undo.record(control, f"msr:{IA32_MISC_ENABLE}:cpu{c}",
-                        {"action": "run", "argv": ["wrmsr", "-p", str(c), IA32_MISC_ENABLE, hex(v)]})
-            r = self.commands.run(["wrmsr", "-p", str(c), IA32_MISC_ENABLE, hex(new)])
+            undo.record(control, f"msr:{self.register}:cpu{c}",
+                        {"action": "run", "argv": ["wrmsr", "-p", str(c), self.register, hex(v)]})
+            r = self.commands.run(["wrmsr", "-p", str(c), self.register, hex(new)])
             if not r.ok:
                 raise PlatformError(f"{control}: wrmsr on cpu{c} failed: {r.stderr.strip() or r.returncode}")
 
     def unavailable_fix(self) -> str:
-        return ("turbo via IA32_MISC_ENABLE needs msr-tools and the msr module: apt-get install msr-tools; "
-                "modprobe msr (or disable Turbo Boost in the BIOS setup)")
+        return (f"turbo via MSR {self.register} needs msr-tools and the msr module: apt-get install msr-tools; "
+                f"modprobe msr (or disable {self.what} in the BIOS setup)")
+
+
+class AmdCpbDisable(MsrTurboDisable):
+    """AMD: HWCR (MSR 0xc0010015) bit 25, CpbDis (arch/x86/include/asm/msr-index.h,
+    MSR_K7_HWCR_CPB_DIS_BIT).  amd-pstate in active mode has no boost file before 6.11
+    (its set_boost came with "cpufreq: amd-pstate: initialize core precision boost state")."""
+
+    vendors = ("AuthenticAMD", "HygonGenuine")
+    register, bit, what = AMD_HWCR, CPB_DISABLE_BIT, "Core Performance Boost"
 
 
 class NoTurboSwitch(TurboSwitch):
@@ -240,7 +323,7 @@ class NoTurboSwitch(TurboSwitch):
     def read(self) -> str | None:
         if self.virtual:
             return None  # a guest can neither see nor change it
-        return None if cpu_reports_turbo(self.root) else NO_TURBO_IN_CPU
+        return NO_TURBO_IN_CPU if cpu_reports_turbo(self.root) is False else None
 
 
 # The first available switch is used.  Rules:
@@ -253,8 +336,9 @@ TURBO_SWITCHES: tuple[type[TurboSwitch], ...] = (
     CpufreqBoost,
     PolicyBoost,
     # The MSR only when the kernel offers no switch: it goes behind the driver's back,
-    # needs msr-tools, exists only on bare-metal Intel, and msr_turbo = false forbids it.
+    # needs msr-tools, exists only on bare metal, and msr_turbo = false forbids it.
     MsrTurboDisable,
+    AmdCpbDisable,
     # Always available, last: reports "unavailable" (VM) or a CPU without turbo.
     NoTurboSwitch,
 )
@@ -291,7 +375,7 @@ class TurboControl(Control):
 
     def inspect(self) -> ControlReport:
         report = super().inspect()
-        if self.switch.label and report.action != "unavailable":
+        if self.switch.label and report.action != "unavailable" and report.found != NO_TURBO_IN_CPU:
             report.found = f"{report.found} [{self.switch.label}]"
         return report
 
@@ -379,8 +463,52 @@ class TicklessCheck(Control):
         return (self._problem or "") + ' (or set tickless = "ignore" in [platform])'
 
     def unavailable_fix(self) -> str:
-        return (f"cannot find the running kernel's config (/boot/config-{facts.kernel_release(self.root)} "
-                "or /proc/config.gz); install it or set tickless = \"ignore\" in [platform]")
+        release = facts.kernel_release(self.root)
+        where = (f"/boot/config-{release} or /proc/config.gz" if release != "unknown" else
+                 "/proc/sys/kernel/osrelease is unreadable, so only /proc/config.gz (modprobe configs)")
+        return (f"cannot find the running kernel's config ({where}); install it or set tickless = \"ignore\" "
+                "in [platform]")
+
+
+class ClocksourceControl(Control):
+    """The kernel's clock source.  With an invariant TSC it must be tsc: anything else makes
+    every clock_gettime a system call (hpet, acpi_pm).  Elsewhere (arm64's arch_sys_counter,
+    POWER's timebase, a guest's kvm-clock) the kernel's choice is recorded, not judged."""
+
+    name = "clocksource"
+
+    def _wants_tsc(self) -> bool:
+        return facts.tsc_invariant(self.root) and not facts.detect_virtualisation(self.root).virtual
+
+    def wanted(self) -> str:
+        return "tsc" if self._wants_tsc() else "any (recorded)"
+
+    def read(self) -> str | None:
+        return facts.clocksource(self.root).current
+
+    def satisfied(self, found: str | None) -> bool:
+        return found is not None and (found == "tsc" or not self._wants_tsc())
+
+    def inspect(self) -> ControlReport:
+        report = super().inspect()
+        source = facts.clocksource(self.root)
+        if report.found != "unavailable":
+            report.found = source.describe()
+        if report.action == "would change" and "tsc" not in source.available:
+            report.action, report.fix, report.fatal = "fix needed", self.fix(report.found), True
+        return report
+
+    def fix(self, found: str | None) -> str:
+        return ("the kernel no longer offers the TSC (it marked it unstable: look for \"Marking clocksource 'tsc' "
+                "as unstable\" in the kernel log), so every timestamp is a slow system call; check the firmware's "
+                "power settings and reboot, or set clocksource = \"ignore\" in [platform] to accept it")
+
+    def unavailable_fix(self) -> str:
+        return (f"{facts.CLOCKSOURCE_DIR}/current_clocksource is missing, so the clock source is unknown; "
+                "set clocksource = \"ignore\" in [platform] to run without knowing it")
+
+    def apply(self, undo: UndoLog) -> None:
+        write_setting(self.root, undo, self.name, f"{facts.CLOCKSOURCE_DIR}/current_clocksource", "tsc")
 
 
 # --- kernel settings (/proc/sys) and memory -------------------------------------------
@@ -431,20 +559,26 @@ class SmtCheck(CheckControl):
     """"require_off": SMT must be off (boot parameter or BIOS), or "report"."""
 
     name = "smt"
-    fix_text = ("SMT is on: boot with nosmt (" + GRUB_FIX.format(param="nosmt") +
+
+    def fix(self, found: str | None) -> str:
+        if any("platform" in b for b in facts.cpuinfo_fields(self.root)):   # POWER: SMT is set at run time
+            return ("SMT is on: run ppc64_cpu --smt=off (powerpc-utils) at every boot, e.g. from a systemd unit "
+                    "ordered before coldrun's, or boot with nosmt (" + GRUB_FIX.format(param="nosmt") + ")")
+        return ("SMT is on: boot with nosmt (" + GRUB_FIX.format(param="nosmt") +
                 ") or turn off Hyper-Threading/SMT in the BIOS setup")
 
     def wanted(self) -> str:
         return "off"
 
-    def observe(self) -> str | None:
-        return facts.smt_state(self.root)
+    unavailable_text = ("cannot tell whether SMT is on: the kernel shows no cpuN/topology sibling lists and no "
+                        "cpu/smt; check the firmware's SMT setting, then set smt = \"report\" in [platform]")
 
-    def read(self) -> str:
-        return self.observe() or "off (no SMT interface)"
+    def read(self) -> str | None:
+        found = topology.smt(self.root)
+        return None if found.state is None else found.describe()
 
     def ok(self, found: str) -> bool:
-        return found.startswith("off") or "notsupported" in found or "notimplemented" in found
+        return found.startswith("off")
 
 
 class SwapCheck(CheckControl):
@@ -476,8 +610,7 @@ class TransparentHugepages(SysfsControl):
 
 # --- CPU isolation (cgroup v2 cpuset partition) --------------------------------
 
-CGROUP = "/sys/fs/cgroup"
-BENCH_CGROUP = f"{CGROUP}/coldrun.bench"
+BENCH_NAME = "coldrun.bench"
 
 
 class CpusetControl(Control):
@@ -492,40 +625,47 @@ class CpusetControl(Control):
     def __init__(self, m: Machine):
         super().__init__(m)
         self.cpus = format_cpulist(m.benchmark_cpus)
+        self.mount = facts.cgroup2_mount(m.root)
+        # Under wherever cgroup v2 is mounted (not mounted: read() says unavailable).
+        self.bench = f"{self.mount or facts.DEFAULT_CGROUP2}/{BENCH_NAME}"
 
     left_out_by = (False,)
 
     def wanted(self) -> str:
-        return f"{BENCH_CGROUP} cpus={self.cpus} partition=root"
+        return f"{self.bench} cpus={self.cpus} partition=root"
 
-    def _v2_with_cpuset(self) -> bool:
-        ctl = facts.read_or_none(self.root, f"{CGROUP}/cgroup.controllers")
-        return ctl is not None and "cpuset" in ctl.split()
+    def _controllers(self) -> list[str] | None:
+        ctl = facts.read_or_none(self.root, f"{self.mount}/cgroup.controllers") if self.mount else None
+        return None if ctl is None else ctl.split()
 
     def read(self) -> str | None:
-        if not self._v2_with_cpuset():
+        if "cpuset" not in (self._controllers() or []):
             return None
-        if not self.root.exists(BENCH_CGROUP):
+        if not self.root.exists(self.bench):
             return "absent"
-        cpus = facts.read_or_none(self.root, f"{BENCH_CGROUP}/cpuset.cpus") or ""
-        part = facts.read_or_none(self.root, f"{BENCH_CGROUP}/cpuset.cpus.partition") or ""
-        return f"{BENCH_CGROUP} cpus={cpus} partition={part}"
+        cpus = facts.read_or_none(self.root, f"{self.bench}/cpuset.cpus") or ""
+        part = facts.read_or_none(self.root, f"{self.bench}/cpuset.cpus.partition") or ""
+        return f"{self.bench} cpus={cpus} partition={part}"
 
     def unavailable_fix(self) -> str:
-        return (f"pinning needs cgroup v2 with the cpuset controller ({CGROUP}/cgroup.controllers): boot with "
-                "systemd.unified_cgroup_hierarchy=1, or set pinning = false in [platform]")
+        if self.mount is None:
+            return ("pinning needs cgroup v2, and none is mounted (/proc/self/mountinfo): boot with "
+                    "systemd.unified_cgroup_hierarchy=1, or set pinning = false in [platform]")
+        return (f"pinning needs the cpuset controller in {self.mount}/cgroup.controllers, which lacks it (bound to "
+                "a cgroup v1 hierarchy?): boot with systemd.unified_cgroup_hierarchy=1 cgroup_no_v1=all, or set "
+                "pinning = false in [platform]")
 
     def apply(self, undo: UndoLog) -> None:
-        subtree = f"{CGROUP}/cgroup.subtree_control"
+        subtree = f"{self.mount}/cgroup.subtree_control"
         if "cpuset" not in (facts.read_or_none(self.root, subtree) or "").split():
             undo.record(self.name, subtree, {"action": "write", "path": subtree, "value": "-cpuset"})
             self.root.write_text(subtree, "+cpuset")
-        if not self.root.exists(BENCH_CGROUP):
-            undo.record(self.name, BENCH_CGROUP, {"action": "rmdir", "path": BENCH_CGROUP,
-                                                  "files": ["cpuset.cpus", "cpuset.cpus.partition"]})
-            self.root.path(BENCH_CGROUP).mkdir()
-        self.root.write_text(f"{BENCH_CGROUP}/cpuset.cpus", self.cpus)
-        self.root.write_text(f"{BENCH_CGROUP}/cpuset.cpus.partition", "root")
+        if not self.root.exists(self.bench):
+            undo.record(self.name, self.bench, {"action": "rmdir", "path": self.bench,
+                                                "files": ["cpuset.cpus", "cpuset.cpus.partition"]})
+            self.root.path(self.bench).mkdir()
+        self.root.write_text(f"{self.bench}/cpuset.cpus", self.cpus)
+        self.root.write_text(f"{self.bench}/cpuset.cpus.partition", "root")
 
     def satisfied(self, found: str | None) -> bool:
         return found == self.wanted()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 
 from supervisor.cpulist import parse_cpulist
@@ -20,22 +21,17 @@ def read_or_none(root: SystemRoot, path: str) -> str | None:
         return None
 
 
-def benchmark_cpus(root: SystemRoot, cpulist: str | None) -> set[int]:
-    """The pinning partition's CPUs: the policy's benchmark_cpus, else every online CPU but the first."""
-    if cpulist:
-        return parse_cpulist(cpulist)
-    cpus = online_cpus(root)
-    return set(cpus[1:]) if len(cpus) > 1 else set(cpus)
-
-
 def online_cpus(root: SystemRoot) -> list[int]:
+    """cpu/online, else each cpuN directory whose cpuN/online is not "0" (the sysfs ABI,
+    Documentation/ABI/testing/sysfs-devices-system-cpu: a CPU that cannot be hot-unplugged,
+    often cpu0, has no online file and is online)."""
     text = read_or_none(root, f"{CPU_DIR}/online")
     if text:
         return sorted(parse_cpulist(text))
     found = []
     for p in root.glob(f"{CPU_DIR}/cpu[0-9]*"):
         m = re.fullmatch(r".*/cpu(\d+)", p)
-        if m:
+        if m and read_or_none(root, f"{p}/online") != "0":
             found.append(int(m.group(1)))
     return sorted(found) or [0]
 
@@ -63,9 +59,40 @@ def cpu_vendor(root: SystemRoot) -> str:
     return blocks[0].get("vendor_id", "unknown") if blocks else "unknown"
 
 
-def cpu_model(root: SystemRoot) -> str:
+# x86 vendor_id values (arch/x86/kernel/cpu/*.c c_ident); cpuinfo_fields strips the padding.
+X86_VENDORS = ("GenuineIntel", "AuthenticAMD", "HygonGenuine", "CentaurHauls", "Shanghai")
+
+
+def is_x86(root: SystemRoot) -> bool:
+    """x86 /proc/cpuinfo has vendor_id and a flags line (arm64: Features, POWER: cpu, s390: features)."""
     blocks = cpuinfo_fields(root)
-    return blocks[0].get("model name", "unknown") if blocks else "unknown"
+    return bool(blocks) and "flags" in blocks[0] and blocks[0].get("vendor_id", "") in X86_VENDORS
+
+
+def cpu_model(root: SystemRoot) -> str:
+    """The CPU's name from the field each architecture's /proc/cpuinfo uses, else "unknown".
+
+    x86: "model name"; POWER: "cpu" (arch/powerpc/kernel/setup-common.c); s390: the
+    "machine = NNNN" type of "processor 0:" (arch/s390/kernel/processor.c); arm64: no name,
+    so "CPU implementer/part" (the MIDR fields, arch/arm64/kernel/cpuinfo.c), counted per kind."""
+    blocks = cpuinfo_fields(root)
+    if not blocks:
+        return "unknown"
+    first = blocks[0]
+    if first.get("model name"):
+        return first["model name"]
+    if first.get("cpu"):
+        return first["cpu"]
+    for b in blocks:
+        for k, v in b.items():
+            machine = re.search(r"machine\s*=\s*(\w+)", v) if re.fullmatch(r"processor \d+", k) else None
+            if machine:
+                return f"IBM Z machine type {machine.group(1)}"
+    parts = Counter(f"implementer {b.get('CPU implementer', '?')} part {b['CPU part']}"
+                    for b in blocks if "CPU part" in b)
+    if parts:
+        return "; ".join(f"{n} x {k}" if len(parts) > 1 else k for k, n in parts.items())
+    return "unknown"
 
 
 def microcode(root: SystemRoot) -> str:
@@ -99,20 +126,53 @@ def cmdline_params(cmdline: str) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class Virtualisation:
-    virtual: bool
+    virtual: bool | None   # None: nothing on this machine tells (no CPU flag, DMI or device tree)
     evidence: str
 
 
+DMI_HYPERVISORS = r"QEMU|KVM|VMware|VirtualBox|Xen|Bochs|Microsoft Corporation|Firecracker|Parallels|BHYVE"
+
+
 def detect_virtualisation(root: SystemRoot) -> Virtualisation:
-    """Virtual when the CPU says so (hypervisor flag) or firmware names a hypervisor."""
+    """Virtual when the CPU, the firmware or the platform says so, on every architecture.
+
+    The evidence systemd's detect-virt reads (src/basic/virt.c): x86's hypervisor flag, DMI
+    vendor names (also on arm64 UEFI machines), /sys/hypervisor/type, the device tree's
+    hypervisor node (arm64, POWER guests) and a QEMU fw-cfg node; s390's /proc/sysinfo.  Also
+    POWER's "platform : pSeries" (a PAPR partition under PowerVM or KVM; bare metal says
+    PowerNV) and every s390 system, which runs in an LPAR at least."""
     if "hypervisor" in cpu_flags(root):
         hv = read_or_none(root, "/sys/hypervisor/type")
         return Virtualisation(True, f"cpu flag 'hypervisor'{f' ({hv})' if hv else ''}")
     for p in ("/sys/class/dmi/id/sys_vendor", "/sys/class/dmi/id/product_name"):
         v = read_or_none(root, p) or ""
-        if re.search(r"QEMU|KVM|VMware|VirtualBox|Xen|Bochs|Microsoft Corporation|Firecracker", v):
+        if re.search(DMI_HYPERVISORS, v):
             return Virtualisation(True, f"{p} = {v}")
-    return Virtualisation(False, "no hypervisor flag or hypervisor firmware name")
+    hv = read_or_none(root, "/sys/hypervisor/type")
+    if hv:
+        return Virtualisation(True, f"/sys/hypervisor/type = {hv}")
+    compat = read_or_none(root, "/proc/device-tree/hypervisor/compatible")
+    if compat is not None:
+        return Virtualisation(True, f"/proc/device-tree/hypervisor/compatible = {compat.strip(chr(0))}")
+    if root.glob("/proc/device-tree/fw-cfg*"):
+        return Virtualisation(True, "/proc/device-tree has a QEMU fw-cfg node")
+    blocks = cpuinfo_fields(root)
+    platform = next((b["platform"] for b in blocks if "platform" in b), None)
+    if platform == "pSeries":
+        return Virtualisation(True, "/proc/cpuinfo platform : pSeries (a PowerVM or KVM partition)")
+    sysinfo = read_or_none(root, "/proc/sysinfo")
+    if sysinfo is not None:
+        vm = re.search(r"VM00 Control Program:\s*(.+)", sysinfo)
+        if vm:
+            return Virtualisation(True, f"/proc/sysinfo: {vm.group(1).strip()} guest")
+        return Virtualisation(True, "/proc/sysinfo: s390 LPAR (PR/SM hypervisor)")
+    if platform:
+        return Virtualisation(False, f"/proc/cpuinfo platform : {platform}, no hypervisor node")
+    if is_x86(root):
+        return Virtualisation(False, "no hypervisor flag or hypervisor firmware name")
+    if root.exists("/proc/device-tree") or root.exists("/sys/class/dmi/id/sys_vendor"):
+        return Virtualisation(False, "no hypervisor node in the device tree or hypervisor firmware name")
+    return Virtualisation(None, "no CPU hypervisor flag, DMI or device tree to tell; systemd-detect-virt may know")
 
 
 @dataclass(frozen=True)
@@ -125,30 +185,32 @@ class ScalingDriver:
 
 
 def scaling_driver(root: SystemRoot) -> ScalingDriver:
-    cpus = online_cpus(root)
+    """The first online CPU's scaling_driver; else the driver's own status file
+    (intel_pstate/status, amd_pstate/status: "off" when not driving, per
+    Documentation/admin-guide/pm/intel_pstate.rst and amd-pstate.rst)."""
     name = None
-    for c in cpus:
+    for c in online_cpus(root):
         name = read_or_none(root, f"{CPU_DIR}/cpu{c}/cpufreq/scaling_driver")
         if name:
             break
+    intel = read_or_none(root, f"{CPU_DIR}/intel_pstate/status")
+    amd = read_or_none(root, f"{CPU_DIR}/amd_pstate/status")
     if not name:
+        if intel in ("active", "passive"):
+            return ScalingDriver("intel_pstate" if intel == "active" else "intel_cpufreq", intel)
+        if amd in ("active", "passive", "guided"):
+            return ScalingDriver("amd-pstate-epp" if amd == "active" else "amd-pstate", amd)
         return ScalingDriver("none", None)
     mode = None
     if name.startswith("intel_"):
-        mode = read_or_none(root, f"{CPU_DIR}/intel_pstate/status")
+        mode = intel
     elif name.startswith("amd-pstate"):
-        mode = read_or_none(root, f"{CPU_DIR}/amd_pstate/status")
+        mode = amd
     return ScalingDriver(name, mode)
 
 
-def smt_state(root: SystemRoot) -> str | None:
-    """"on"/"off" plus the control value, or None when the kernel has no SMT interface."""
-    active = read_or_none(root, f"{CPU_DIR}/smt/active")
-    control = read_or_none(root, f"{CPU_DIR}/smt/control")
-    if active is None and control is None:
-        return None
-    state = "on" if active == "1" else "off"
-    return f"{state} (control: {control})" if control else state
+def cpus_without_cpufreq(root: SystemRoot) -> list[int]:
+    return [c for c in online_cpus(root) if not root.exists(f"{CPU_DIR}/cpu{c}/cpufreq/scaling_driver")]
 
 
 def swap_devices(root: SystemRoot) -> list[str] | None:
@@ -158,14 +220,49 @@ def swap_devices(root: SystemRoot) -> list[str] | None:
     return [line.split()[0] for line in text.splitlines()[1:] if line.strip()]
 
 
-def nominal_hz(root: SystemRoot) -> float | None:
-    """The CPU's nominal (base) frequency: what MPERF counts at."""
-    for c in online_cpus(root):
-        khz = read_or_none(root, f"{CPU_DIR}/cpu{c}/cpufreq/base_frequency")
-        if khz and khz.isdigit():
-            return int(khz) * 1000.0
-        break
-    m = re.search(r"@\s*([\d.]+)\s*GHz", cpu_model(root))
-    if m:
-        return float(m.group(1)) * 1e9
+CLOCKSOURCE_DIR = "/sys/devices/system/clocksource/clocksource0"
+
+
+@dataclass(frozen=True)
+class Clocksource:
+    current: str | None          # None: no clocksource sysfs (unknown)
+    available: tuple[str, ...]
+
+    def describe(self) -> str:
+        if self.current is None:
+            return "unknown"
+        return f"{self.current} (available: {' '.join(self.available) or 'none'})"
+
+
+def clocksource(root: SystemRoot) -> Clocksource:
+    """current_clocksource / available_clocksource (Documentation/ABI/testing/sysfs-devices-system-clocksource)."""
+    current = read_or_none(root, f"{CLOCKSOURCE_DIR}/current_clocksource")
+    available = tuple((read_or_none(root, f"{CLOCKSOURCE_DIR}/available_clocksource") or "").split())
+    return Clocksource(current, available)
+
+
+def tsc_invariant(root: SystemRoot) -> bool:
+    """The TSC ticks at one rate in every P- and C-state: the CPU's constant_tsc and nonstop_tsc flags."""
+    return is_x86(root) and {"constant_tsc", "nonstop_tsc"} <= cpu_flags(root)
+
+
+DEFAULT_CGROUP2 = "/sys/fs/cgroup"
+
+
+def parse_cgroup2_mount(mountinfo: str) -> str | None:
+    """The first cgroup2 mount point in /proc/self/mountinfo text (proc(5): the filesystem type
+    follows the " - " separator; the mount point is field 5, spaces escaped as \\040)."""
+    for line in mountinfo.splitlines():
+        head, sep, tail = line.partition(" - ")
+        if sep and tail.split()[:1] == ["cgroup2"]:
+            return head.split()[4].replace("\\040", " ")
     return None
+
+
+def cgroup2_mount(root: SystemRoot) -> str | None:
+    """Where cgroup v2 is mounted: /sys/fs/cgroup, /sys/fs/cgroup/unified on hybrid hosts, or
+    wherever an administrator put it; without mountinfo, /sys/fs/cgroup when it is cgroup v2."""
+    text = read_or_none(root, "/proc/self/mountinfo")
+    if text is not None:
+        return parse_cgroup2_mount(text)
+    return DEFAULT_CGROUP2 if root.exists(f"{DEFAULT_CGROUP2}/cgroup.controllers") else None

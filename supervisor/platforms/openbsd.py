@@ -32,7 +32,8 @@ BOOT_SCRIPTS = (("/etc/rc", r"^(/bin/)?sh /etc/rc( autoboot)?$"),
 LINUX_ONLY = ("aslr", "governor", "energy_performance_preference", "msr_turbo", "intel_pstate", "tickless",
               "perf_max_sample_rate", "perf_cpu_time_max_percent", "overcommit_memory", "swap",
               "transparent_hugepages", "perf_event_paranoid", "pinning", "benchmark_cpus", "throttle_counters",
-              "amperf", "amperf_ratio_bounds", "amperf_busy_fraction", "amperf_nominal_hz")
+              "amperf", "amperf_ratio_bounds", "amperf_busy_fraction", "amperf_nominal_hz", "intel_perf_pct",
+              "clocksource", "temperature_sensors", "timers")
 BOOT_SCRIPTS_POLL = 5.0           # seconds between looks
 BOOT_SCRIPTS_DEADLINE = 3600.0    # a relink takes minutes; an hour means something is stuck
 

@@ -1,13 +1,17 @@
 """Temperature sensors and the wait for them to return to their baselines.
 
 Linux: every temp*_input of every chip in /sys/class/hwmon (any number of
-chips) and every /sys/class/thermal/thermal_zone*/temp.  Sensor names are
-stable across boots (hwmonN numbering is not): the chip name, an index
-among chips of the same name ordered by device path, and the input file.
+chips) and every /sys/class/thermal/thermal_zone*/temp, of which the policy's
+temperature_sensors are used (by default the CPU's own: a drive, NIC or DIMM
+sensor follows the room and the disks, and the busy loop cannot warm it).
+Sensor names are stable across boots (hwmonN numbering is not): the chip
+name, an index among chips of the same name ordered by device path, and the
+input file.  A sensor that stops giving readings is reported and left out.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 from typing import Callable
@@ -66,9 +70,19 @@ def linux_sensor_paths(root: SystemRoot) -> dict[str, str]:
     return sensors
 
 
-def read_linux_temperatures(root: SystemRoot) -> dict[str, float]:
+def sensor_chosen(name: str, patterns: list[str] | tuple[str, ...] | None) -> bool:
+    """A pattern (fnmatch) names the chip or zone type ("k10temp", "cpu*thermal") or a whole sensor name."""
+    if patterns is None:
+        return True
+    chip = re.sub(r"\[\d+\]$", "", name.split("/")[1])
+    return any(fnmatch.fnmatchcase(chip, p) or fnmatch.fnmatchcase(name, p) for p in patterns)
+
+
+def read_linux_temperatures(root: SystemRoot, patterns: list[str] | tuple[str, ...] | None = None) -> dict[str, float]:
     out = {}
     for name, path in linux_sensor_paths(root).items():
+        if not sensor_chosen(name, patterns):
+            continue
         t = _read_millidegrees(root, path)
         if t is not None:
             out[name] = t
@@ -123,8 +137,13 @@ def wait_for_baselines(read: Callable[[], dict[str, float]], baselines: dict[str
     """
     start = clock.monotonic()
     last_log = None
+    baselines = dict(baselines)
     while True:
         temps = read()
+        for name in sorted(set(baselines) - set(temps)):
+            # A failing sensor is not waited on: it would hold the boot for the whole deadline.
+            log.warning("temperature sensor gives no reading; left out", sensor=name,
+                        baseline_c=round(baselines.pop(name), 2))
         out = out_of_range(temps, baselines, tolerance)
         now = clock.monotonic()
         if not out:

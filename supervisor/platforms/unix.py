@@ -3,10 +3,12 @@ from their controls, sensors, kernel log and benchmark user."""
 
 from __future__ import annotations
 
+import json
 from abc import abstractmethod
 from pathlib import Path
 from typing import Any, Callable
 
+from supervisor.durable import write_atomic
 from supervisor.errors import PlatformError
 from supervisor.experiment.model import Waits
 from supervisor.platforms.amperf import check_amperf
@@ -19,6 +21,7 @@ from supervisor.platforms.temperatures import busy_loop_heat, wait_for_baselines
 from supervisor.platforms.throttle import throttle_changes
 from supervisor.platforms.undo_replay import undo_entry
 from supervisor.system import Clock, Commands, SystemRoot
+from supervisor.state.layout import BOOT_BASELINES
 from supervisor.state.undo import UndoLog
 
 MAX_LOG_LINES = 200  # kernel log lines stored per record
@@ -100,8 +103,9 @@ class UnixPlatform(Platform):
         return reports
 
     def _no_sensor_fix(self) -> str:
-        return ("no temperature sensors found: load the sensor drivers (e.g. apt-get install lm-sensors; "
-                "sensors-detect) or set temperatures = \"ignore\" in [platform]")
+        return ("no CPU temperature sensor found (temperature_sensors in [platform] names which): load the "
+                "CPU's sensor driver (coretemp, k10temp: apt-get install lm-sensors; sensors-detect), name this "
+                "machine's sensors in temperature_sensors, or set temperatures = \"ignore\" in [platform]")
 
     # --- Platform interface ------------------------------------------------------
     def apply_and_verify(self) -> list[ControlReport]:
@@ -139,11 +143,30 @@ class UnixPlatform(Platform):
         self.commands.run(["sync"])
         self.clock.sleep(self.waits.sync)
         if self.policy.temperatures == "check" and baselines:
+            baselines = self._idle_baselines(baselines)
             heat = self.heat if self.policy.warm_up_when_cold else None
             wait_for_baselines(self.read_temperatures, baselines,
                                tolerance=self.waits.temperature_tolerance,
                                deadline_seconds=self.waits.temperature_deadline,
                                clock=self.clock, log=self.log, heat=heat)
+
+    def _idle_baselines(self, at_start: dict[str, float]) -> dict[str, float]:
+        """The baselines every boot waits for: taken at the first boot, after its settle, of the
+        sensors recorded at start.  At `start` someone may still be working on the machine; after
+        a reboot and the settle it is as idle as it will be at every later boot."""
+        path = self.state_dir / BOOT_BASELINES
+        try:
+            return {k: float(v) for k, v in json.loads(path.read_text()).items()}
+        except FileNotFoundError:
+            pass
+        except (OSError, ValueError, AttributeError) as e:
+            raise PlatformError(f"{path}: unreadable ({e}); delete it to take the baselines again") from None
+        temps = self.read_temperatures()
+        idle = {name: temps[name] for name in at_start if name in temps}
+        write_atomic(path, json.dumps(idle).encode())
+        self.log.info("temperature baselines taken at the first boot (those at start: recorded only)",
+                      **{k: round(v, 2) for k, v in idle.items()})
+        return idle
 
     def snapshot(self) -> dict[str, Any]:
         snap: dict[str, Any] = {

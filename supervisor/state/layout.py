@@ -41,6 +41,7 @@ EXECUTIONS = "executions"
 RUN_LENGTH = "run_length.json"
 SCREENING = "screening.json"
 SCREENING_SWITCH = "screening_switch.json"
+BOOT_BASELINES = "baselines.json"   # temperature baselines of the first boot (the platform's)
 
 # Written before the schedule exists: a start that failed before it left only these.
 BEFORE_SCHEDULE = frozenset({LOCK, LOG, EXPERIMENT, META, AUDIT, UNDO, HOME, EXECUTIONS, SCREENING})

@@ -75,6 +75,7 @@ class FakeMachineCommands:
                  dpkg: str = "libc6 2.36-9 amd64\ncoreutils 9.1-1 amd64\n"):
         self.users = set(users or ())
         self.msr = dict(msr or {})
+        self.allowed = {"system.slice": "", "user.slice": ""}   # systemd slices' AllowedCPUs ("": all)
         self.dpkg = dpkg
         self.calls: list[tuple[str, ...]] = []
 
@@ -95,6 +96,11 @@ class FakeMachineCommands:
         if a[0] == "wrmsr" and self.msr:
             self.msr[int(a[2])] = int(a[4], 16)
             return ok()
+        if a[:2] == ("systemctl", "set-property"):
+            self.allowed[a[3]] = a[4].split("=", 1)[1]
+            return ok()
+        if a[:2] == ("systemctl", "show") and "--property=AllowedCPUs" in a:
+            return ok(self.allowed[a[-1]] + "\n")
         if a[0] in ("modprobe", "sync", "systemctl", "shutdown"):
             return ok()
         if a[0] == "dpkg-query":

@@ -12,10 +12,11 @@ from supervisor.platforms import linux
 from supervisor.platforms.factory import make_platform
 from supervisor.platforms.controls import ReportControl
 from supervisor.platforms.linux import LINUX_CONTROLS
-from supervisor.platforms.linux_controls import (Aslr, CounterAccessControl, CpufreqBoost, CpusetControl,
-                                                 EppControl, GovernorControl, IntelNoTurbo, IntelPstateCheck,
-                                                 MsrTurboDisable, NoTurboSwitch, PerfCpuTimeMax, PerfSampleRate,
-                                                 PolicyBoost, TURBO_SWITCHES, TurboControl)
+from supervisor.platforms.linux_controls import (AmdCpbDisable, Aslr, CounterAccessControl, CpufreqBoost,
+                                                 CpusetControl, EppControl, GovernorControl, IntelNoTurbo,
+                                                 IntelPerfLimits, IntelPstateCheck, MsrTurboDisable, NoTurboSwitch,
+                                                 PerfCpuTimeMax, PerfSampleRate, PolicyBoost, TURBO_SWITCHES,
+                                                 TurboControl)
 from supervisor.experiment.platform_policy import PlatformPolicy
 from supervisor.system import SystemRoot
 from doubles import FakeClock
@@ -29,7 +30,8 @@ EVERYTHING_ON = dict(intel_pstate="disable", tickless="require", pinning=True, c
 LEFT_OUT = {"governor": "ignore", "energy_performance_preference": "ignore", "intel_pstate": "allow",
             "turbo": "ignore", "perf_max_sample_rate": "ignore", "perf_cpu_time_max_percent": "ignore",
             "counters": "off", "aslr": "ignore", "tickless": "ignore", "smt": "ignore",
-            "overcommit_memory": "ignore", "swap": "ignore", "transparent_hugepages": "ignore", "pinning": False}
+            "overcommit_memory": "ignore", "swap": "ignore", "transparent_hugepages": "ignore", "pinning": False,
+            "intel_perf_pct": "ignore", "clocksource": "ignore", "timers": "ignore"}
 
 
 def names(platform) -> list[str]:
@@ -39,14 +41,14 @@ def names(platform) -> list[str]:
 def test_every_control_chosen_once_in_list_order(machine, tmp_path):
     p = make_linux(machine("amd-server"), tmp_path / "s", PlatformPolicy(**EVERYTHING_ON))
     assert names(p) == [cls.name for cls in LINUX_CONTROLS]
-    assert set(names(p)) == set(LEFT_OUT)
+    assert {cls.policy_field or cls.name for cls in LINUX_CONTROLS} == set(LEFT_OUT)
 
 
 @pytest.mark.parametrize("field", sorted(LEFT_OUT))
 def test_each_control_can_be_left_out_alone(field, machine, tmp_path):
     policy = PlatformPolicy(**{**EVERYTHING_ON, field: LEFT_OUT[field]})
     got = names(make_linux(machine("amd-server"), tmp_path / "s", policy))
-    assert got == [cls.name for cls in LINUX_CONTROLS if cls.name != field]
+    assert got == [cls.name for cls in LINUX_CONTROLS if (cls.policy_field or cls.name) != field]
 
 
 @pytest.mark.parametrize("field", ["smt", "swap", "transparent_hugepages", "overcommit_memory"])
@@ -117,7 +119,8 @@ def test_the_stated_ordering_rules_hold():
     assert before(LINUX_CONTROLS, PerfCpuTimeMax, CounterAccessControl)
     assert LINUX_CONTROLS[-1] is CpusetControl and before(LINUX_CONTROLS, Aslr, CpusetControl)
     assert TURBO_SWITCHES == (IntelNoTurbo, CpufreqBoost, PolicyBoost, MsrTurboDisable,
-                             NoTurboSwitch)
+                              AmdCpbDisable, NoTurboSwitch)
+    assert before(LINUX_CONTROLS, GovernorControl, IntelPerfLimits) and before(LINUX_CONTROLS, IntelPerfLimits, TurboControl)
 
 
 class PerfSysctlRoot(SystemRoot):

@@ -115,7 +115,7 @@ def test_bare_metal_without_sensors_is_fatal(machine, tmp_path):
     p = make_linux(root, tmp_path / "s", PlatformPolicy(turbo="ignore"))
     r = report(p, "temperatures")
     assert r.fatal and "lm-sensors" in r.fix
-    with pytest.raises(PlatformError, match="no temperature sensors"):
+    with pytest.raises(PlatformError, match="no CPU temperature sensor"):
         p.take_baselines()
 
 

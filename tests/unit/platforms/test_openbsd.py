@@ -167,11 +167,12 @@ def test_reboot_runs_reboot(tmp_path):
 def test_baselines_and_wait_use_sysctl_sensors(tmp_path):
     from supervisor.errors import PlatformError
     cmds = FakeOpenBSD()
+    (tmp_path / "state").mkdir()
     p = openbsd(tmp_path, cmds)
     base = p.take_baselines()
     assert base["cpu0.temp0"] == 38.0
     p.waits.temperature_deadline = 5
-    p.wait_until_ready(base)  # unchanged readings: ready at once
+    p.wait_until_ready(base)  # unchanged readings: ready at once (the first boot takes the baselines)
     hot = (OUT / "sysctl_hw_sensors.txt").read_text().replace("cpu0.temp0=38.00", "cpu0.temp0=45.50")
     real_run = cmds.run
     cmds.run = lambda argv, **kw: (CommandResult(tuple(argv), 0, hot, "") if tuple(argv) == ("sysctl", "hw.sensors")

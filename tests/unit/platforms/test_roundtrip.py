@@ -8,7 +8,7 @@ import pytest
 from supervisor.platform_cli import show
 from supervisor.experiment.platform_policy import PlatformPolicy
 
-from platform_helpers import LINUX_SHAPES, FakeMachineCommands, make_linux, tree_digest, vm_policy
+from platform_helpers import FakeMachineCommands, make_linux, tree_digest, vm_policy
 
 IA32_MISC_ENABLE_TURBO_ON = 0x850089  # bit 38 clear
 
@@ -17,6 +17,12 @@ POLICIES = {
     "amd-server": PlatformPolicy(benchmark_cpus="2-7", aslr=False),
     "acpi-old": PlatformPolicy(),
     "vm-nocpufreq": vm_policy(temperatures="check", throttle_counters="check"),
+    # issue 23's shapes: their kernels are not tickless, so tickless is left out
+    "intel-hybrid": PlatformPolicy(intel_pstate="allow", tickless="ignore"),
+    "xeon-hwp": PlatformPolicy(tickless="ignore"),
+    "zen4-epp-6.8": PlatformPolicy(tickless="ignore"),
+    "zen4-acpi": PlatformPolicy(tickless="ignore", benchmark_cpus="4-7"),
+    "arm-biglittle": PlatformPolicy(tickless="ignore", turbo="ignore"),
 }
 # Files each apply must change (relative to the root) — proves apply really did something.
 CHANGED = {
@@ -30,14 +36,23 @@ CHANGED = {
     "acpi-old": ["sys/devices/system/cpu/cpu2/cpufreq/scaling_governor",
                  "proc/sys/kernel/perf_event_max_sample_rate"],
     "vm-nocpufreq": ["proc/sys/kernel/perf_event_max_sample_rate"],
+    "intel-hybrid": ["sys/devices/system/cpu/cpu19/cpufreq/scaling_governor",
+                     "sys/devices/system/cpu/intel_pstate/min_perf_pct", "sys/devices/system/cpu/intel_pstate/no_turbo"],
+    "xeon-hwp": ["sys/devices/system/cpu/intel_pstate/min_perf_pct", "sys/devices/system/cpu/intel_pstate/no_turbo"],
+    "zen4-epp-6.8": ["sys/devices/system/cpu/cpu7/cpufreq/energy_performance_preference"],
+    "zen4-acpi": ["sys/devices/system/cpu/cpufreq/boost", "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"],
+    "arm-biglittle": ["sys/devices/system/cpu/cpu5/cpufreq/scaling_governor"],
 }
+AMD_HWCR_BOOST_ON = 0x1000010   # CpbDis (bit 25) clear
 
 
-@pytest.mark.parametrize("shape", LINUX_SHAPES)
+@pytest.mark.parametrize("shape", list(POLICIES))
 def test_round_trip_restores_every_byte(shape, machine, tmp_path):
     root = machine(shape)
     state = tmp_path / "state"
     msr = {c: IA32_MISC_ENABLE_TURBO_ON for c in range(4)} if shape == "acpi-old" else {}
+    if shape == "zen4-epp-6.8":
+        msr = {c: AMD_HWCR_BOOST_ON for c in range(8)}
     commands = FakeMachineCommands(msr=msr)
     original = tree_digest(root)
 
@@ -56,6 +71,8 @@ def test_round_trip_restores_every_byte(shape, machine, tmp_path):
     assert len(undo) >= len(CHANGED[shape])
     if shape == "acpi-old":
         assert all(v & (1 << 38) for v in commands.msr.values()), "turbo-disable bit not set on every core"
+    if shape == "zen4-epp-6.8":
+        assert all(v & (1 << 25) for v in commands.msr.values()), "CpbDis not set on every core"
 
     # A second boot re-applies: nothing changes and the originals stay the first ones.
     again = platform.apply_and_verify()
@@ -65,5 +82,4 @@ def test_round_trip_restores_every_byte(shape, machine, tmp_path):
     platform.restore()
     assert tree_digest(root) == original
     assert not (state / "undo.json").exists()
-    if shape == "acpi-old":
-        assert commands.msr == msr
+    assert commands.msr == msr

@@ -86,9 +86,33 @@ def test_platform_baselines_then_wait(machine, tmp_path):
     clock = FakeClock()
     p = make_linux(root, tmp_path / "s", PlatformPolicy(intel_pstate="allow"), clock=clock)
     base = p.take_baselines()
-    assert clock.slept == [60.0] and base["hwmon/coretemp/temp1_input"] == 41.0 and len(base) == 7
+    # the CPU's sensors only: coretemp's five and x86_pkg_temp, not ACPI's board sensor (acpitz)
+    assert clock.slept == [60.0] and base["hwmon/coretemp/temp1_input"] == 41.0 and len(base) == 6
+    assert "hwmon/acpitz/temp1_input" not in base and "thermal/x86_pkg_temp" in base
+    (tmp_path / "s").mkdir()
+    p.wait_until_ready(base)          # the first boot takes the baselines every later boot waits for
     (root / "sys/class/hwmon/hwmon1/temp1_input").write_text("52000\n")
     p.waits.temperature_deadline = 10
     with pytest.raises(PlatformError, match="coretemp/temp1_input 52.0 °C is 11.0 °C above"):
         p.wait_until_ready(base)
     assert ("sync",) in p.commands.calls
+
+
+def test_baselines_are_those_of_the_first_idle_boot_not_of_start(machine, tmp_path):
+    """At `start` someone is still working: the CPU is warm.  The first boot, idle, sets the baselines."""
+    root = machine("intel-desktop")
+    sensor = root / "sys/class/hwmon/hwmon1/temp1_input"
+    clock, log = FakeClock(), MemoryLog()
+    (tmp_path / "s").mkdir()
+    p = make_linux(root, tmp_path / "s", PlatformPolicy(intel_pstate="allow"), clock=clock, log=log)
+    sensor.write_text("70000\n")
+    at_start = p.take_baselines()
+    assert at_start["hwmon/coretemp/temp1_input"] == 70.0
+    sensor.write_text("41000\n")
+    p.wait_until_ready(at_start)                   # first boot: idle at 41 °C, no wait for 70
+    assert clock.slept.count(1.0) == 0
+    assert log.named("temperature baselines taken at the first boot (those at start: recorded only)")
+    sensor.write_text("52000\n")                  # a later boot: too hot for the idle baseline
+    p.waits.temperature_deadline = 5
+    with pytest.raises(PlatformError, match="52.0 °C is 11.0 °C above baseline 41.0"):
+        p.wait_until_ready(at_start)
