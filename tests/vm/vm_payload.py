@@ -31,10 +31,12 @@ _IGNORE = shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info",
                                  "iterations_runner")
 
 
-def dependency_wheels() -> Path:
+def dependency_wheels(analysis: bool = True) -> Path:
+    """Wheels of coldrun's dependencies for an offline install in a guest; ``analysis``: with the
+    analysis extra's (numpy, scipy, statsmodels: a [stop] or [screening] experiment needs them)."""
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
-    deps = project["dependencies"] + [d for d in project["optional-dependencies"]["analysis"]
-                                      if not d.startswith("matplotlib")]
+    deps = project["dependencies"] + ([d for d in project["optional-dependencies"]["analysis"]
+                                       if not d.startswith("matplotlib")] if analysis else [])
     key = hashlib.sha256("\n".join(sorted(deps)).encode()).hexdigest()[:12]
     out = CACHE_DIR / f"deps-{key}"
     if (out / "complete").exists():
