@@ -1,0 +1,82 @@
+"""`coldrun check --rehearse`: every key runs one process execution of a few iterations, then an ETA.
+
+What loading cannot find (a benchmark that fails in its first iteration, a param it cannot take, a
+runner that dies while measuring) is found here, before the first reboot.  Each key runs once, one at
+a time (so the times are not two runs sharing the CPUs), through trial_run: its real runner, param,
+environment and limits, as the benchmark user's stand-in, no reboot, no platform change, a throwaway
+home.  Its mean time per iteration gives the real experiment's ETA: for every planned job, the
+rehearsal's process time beyond its iterations (start-up, load, exit) plus the job's iterations at that
+mean, plus the waits per execution (boot settle + sync); reboots are not included, and a pair job counts
+its slower side.  The times are a rehearsal's: the machine is not in its experiment state, and the
+first iterations of a JIT are rarely its steady ones.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from supervisor.boot.trial_run import Trial, run_trial, shown_file
+from supervisor.experiment.duet import pair_sides
+from supervisor.experiment.quantities import format_duration
+
+REHEARSAL_ITERATIONS = 5     # in-process iterations each key's rehearsal execution runs
+REHEARSAL_TIMEOUT = 600.0    # seconds one rehearsal execution may take when the experiment sets no timeout
+
+
+@dataclass(frozen=True)
+class Rehearsal:
+    trials: list[Trial]
+    iterations: int
+    eta_seconds: float | None    # None when a key to run did not complete its rehearsal
+
+    @property
+    def failed(self) -> list[Trial]:
+        return [t for t in self.trials if not t.outcome.completed]
+
+
+def rehearse(prep, *, iterations: int = REHEARSAL_ITERATIONS, prefix: list[str],
+             timeout: float | None = None) -> Rehearsal:
+    """Run each of ``prep.ready_keys`` once (``prep``: boot.prepare.Prepared)."""
+    exp = prep.exp
+    limit = timeout or exp.execution_timeout or REHEARSAL_TIMEOUT
+    trials = [run_trial(exp, prep.exp_dir, prep.experiment_file, key, iterations=iterations, prefix=prefix,
+                        timeout=limit) for key in prep.ready_keys]
+    return Rehearsal(trials, iterations, _eta(prep, trials))
+
+
+def execution_seconds(trial: Trial, iterations: int) -> float:
+    """An execution of ``iterations`` iterations as the rehearsal predicts it."""
+    outside = max(0.0, trial.seconds - sum(trial.wallclock_times))
+    return outside + (trial.per_iteration() or 0.0) * iterations
+
+
+def _eta(prep, trials: list[Trial]) -> float | None:
+    done = {t.key: t for t in trials if t.outcome.completed}
+    total = 0.0
+    for job in prep.jobs:
+        if job.skipped:
+            continue
+        sides = pair_sides(job.key) or (job.key,)
+        if any(side not in done for side in sides):
+            return None
+        total += max(execution_seconds(done[side], job.iterations) for side in sides) + prep.exp.waits.per_execution
+    return total
+
+
+def rehearsal_lines(prep, r: Rehearsal) -> list[str]:
+    """check's report: one line per key (ok with its time per iteration, or the failure and its reason),
+    then the ETA."""
+    lines = [f"rehearsal ({r.iterations} iterations per key, one process execution each, no reboot):"]
+    for t in r.trials:
+        if t.outcome.completed:
+            lines.append(f"  {t.key}: ok, {t.per_iteration():.6g} s per iteration "
+                         f"(process {t.seconds:.2f} s)")
+        else:
+            lines.append(f"  {t.key}{shown_file(prep.exp, prep.exp_dir, t.key)}: FAILED ({t.outcome.state}): "
+                         f"{t.outcome.reason}")
+    if r.eta_seconds is None:
+        lines.append("ETA: unknown (a key failed its rehearsal)")
+    else:
+        lines.append(f"ETA: {format_duration(r.eta_seconds)} for the {prep.n_run} process executions planned "
+                     f"(their iterations at the rehearsal's times, start-up and waits), plus reboots")
+    return lines
