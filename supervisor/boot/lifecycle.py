@@ -121,7 +121,8 @@ def finish(ctx: Boot) -> int:
     ctx.schedule.set_status("finished")
     ctx.log.info("experiment finished", summary=line)
     if failures(ctx.schedule):
-        ctx.log.warning("some process executions errored, timed out or crashed; coldrun status lists them")
+        ctx.log.warning(f"{failures(ctx.schedule)} process execution(s) errored, timed out or crashed; "
+                        f"`coldrun status {ctx.state.path}` lists every one with its reason")
     return standing_code(ctx.schedule.status, failures(ctx.schedule), len(missed))
 
 
