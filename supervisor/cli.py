@@ -124,10 +124,17 @@ def _cmd_build_java(args: argparse.Namespace) -> int:
             return 0
         if not args.directories:
             raise ColdrunError("build-java: give the directories of Java benchmark sources (or --classpath)")
-        for build in build_java_benchmarks([Path(d) for d in args.directories]):
-            print(build.line())
+        builds = build_java_benchmarks([Path(d) for d in args.directories])
     except RunnerError as e:
         raise ColdrunError(str(e))
+    for build in builds:
+        print(build.line())
+        if not build.ok:
+            print("\n".join(f"    {line}" for line in build.output.splitlines()))
+    failed = [b for b in builds if not b.ok]
+    if failed:
+        raise ColdrunError(f"build-java: {len(failed)} of {len(builds)} director{'ies' if len(builds) > 1 else 'y'} "
+                           f"failed to build: {', '.join(str(b.directory) for b in failed)}")
     return 0
 
 

@@ -103,7 +103,7 @@ def _compile(lang: str, d: Path) -> None:
                         str(d / "bench.c")], check=True, capture_output=True)
     elif lang == "java":
         from iteration_runners.java_benchmarks import build_java_benchmarks
-        build_java_benchmarks([d])
+        assert all(b.ok for b in build_java_benchmarks([d]))
 
 
 def write_suite(root: Path, names: list[str] | None = None, *, benchmark_user: bool = False,
