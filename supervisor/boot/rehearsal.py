@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from supervisor.boot.prepare import Prepared
 from supervisor.boot.trial_run import Trial, run_trial, shown_file
 from supervisor.experiment.duet import pair_sides
 from supervisor.experiment.quantities import format_duration
@@ -34,9 +35,9 @@ class Rehearsal:
         return [t for t in self.trials if not t.outcome.completed]
 
 
-def rehearse(prep, *, iterations: int = REHEARSAL_ITERATIONS, prefix: list[str],
+def rehearse(prep: Prepared, *, iterations: int = REHEARSAL_ITERATIONS, prefix: list[str],
              timeout: float | None = None) -> Rehearsal:
-    """Run each of ``prep.ready_keys`` once (``prep``: boot.prepare.Prepared)."""
+    """Run each of ``prep.ready_keys`` once."""
     exp = prep.exp
     limit = timeout or exp.execution_timeout or REHEARSAL_TIMEOUT
     trials = [run_trial(exp, prep.exp_dir, prep.experiment_file, key, iterations=iterations, prefix=prefix,
@@ -50,7 +51,7 @@ def execution_seconds(trial: Trial, iterations: int) -> float:
     return outside + (trial.per_iteration() or 0.0) * iterations
 
 
-def _eta(prep, trials: list[Trial]) -> float | None:
+def _eta(prep: Prepared, trials: list[Trial]) -> float | None:
     done = {t.key: t for t in trials if t.outcome.completed}
     total = 0.0
     for job in prep.jobs:
@@ -63,7 +64,7 @@ def _eta(prep, trials: list[Trial]) -> float | None:
     return total
 
 
-def rehearsal_lines(prep, r: Rehearsal) -> list[str]:
+def rehearsal_lines(prep: Prepared, r: Rehearsal) -> list[str]:
     """check's report: one line per key (ok with its time per iteration, or the failure and its reason),
     then the ETA."""
     lines = [f"rehearsal ({r.iterations} iterations per key, one process execution each, no reboot):"]
