@@ -6,8 +6,8 @@ a time (so the times are not two runs sharing the CPUs), through trial_run: its 
 environment and limits, as the benchmark user's stand-in, no reboot, no platform change, a throwaway
 home.  Its mean time per iteration gives the real experiment's ETA: for every planned job, the
 rehearsal's process time beyond its iterations (start-up, load, exit) plus the job's iterations at that
-mean, plus the waits per execution (boot settle + sync); reboots are not included, and a pair job counts
-its slower side.  The times are a rehearsal's: the machine is not in its experiment state, and the
+mean, plus the waits per execution (boot settle + sync); reboots are not included, a pair job counts its
+slower side, and a key that failed its rehearsal is left out (the line says how many executions count).  The times are a rehearsal's: the machine is not in its experiment state, and the
 first iterations of a JIT are rarely its steady ones.
 """
 
@@ -28,7 +28,8 @@ REHEARSAL_TIMEOUT = 600.0    # seconds one rehearsal execution may take when the
 class Rehearsal:
     trials: list[Trial]
     iterations: int
-    eta_seconds: float | None    # None when a key to run did not complete its rehearsal
+    eta_seconds: float      # the planned executions of keys that rehearsed ok (``eta_executions`` of them)
+    eta_executions: int
 
     @property
     def failed(self) -> list[Trial]:
@@ -42,7 +43,7 @@ def rehearse(prep: Prepared, *, iterations: int = REHEARSAL_ITERATIONS, prefix: 
     limit = timeout or exp.execution_timeout or REHEARSAL_TIMEOUT
     trials = [run_trial(exp, prep.exp_dir, prep.experiment_file, key, iterations=iterations, prefix=prefix,
                         timeout=limit) for key in prep.ready_keys]
-    return Rehearsal(trials, iterations, _eta(prep, trials))
+    return Rehearsal(trials, iterations, *_eta(prep, trials))
 
 
 def execution_seconds(trial: Trial, iterations: int) -> float:
@@ -51,17 +52,17 @@ def execution_seconds(trial: Trial, iterations: int) -> float:
     return outside + (trial.per_iteration() or 0.0) * iterations
 
 
-def _eta(prep: Prepared, trials: list[Trial]) -> float | None:
+def _eta(prep: Prepared, trials: list[Trial]) -> tuple[float, int]:
+    """Seconds and count of the planned executions whose keys (a pair: both sides) rehearsed ok."""
     done = {t.key: t for t in trials if t.outcome.completed}
-    total = 0.0
+    total, counted = 0.0, 0
     for job in prep.jobs:
-        if job.skipped:
-            continue
         sides = pair_sides(job.key) or (job.key,)
-        if any(side not in done for side in sides):
-            return None
+        if job.skipped or any(side not in done for side in sides):
+            continue
         total += max(execution_seconds(done[side], job.iterations) for side in sides) + prep.exp.waits.per_execution
-    return total
+        counted += 1
+    return total, counted
 
 
 def rehearsal_lines(prep: Prepared, r: Rehearsal) -> list[str]:
@@ -75,9 +76,8 @@ def rehearsal_lines(prep: Prepared, r: Rehearsal) -> list[str]:
         else:
             lines.append(f"  {t.key}{shown_file(prep.exp, prep.exp_dir, t.key)}: FAILED ({t.outcome.state}): "
                          f"{t.outcome.reason}")
-    if r.eta_seconds is None:
-        lines.append("ETA: unknown (a key failed its rehearsal)")
-    else:
-        lines.append(f"ETA: {format_duration(r.eta_seconds)} for the {prep.n_run} process executions planned "
-                     f"(their iterations at the rehearsal's times, start-up and waits), plus reboots")
+    which = (f"the {prep.n_run} process executions planned" if r.eta_executions == prep.n_run else
+             f"{r.eta_executions} of the {prep.n_run} process executions planned (those of keys that rehearsed ok)")
+    lines.append(f"ETA: {format_duration(r.eta_seconds)} for {which} (their iterations at the rehearsal's times, "
+                 f"start-up and waits), plus reboots")
     return lines
