@@ -43,6 +43,7 @@ def _text_agrees(text: str, doc: dict) -> None:
                                                      r"skipped) (\d+)", text.splitlines()[2])))
     assert counts == doc["counts"]
     assert ("last error:" in text) == (doc["last_error"] is not None)
+    assert (f"failed executions ({len(doc['failures'])}):" in text) == bool(doc["failures"])
     assert ("ALTERED:" in text) == bool(doc["altered"])
     for line in doc["altered"]:
         assert f"  {line}" in text
