@@ -73,8 +73,10 @@ def _cmd_check(args: argparse.Namespace) -> int:
         print(f"problem: {line}")
     as_whom = f" as {NOBODY_NAME}, the benchmark user's stand-in" if prefix else ""
     print(f"loaded {loads.loaded} of {len(prep.ready_keys) - len(loads.not_loaded)} benchmark(s) in their runners"
-          f"{as_whom}" + (f"; not loaded (no load step: external or startup-time VMs): "
-                          f"{', '.join(loads.not_loaded)}" if loads.not_loaded else ""))
+          f"{as_whom}" + (f"; {len(loads.not_loaded)} key(s) of VMs with no load step (external runners, "
+                          f"startup-time mode) not loaded: "
+                          f"{', '.join(dict.fromkeys(k.split(':')[1] for k in loads.not_loaded))}"
+                          if loads.not_loaded else ""))
     if rehearsal is not None:
         print("\n".join(rehearsal_lines(prep, rehearsal)))
     print("\n".join(prep.kind.check_lines(prep, show_all=args.all)))

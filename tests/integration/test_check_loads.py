@@ -191,3 +191,14 @@ def test_as_the_benchmark_user_unreachable_files_fail_check_and_the_rest_load_as
         assert res.returncode == 1 and "the benchmark user cannot execute" in res.stdout, res.stdout
     finally:
         shutil.rmtree(root)
+
+
+def test_vms_without_a_load_step_are_named_not_loaded(tmp_path):
+    from coldrun_helpers import make_experiment
+
+    exp = make_experiment(tmp_path, {"a": "ok", "b": "ok"})          # the external fake runner
+    res = coldrun("check", str(exp))
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert ("loaded 0 of 0 benchmark(s) in their runners" in res.stdout
+            and "; 2 key(s) of VMs with no load step (external runners, startup-time mode) not loaded: fake"
+            in res.stdout), res.stdout
