@@ -8,7 +8,8 @@ home.  Its mean time per iteration gives the real experiment's ETA: for every pl
 rehearsal's process time beyond its iterations (start-up, load, exit) plus the job's iterations at that
 mean, plus the waits per execution (boot settle + sync); reboots are not included, a pair job counts its
 slower side, and a key that failed its rehearsal is left out (the line says how many executions count).  The times are a rehearsal's: the machine is not in its experiment state, and the
-first iterations of a JIT are rarely its steady ones.
+first iterations of a JIT are rarely its steady ones.  A [duet] pair's sides are rehearsed one by one,
+unpaired (no barrier); a [screening] key runs with the experiment's own settings, not a treatment's.
 """
 
 from __future__ import annotations
