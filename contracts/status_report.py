@@ -50,6 +50,17 @@ class LastError(_Strict):
     reason: str | None
 
 
+class Failure(_Strict):
+    """One failed process execution attempt: a record that errored or timed out, or a job the schedule marks
+    crashed (no record: the boot that ran it never finished)."""
+
+    key: Key
+    pexec: NonNegativeInt
+    attempt: NonNegativeInt
+    state: Literal["errored", "timed_out", "crashed"]
+    reason: str | None
+
+
 class KeyProgress(_Strict):
     """One [stop] key's progress towards its CI target (from run_length.json; numbers null until decided)."""
 
@@ -136,6 +147,8 @@ class StatusReport(_Strict):
                                                   "or not running")
     supervisor_pid: int | None = Field(description="pid in the lock file while running and alive (may be stale)")
     last_error: LastError | None
+    failures: list[Failure] = Field(description="every failed execution attempt, in schedule order (a re-run "
+                                                "job's failed attempts each); [] when none")
     stop_reason: str | None = Field(description="why the experiment stopped (status stopped only)")
     altered: list[str] = Field(description="one line per way the records were altered (exit status 4)")
     run_length: RunLength | None = Field(description="[stop] experiments only")

@@ -29,8 +29,13 @@ def runner_classpath() -> Path:
 @dataclass(frozen=True)
 class JavaBuild:
     directory: Path
-    status: str        # "built" or "up to date"
+    status: str        # "built", "up to date" or "failed"
     sources: int
+    output: str = ""   # failed: javac's whole error block (or why nothing was compiled)
+
+    @property
+    def ok(self) -> bool:
+        return self.status != "failed"
 
     def line(self) -> str:
         return f"{self.directory}: {self.status} ({self.sources} .java file{'s' if self.sources != 1 else ''})"
@@ -42,22 +47,31 @@ def _stale(source: Path) -> bool:
 
 
 def build_java_benchmarks(directories: list[Path]) -> list[JavaBuild]:
-    """javac every .java file in each directory whose class is missing or older (RunnerBuildError otherwise)."""
+    """javac every .java file in each directory whose class is missing or older; every directory is tried,
+    a failure is one JavaBuild with javac's output (RunnerBuildError only when the runner's own classes
+    cannot be built, which every directory needs)."""
     builds = []
     for d in directories:
+        sources = sorted(d.glob("*.java")) if d.is_dir() else []
         if not d.is_dir():
-            raise RunnerBuildError(f"{d} is not a directory of Java benchmark sources")
-        sources = sorted(d.glob("*.java"))
-        if not sources:
-            raise RunnerBuildError(f"{d} has no .java files to compile")
-        if not any(_stale(s) for s in sources):
+            builds.append(JavaBuild(d, "failed", 0, f"{d} is not a directory of Java benchmark sources"))
+        elif not sources:
+            builds.append(JavaBuild(d, "failed", 0, f"{d} has no .java files to compile"))
+        elif not any(_stale(s) for s in sources):
             builds.append(JavaBuild(d, "up to date", len(sources)))
-            continue
-        classpath = f"{runner_classpath()}{os.pathsep}{d}"
+        else:
+            builds.append(_javac(d, sources, runner_classpath()))
+    return builds
+
+
+def _javac(d: Path, sources: list[Path], runner_classes: Path) -> JavaBuild:
+    classpath = f"{runner_classes}{os.pathsep}{d}"
+    try:
         # No --release: the classes target this JDK, the one the experiment's java normally is.
         run_build(["javac", "-nowarn", "-cp", classpath, "-d", str(d), *map(str, sources)],
-                   f"the Java benchmark in {d}")
-        for c in d.glob("*.class"):     # the benchmark user only reads them
-            c.chmod(c.stat().st_mode | 0o044)
-        builds.append(JavaBuild(d, "built", len(sources)))
-    return builds
+                  f"the Java benchmark in {d}")
+    except RunnerBuildError as e:
+        return JavaBuild(d, "failed", len(sources), e.output or str(e))
+    for c in d.glob("*.class"):     # the benchmark user only reads them
+        c.chmod(c.stat().st_mode | 0o044)
+    return JavaBuild(d, "built", len(sources))

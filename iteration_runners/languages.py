@@ -54,7 +54,11 @@ class RunnerError(Exception):
 
 
 class RunnerBuildError(RunnerError):
-    """A language runner's compiled part could not be built."""
+    """A language runner's compiled part could not be built; ``output``: the tool's whole error output."""
+
+    def __init__(self, message: str, output: str = ""):
+        super().__init__(message)
+        self.output = output
 
 
 class MissingTool(RunnerBuildError):
@@ -254,7 +258,7 @@ def run_build(argv: list[str], what: str) -> None:
     if proc.returncode != 0:
         detail = (proc.stderr or proc.stdout).strip().splitlines()
         first = detail[0] if detail else f"exit status {proc.returncode}"
-        raise RunnerBuildError(f"building {what} failed: {first}")
+        raise RunnerBuildError(f"building {what} failed: {first}", (proc.stderr + proc.stdout).strip())
 
 
 def _cc() -> str:

@@ -23,6 +23,9 @@ OPTIONAL_KEYS = frozenset({"instrumentation", "startup", *TIMELINE_KEYS})
 STARTUP_KEYS = frozenset({"clock", "wrapper_time", "runner_time", "seconds"})
 STARTUP_STRINGS = ("clock", "wrapper_time", "runner_time")
 PER_CORE_KEYS = ("core_cycle_counts", "aperf_counts", "mperf_counts")
+# Load-only mode (ENV_LOAD_ONLY=1): the runner loads the benchmark, finds run_iter, times nothing.
+ENV_LOAD_ONLY = "COLDRUN_LOAD_ONLY"
+LOAD_ONLY_DOCUMENT = {"protocol_version": PROTOCOL_VERSION, "load_only": True}
 U64_MAX = 2**64 - 1
 
 
@@ -71,6 +74,20 @@ def parse_document(raw: bytes | str, *, iterations: int | None = None, startup: 
     validate_document(doc, iterations=iterations, startup=startup, instrument=instrument, duet=duet,
                       barrier=barrier)
     return doc
+
+
+def parse_load_document(raw: bytes | str) -> None:
+    """Check a load-only run's document: exactly ``{"protocol_version": 1, "load_only": true}``;
+    raises ProtocolError.  Its presence is the runner's word that the benchmark loaded."""
+    if not raw:
+        raise ProtocolError("the runner wrote no load-only document on fd 3")
+    try:
+        doc = json.loads(raw, parse_constant=_refuse_non_finite)
+    except (ValueError, UnicodeDecodeError, RecursionError) as e:
+        raise ProtocolError(f"load-only document is not valid JSON ({e}); first bytes: {raw[:80]!r}") from None
+    # == alone would take true for 1 and 1 for true
+    if doc != LOAD_ONLY_DOCUMENT or not _is_int(doc["protocol_version"]) or doc["load_only"] is not True:
+        raise ProtocolError(f"load-only document is {_show(doc)}, expected {LOAD_ONLY_DOCUMENT}")
 
 
 def validate_document(doc: Any, *, iterations: int | None = None, startup: bool | None = None,

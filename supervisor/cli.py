@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -12,11 +13,14 @@ from iteration_runners.languages import RunnerError, report_build
 from supervisor import __version__
 from supervisor.boot.lifecycle import abort, continue_stopped, start
 from supervisor.boot.one_boot import boot
+from supervisor.boot.load_check import LOAD_TIMEOUT, check_loads
 from supervisor.boot.prepare import prepare
+from supervisor.boot.rehearsal import REHEARSAL_ITERATIONS, rehearsal_lines, rehearse
 from supervisor.durable import write_atomic
 from supervisor.errors import ColdrunError
 from supervisor.experiment.krun_import import import_krun
 from supervisor.experiment.model import json_schema
+from supervisor.launch.runner_access import NOBODY_NAME, unprivileged_prefix
 from supervisor.platform_cli import add_platform_commands
 from supervisor.views.export import write_export
 from supervisor.views.status import report_exit_code, status_report
@@ -33,23 +37,50 @@ RUN_EXIT_CODES = """exit status when the experiment ends in this process: 0 ever
 2 bad input; 5 another supervisor holds the state dir"""
 
 
+def _positive(kind: type):
+    def parse(text: str):
+        value = kind(text)
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"must be greater than 0, not {text}")
+        return value
+    return parse
+
+
 def _cmd_check(args: argparse.Namespace) -> int:
+    """Every problem at once, one line each; exit 1 when any: nothing start refuses, and no benchmark that
+    cannot load (or, with --rehearse, run a few iterations), passes."""
     prep = prepare(args.experiment, as_benchmark_user=True)
     exp = prep.exp
-    # A runner that cannot run fails the check: start would refuse the same experiment.
-    print(f"{args.experiment}: {'NOT READY' if prep.runner_problems else 'OK'}, experiment {exp.name!r}")
+    # As a real start runs benchmarks: as the benchmark user (its stand-in nobody) where there is one.
+    prefix = unprivileged_prefix() if exp.platform.benchmark_user else []
+    loads = check_loads(exp, prep.exp_dir, args.experiment, prep.ready_keys, prefix=prefix,
+                        timeout=args.load_timeout)
+    refused = prep.problems + (prep.unreachable if exp.platform.benchmark_user else [])
+    rehearsal = None
+    if args.rehearse:
+        loaded = [k for k in prep.ready_keys if k not in loads.failed]
+        rehearsal = rehearse(dataclasses.replace(prep, ready_keys=loaded), iterations=args.rehearse_iterations,
+                             prefix=prefix)
+    problems = len(refused) + len(loads.problems) + (len(rehearsal.failed) if rehearsal else 0)
+    print(f"{args.experiment}: {f'NOT READY, {problems} problem(s)' if problems else 'OK'}, experiment {exp.name!r}")
     for vm_name, vm in exp.vms.items():
         if vm.instrument:
             print(f"warning: vms.{vm_name}: instrument = true perturbs the measurement; use such runs to "
                   f"explain behaviour, not as results")
-    # Enforced by `coldrun start`, simulated as root too; simulated runs by others use the invoking user.
-    for line in prep.unreachable:
-        print(f"warning: {line} (start refuses this, simulated as root too; --simulate-reboots by a "
-              f"non-root user runs as that user)")
-    for line in prep.runner_problems:
+    for line in refused:
         print(f"problem: {line} (coldrun start refuses this)")
+    for line in loads.problems:
+        print(f"problem: {line}")
+    as_whom = f" as {NOBODY_NAME}, the benchmark user's stand-in" if prefix else ""
+    print(f"loaded {loads.loaded} of {len(prep.ready_keys) - len(loads.not_loaded)} benchmark(s) in their runners"
+          f"{as_whom}" + (f"; {len(loads.not_loaded)} key(s) of VMs with no load step (external runners, "
+                          f"startup-time mode) not loaded: "
+                          f"{', '.join(dict.fromkeys(k.split(':')[1] for k in loads.not_loaded))}"
+                          if loads.not_loaded else ""))
+    if rehearsal is not None:
+        print("\n".join(rehearsal_lines(prep, rehearsal)))
     print("\n".join(prep.kind.check_lines(prep, show_all=args.all)))
-    return 1 if prep.runner_problems else 0
+    return 1 if problems else 0
 
 
 def _cmd_start(args: argparse.Namespace) -> int:
@@ -95,10 +126,17 @@ def _cmd_build_java(args: argparse.Namespace) -> int:
             return 0
         if not args.directories:
             raise ColdrunError("build-java: give the directories of Java benchmark sources (or --classpath)")
-        for build in build_java_benchmarks([Path(d) for d in args.directories]):
-            print(build.line())
+        builds = build_java_benchmarks([Path(d) for d in args.directories])
     except RunnerError as e:
         raise ColdrunError(str(e))
+    for build in builds:
+        print(build.line())
+        if not build.ok:
+            print("\n".join(f"    {line}" for line in build.output.splitlines()))
+    failed = [b for b in builds if not b.ok]
+    if failed:
+        raise ColdrunError(f"build-java: {len(failed)} of {len(builds)} director{'ies' if len(builds) > 1 else 'y'} "
+                           f"failed to build: {', '.join(str(b.directory) for b in failed)}")
     return 0
 
 
@@ -125,9 +163,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"coldrun {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    c = sub.add_parser("check", help="validate an experiment and print its schedule and ETA")
+    c = sub.add_parser("check", help="validate an experiment, load every benchmark, and print its schedule "
+                       "and ETA (--rehearse: run each key a few iterations first)")
     c.add_argument("experiment")
     c.add_argument("--all", action="store_true", help="list every job of the schedule")
+    c.add_argument("--load-timeout", type=_positive(float), default=LOAD_TIMEOUT, metavar="SECONDS",
+                   help=f"seconds one benchmark's load may take (default {LOAD_TIMEOUT:g})")
+    c.add_argument("--rehearse", action="store_true",
+                   help="also run every key once for a few iterations (no reboot, no platform change) and "
+                        "give the ETA from their times")
+    c.add_argument("--rehearse-iterations", type=_positive(int), default=REHEARSAL_ITERATIONS, metavar="N",
+                   help=f"in-process iterations of each key's rehearsal (default {REHEARSAL_ITERATIONS})")
     c.set_defaults(func=_cmd_check)
 
     s = sub.add_parser("start", help="start an experiment (root, reboots) or simulate it (--simulate-reboots)",

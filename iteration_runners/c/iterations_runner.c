@@ -8,6 +8,8 @@
  * wall clock innermost), keeps the deltas in buffers allocated before the
  * first iteration, and at the end writes one JSON document to the results
  * channel (fd 3, or $COLDRUN_RESULTS_FD).  libkruntime is linked in.
+ * With COLDRUN_LOAD_ONLY=1 it stops once the benchmark is loaded (RTLD_NOW:
+ * every symbol resolved) and run_iter found, and writes the load-only document.
  *
  * Exit status: 0 document written; 1 measurement failed (libkruntime);
  * 2 bad usage or setup (arguments, benchmark, results channel not open);
@@ -106,6 +108,15 @@ static void put_json_string(FILE *f, const char *s)
     fputc('"', f);
 }
 
+static int close_channel(FILE *channel)
+{
+    if (ferror(channel) | (fclose(channel) != 0)) {
+        fprintf(stderr, "iterations_runner: error: writing the results document failed: %s\n", strerror(errno));
+        return EXIT_CHANNEL;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 5) {
@@ -132,6 +143,11 @@ int main(int argc, char **argv)
     *(void **)(&run_iter) = dlsym(handle, "run_iter");
     if (run_iter == NULL)
         fail(EXIT_USAGE, "benchmark %s has no run_iter(int) symbol", path);
+    const char *load_only = getenv("COLDRUN_LOAD_ONLY");
+    if (load_only != NULL && strcmp(load_only, "1") == 0) {
+        fprintf(channel, "{\"protocol_version\": %d, \"load_only\": true}", KRUN_PROTOCOL_VERSION);
+        return close_channel(channel);
+    }
 
     krun_init();
     int ncores = krun_get_num_cores();
@@ -182,9 +198,5 @@ int main(int argc, char **argv)
         fputs("}}", channel);
     }
     krun_done();
-    if (ferror(channel) | (fclose(channel) != 0)) {
-        fprintf(stderr, "iterations_runner: error: writing the results document failed: %s\n", strerror(errno));
-        return EXIT_CHANNEL;
-    }
-    return 0;
+    return close_channel(channel);
 }

@@ -14,6 +14,11 @@
 // region), the JIT's cumulative compilation time and every garbage
 // collector's cumulative time and count, into "instrumentation".
 //
+// With COLDRUN_LOAD_ONLY=1 it stops once the benchmark class is loaded,
+// initialised and instantiated, and writes the load-only document.  A
+// benchmark that throws ends with one "IterationsRunner: error:" line naming
+// the exception and its root cause (the stack trace above it).
+//
 // Exit status (PROTOCOL.md): 0 document written; 1 the benchmark threw;
 // 2 bad usage or setup; 3 the results channel failed.
 
@@ -30,6 +35,7 @@ interface BaseKrunEntry {
 }
 
 class IterationsRunner {
+    static final int EXIT_BENCHMARK_FAILED = 1;
     static final int EXIT_USAGE = 2;
     static final int EXIT_CHANNEL = 3;
 
@@ -103,7 +109,21 @@ class IterationsRunner {
         b.append(']');
     }
 
-    public static void main(String[] args) throws Exception {
+    public static void main(String[] args) {
+        try {
+            run(args);
+        } catch (Throwable e) {
+            e.printStackTrace();
+            Throwable root = e;
+            while (root.getCause() != null && root.getCause() != root) {
+                root = root.getCause();
+            }
+            fail("the benchmark threw " + e + (root != e ? " (caused by " + root + ")" : ""),
+                 EXIT_BENCHMARK_FAILED);
+        }
+    }
+
+    static void run(String[] args) throws Exception {
         if (args.length != 4) {
             fail("expected 4 arguments\nusage: IterationsRunner <benchmark class> <iterations> <param> <debug 0|1>",
                  EXIT_USAGE);
@@ -159,6 +179,10 @@ class IterationsRunner {
             entry = (BaseKrunEntry) ctor.newInstance();
         } catch (java.lang.reflect.InvocationTargetException e) {
             throw new RuntimeException("benchmark constructor failed", e.getCause());
+        }
+        if ("1".equals(System.getenv("COLDRUN_LOAD_ONLY"))) {
+            writeDocument(resultsFd, "{\"protocol_version\": 1, \"load_only\": true}");
+            return;
         }
 
         krunInit();
@@ -248,8 +272,12 @@ class IterationsRunner {
             b.append("]}");
         }
         b.append('}');
+        writeDocument(resultsFd, b.toString());
+    }
+
+    static void writeDocument(int fd, String doc) {
         try {
-            writeAndClose(resultsFd, b.toString().getBytes(StandardCharsets.UTF_8));
+            writeAndClose(fd, doc.getBytes(StandardCharsets.UTF_8));
         } catch (java.io.IOException e) {
             fail("writing the results document failed: " + e.getMessage(), EXIT_CHANNEL);
         }

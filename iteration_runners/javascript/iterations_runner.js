@@ -9,6 +9,10 @@
 // COLDRUN_KRUN_NODE_ADDON), keeps results in preallocated typed arrays and
 // writes one protocol-1 JSON document to the results fd (PROTOCOL.md).
 //
+// With COLDRUN_LOAD_ONLY=1 it stops once the benchmark is evaluated and its
+// run_iter found, and writes the load-only document.  A benchmark that throws
+// ends with one "iterations_runner.js: error:" line naming the exception.
+//
 // Exit status: 0 document written; 1 the benchmark threw; 2 bad usage or
 // setup; 3 the results channel failed.
 "use strict";
@@ -16,6 +20,7 @@
 const fs = require("fs");
 const vm = require("vm");
 
+const EXIT_BENCHMARK_FAILED = 1;
 const EXIT_USAGE = 2;
 const EXIT_CHANNEL = 3;
 const USAGE = "usage: iterations_runner.js <benchmark> <iterations> <param> <debug 0|1>";
@@ -23,6 +28,27 @@ const USAGE = "usage: iterations_runner.js <benchmark> <iterations> <param> <deb
 function fail(message, status) {
     process.stderr.write("iterations_runner.js: error: " + message + "\n");
     process.exit(status);
+}
+
+// The stack for the reader, then the exception's own first line (e.g. "TypeError: x is not a function").
+function benchmarkFailed(e) {
+    const said = e instanceof Error ? (e.stack || String(e)) : "uncaught " + String(e);
+    process.stderr.write(said + "\n");
+    const first = e instanceof Error ? e.name + ": " + e.message : "threw " + String(e);
+    fail("the benchmark failed: " + first.split("\n")[0], EXIT_BENCHMARK_FAILED);
+}
+
+function writeDocument(doc) {
+    try {
+        const buf = Buffer.from(doc, "utf8");
+        let off = 0;
+        while (off < buf.length) {
+            off += fs.writeSync(BM_results_fd, buf, off, buf.length - off);
+        }
+        fs.closeSync(BM_results_fd);
+    } catch (e) {
+        fail("writing the results document failed: " + e.message, EXIT_CHANNEL);
+    }
 }
 
 const args = process.argv.slice(2);
@@ -67,12 +93,19 @@ try {
 } catch (e) {
     fail("cannot read benchmark " + BM_benchmark + ": " + e.message, EXIT_USAGE);
 }
-// The benchmark's own errors propagate: node prints the stack and exits 1.
-vm.runInThisContext(BM_source, { filename: BM_benchmark });
+try {
+    vm.runInThisContext(BM_source, { filename: BM_benchmark });
+} catch (e) {
+    benchmarkFailed(e);
+}
 // Also finds a top-level `let`/`const` run_iter, which is not a property of globalThis.
 const run_iter = vm.runInThisContext("typeof run_iter === 'function' ? run_iter : undefined");
 if (typeof run_iter !== "function") {
     fail("benchmark " + BM_benchmark + " does not define a global function run_iter", EXIT_USAGE);
+}
+if (process.env.COLDRUN_LOAD_ONLY === "1") {
+    writeDocument('{"protocol_version": 1, "load_only": true}');
+    process.exit(0);
 }
 
 kr.krun_init();
@@ -89,6 +122,7 @@ for (let core = 0; core < BM_num_cores; core++) {
 }
 
 kr.krun_timeline_reserve(BM_n_iters);
+try {
 for (let i = 0; i < BM_n_iters; i++) {
     if (BM_debug) {
         process.stderr.write("[iterations_runner.js] iteration " + (i + 1) + "/" + BM_n_iters + "\n");
@@ -102,6 +136,9 @@ for (let i = 0; i < BM_n_iters; i++) {
         BM_aperf[core][i] = kr.krun_aperf_delta(core);
         BM_mperf[core][i] = kr.krun_mperf_delta(core);
     }
+}
+} catch (e) {
+    benchmarkFailed(e);
 }
 
 kr.krun_done();
@@ -119,13 +156,4 @@ const fields = JSON.stringify({
 });
 const doc = BM_timeline ? fields.slice(0, -1) + ", " + BM_timeline + "}" : fields;
 
-try {
-    const buf = Buffer.from(doc, "utf8");
-    let off = 0;
-    while (off < buf.length) {
-        off += fs.writeSync(BM_results_fd, buf, off, buf.length - off);
-    }
-    fs.closeSync(BM_results_fd);
-} catch (e) {
-    fail("writing the results document failed: " + e.message, EXIT_CHANNEL);
-}
+writeDocument(doc);

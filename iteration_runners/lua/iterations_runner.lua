@@ -10,6 +10,11 @@
 -- Lua numbers are doubles: 64-bit counter deltas go through
 -- krun_u64_to_double, which exits with an error rather than round.
 --
+-- With COLDRUN_LOAD_ONLY=1 it stops once the benchmark is loaded and its
+-- run_iter found, and writes the load-only document (PROTOCOL.md).  A
+-- benchmark error ends with one "iterations_runner.lua: error:" line holding
+-- Lua's own message (the traceback above it).
+--
 -- Exit status (PROTOCOL.md): 0 document written; 1 the benchmark failed;
 -- 2 bad usage or setup; 3 the results channel failed.
 
@@ -78,51 +83,84 @@ if not ok then
     fail("cannot load libkruntime: " .. tostring(kr), EXIT_USAGE)
 end
 
-local f = io.open(BM_benchmark, "r")
-if not f then
-    fail("benchmark " .. BM_benchmark .. " does not exist", EXIT_USAGE)
-end
-f:close()
-dofile(BM_benchmark) -- the benchmark's own errors propagate: exit 1 with a traceback
-if type(run_iter) ~= "function" then
-    fail("benchmark " .. BM_benchmark .. " does not define a global function run_iter", EXIT_USAGE)
-end
-local BM_run_iter = run_iter
-
-kr.krun_init()
-local BM_num_cores = kr.krun_get_num_cores()
-local BM_reason = nil
-if BM_num_cores == 0 then
-    local raw = kr.krun_counters_unavailable_reason()
-    BM_reason = raw ~= nil and ffi.string(raw) or "unknown"
-end
-
--- Preallocated storage: ffi arrays do not grow or box inside the loop.
-local BM_wallclock_ns = ffi.new("double[?]", BM_iters)
-local BM_cycles, BM_aperf, BM_mperf = {}, {}, {}
-for core = 0, BM_num_cores - 1 do
-    BM_cycles[core] = ffi.new("double[?]", BM_iters)
-    BM_aperf[core] = ffi.new("double[?]", BM_iters)
-    BM_mperf[core] = ffi.new("double[?]", BM_iters)
-end
-
-kr.krun_timeline_reserve(BM_iters)
-local measure = kr.krun_measure
-for i = 0, BM_iters - 1 do
-    if BM_debug then
-        io.stderr:write(string.format("[iterations_runner.lua] iteration %d/%d\n", i + 1, BM_iters))
+-- The benchmark's errors are caught here, so the last stderr line is Lua's own
+-- message, not the interpreter's "[C]: at 0x..." frame.
+local BM_num_cores, BM_reason, BM_wallclock_ns, BM_cycles, BM_aperf, BM_mperf
+local function BM_load_and_measure()
+    local f = io.open(BM_benchmark, "r")
+    if not f then
+        fail("benchmark " .. BM_benchmark .. " does not exist", EXIT_USAGE)
     end
-    measure(0)
-    BM_run_iter(BM_param)
-    measure(1)
-    BM_wallclock_ns[i] = tonumber(kr.krun_wallclock_delta_ns())
+    f:close()
+    dofile(BM_benchmark)
+    if type(run_iter) ~= "function" then
+        fail("benchmark " .. BM_benchmark .. " does not define a global function run_iter", EXIT_USAGE)
+    end
+    local BM_run_iter = run_iter
+    if os.getenv("COLDRUN_LOAD_ONLY") == "1" then
+        return false
+    end
+
+    kr.krun_init()
+    BM_num_cores = kr.krun_get_num_cores()
+    if BM_num_cores == 0 then
+        local raw = kr.krun_counters_unavailable_reason()
+        BM_reason = raw ~= nil and ffi.string(raw) or "unknown"
+    end
+
+    -- Preallocated storage: ffi arrays do not grow or box inside the loop.
+    BM_wallclock_ns = ffi.new("double[?]", BM_iters)
+    BM_cycles, BM_aperf, BM_mperf = {}, {}, {}
     for core = 0, BM_num_cores - 1 do
-        BM_cycles[core][i] = kr.krun_u64_to_double(kr.krun_core_cycles_delta(core))
-        BM_aperf[core][i] = kr.krun_u64_to_double(kr.krun_aperf_delta(core))
-        BM_mperf[core][i] = kr.krun_u64_to_double(kr.krun_mperf_delta(core))
+        BM_cycles[core] = ffi.new("double[?]", BM_iters)
+        BM_aperf[core] = ffi.new("double[?]", BM_iters)
+        BM_mperf[core] = ffi.new("double[?]", BM_iters)
+    end
+
+    kr.krun_timeline_reserve(BM_iters)
+    local measure = kr.krun_measure
+    for i = 0, BM_iters - 1 do
+        if BM_debug then
+            io.stderr:write(string.format("[iterations_runner.lua] iteration %d/%d\n", i + 1, BM_iters))
+        end
+        measure(0)
+        BM_run_iter(BM_param)
+        measure(1)
+        BM_wallclock_ns[i] = tonumber(kr.krun_wallclock_delta_ns())
+        for core = 0, BM_num_cores - 1 do
+            BM_cycles[core][i] = kr.krun_u64_to_double(kr.krun_core_cycles_delta(core))
+            BM_aperf[core][i] = kr.krun_u64_to_double(kr.krun_aperf_delta(core))
+            BM_mperf[core][i] = kr.krun_u64_to_double(kr.krun_mperf_delta(core))
+        end
+    end
+    return true
+end
+
+local function write_document(doc)
+    local off = 0
+    while off < #doc do
+        local n = tonumber(ffi.C.write(BM_results_fd, ffi.cast("const char *", doc) + off, #doc - off))
+        if n < 0 then
+            fail("writing the results document failed: " .. ffi.string(ffi.C.strerror(ffi.errno())), EXIT_CHANNEL)
+        end
+        off = off + n
+    end
+    if ffi.C.close(BM_results_fd) ~= 0 then
+        fail("closing the results channel failed: " .. ffi.string(ffi.C.strerror(ffi.errno())), EXIT_CHANNEL)
     end
 end
 
+local BM_ok, BM_measured = xpcall(BM_load_and_measure, function(err)
+    return {message = tostring(err), trace = debug.traceback(tostring(err), 2)}
+end)
+if not BM_ok then
+    io.stderr:write(BM_measured.trace, "\n")
+    fail("the benchmark failed: " .. BM_measured.message, 1)
+end
+if not BM_measured then   -- load-only mode
+    write_document('{"protocol_version": 1, "load_only": true}')
+    os.exit(0)
+end
 kr.krun_done()
 -- Iteration start/end (and barrier waits) as exact JSON integers from libkruntime.
 local BM_timeline = ffi.string(kr.krun_timeline_json())
@@ -162,14 +200,4 @@ local doc = table.concat({
     BM_reason and json_string(BM_reason) or "null", "}}",
 })
 
-local off = 0
-while off < #doc do
-    local n = tonumber(ffi.C.write(BM_results_fd, ffi.cast("const char *", doc) + off, #doc - off))
-    if n < 0 then
-        fail("writing the results document failed: " .. ffi.string(ffi.C.strerror(ffi.errno())), EXIT_CHANNEL)
-    end
-    off = off + n
-end
-if ffi.C.close(BM_results_fd) ~= 0 then
-    fail("closing the results channel failed: " .. ffi.string(ffi.C.strerror(ffi.errno())), EXIT_CHANNEL)
-end
+write_document(doc)

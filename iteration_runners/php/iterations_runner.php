@@ -12,6 +12,10 @@
 // PHP integers are signed 64-bit: an unsigned counter delta that does not fit
 // is an error, never silently wrapped.
 //
+// With COLDRUN_LOAD_ONLY=1 it stops once the benchmark is included and its
+// run_iter found, and writes the load-only document.  A benchmark failure ends
+// with one "iterations_runner.php: error:" line in PHP's words.
+//
 // Exit status (PROTOCOL.md): 0 document written; 1 the benchmark failed;
 // 2 bad usage or setup; 3 the results channel failed.
 
@@ -85,10 +89,37 @@ if (!is_file($BM_benchmark)) {
     BM_fail("benchmark $BM_benchmark does not exist", BM_EXIT_USAGE);
 }
 
-// PHP exits 255 on an uncaught exception; the protocol says 1, with the trace on stderr.
+// PHP exits 255 on an uncaught exception; the protocol says 1, with the trace on stderr
+// and the error itself on the last line.
 function BM_benchmark_failed(Throwable $e) {
-    fwrite(STDERR, "iterations_runner.php: the benchmark failed: " . $e . "\n");
-    exit(BM_EXIT_BENCHMARK_FAILED);
+    fwrite(STDERR, $e . "\n");
+    BM_fail("the benchmark failed: " . get_class($e) . ": " . strtok($e->getMessage(), "\n") . " in " .
+            basename($e->getFile()) . ":" . $e->getLine(), BM_EXIT_BENCHMARK_FAILED);
+}
+
+// A fatal error (out of memory, time limit) is no Throwable: say it in PHP's words as the last line.
+register_shutdown_function(function () {
+    $e = error_get_last();
+    if ($e !== null && ($e["type"] & (E_ERROR | E_CORE_ERROR | E_COMPILE_ERROR | E_USER_ERROR))) {
+        fwrite(STDERR, "iterations_runner.php: error: the benchmark failed: PHP Fatal error: " .
+               strtok($e["message"], "\n") . " in " . basename($e["file"]) . ":" . $e["line"] . "\n");
+    }
+});
+
+function BM_write_document($doc) {
+    global $BM_libc, $BM_results_fd;
+    $off = 0;
+    $len = strlen($doc);
+    while ($off < $len) {
+        $n = $BM_libc->write($BM_results_fd, substr($doc, $off), $len - $off);
+        if ($n <= 0) {
+            BM_fail("writing the results document to fd $BM_results_fd failed", BM_EXIT_CHANNEL);
+        }
+        $off += $n;
+    }
+    if ($BM_libc->close($BM_results_fd) != 0) {
+        BM_fail("closing the results channel failed", BM_EXIT_CHANNEL);
+    }
 }
 
 try {
@@ -97,7 +128,16 @@ try {
     BM_benchmark_failed($e);
 }
 if (!function_exists("run_iter")) {
-    BM_fail("benchmark $BM_benchmark does not define a run_iter function", BM_EXIT_USAGE);
+    // php-cli's short_open_tag is off (Debian): a file opening with "<?" is plain text, not code.
+    $BM_head = (string) file_get_contents($BM_benchmark, false, null, 0, 16);
+    $BM_short = preg_match('/^\s*<\?(?!php|=)/i', $BM_head) && !ini_get("short_open_tag");
+    BM_fail("benchmark $BM_benchmark does not define a run_iter function" . ($BM_short
+            ? "; it opens with the short tag \"<?\" and short_open_tag is off in this php: write \"<?php\" " .
+              "or add \"-d\", \"short_open_tag=1\" to the VM's args" : ""), BM_EXIT_USAGE);
+}
+if (getenv("COLDRUN_LOAD_ONLY") === "1") {
+    BM_write_document('{"protocol_version": 1, "load_only": true}');
+    exit(0);
 }
 
 function BM_check_u64($value, $what) {
@@ -167,15 +207,4 @@ if ($BM_timeline !== "") {
     $BM_doc = substr($BM_doc, 0, -1) . ", " . $BM_timeline . "}";
 }
 
-$BM_off = 0;
-$BM_len = strlen($BM_doc);
-while ($BM_off < $BM_len) {
-    $BM_n = $BM_libc->write($BM_results_fd, substr($BM_doc, $BM_off), $BM_len - $BM_off);
-    if ($BM_n <= 0) {
-        BM_fail("writing the results document to fd $BM_results_fd failed", BM_EXIT_CHANNEL);
-    }
-    $BM_off += $BM_n;
-}
-if ($BM_libc->close($BM_results_fd) != 0) {
-    BM_fail("closing the results channel failed", BM_EXIT_CHANNEL);
-}
+BM_write_document($BM_doc);

@@ -169,6 +169,9 @@ def main():
         lib.krun_core_cycles_delta, lib.krun_aperf_delta, lib.krun_mperf_delta)
 
     run_iter = load_benchmark(benchmark)
+    if _common.load_only():
+        write_results(results_fd, _common.LOAD_ONLY_DOCUMENT)
+        return
 
     lib.krun_init()
     num_cores = lib.krun_get_num_cores()
@@ -233,4 +236,5 @@ if __name__ == "__main__":
     except BaseException as exc:
         traceback.print_exc()
         _common.report_python2(sys.argv[1], exc)   # exits 2 when the benchmark is Python 2 code
+        _common.report_benchmark_error(exc)
         sys.exit(EXIT_BENCHMARK_FAILED)

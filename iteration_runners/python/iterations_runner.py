@@ -15,6 +15,9 @@ libkruntime is found through absolute paths in the environment
 libkruntime.so through cffi or ctypes), never through coldrun's sys.path.
 Only the standard library is used here.
 
+With COLDRUN_LOAD_ONLY=1 it stops once the benchmark is imported and its
+run_iter found, and writes the load-only document instead (PROTOCOL.md).
+
 Exit status: 0 document written; 1 the benchmark raised (traceback on
 stderr, no document); 2 bad usage or setup, including a Python 2 benchmark
 run by Python 3 (the last stderr line says so, names the interpreter and the
@@ -32,6 +35,21 @@ EXIT_BENCHMARK_FAILED = 1
 EXIT_USAGE = 2
 EXIT_CHANNEL = 3
 USAGE = "usage: iterations_runner.py <benchmark.py> <iterations> <param> <debug 0|1>"
+
+
+LOAD_ONLY_DOCUMENT = {"protocol_version": PROTOCOL_VERSION, "load_only": True}
+
+
+def load_only():
+    return os.environ.get("COLDRUN_LOAD_ONLY") == "1"
+
+
+def report_benchmark_error(exc):
+    """The runner's last stderr line: the benchmark's exception in Python's words (the traceback is above)."""
+    said = traceback.format_exception_only(type(exc), exc)[-1].strip()
+    if isinstance(exc, SyntaxError):     # Python puts the file and line on lines of their own
+        said += " (%s line %s)" % (os.path.basename(exc.filename or "?"), exc.lineno)
+    sys.stderr.write("iterations_runner.py: error: the benchmark raised %s\n" % said)
 
 
 def fail(message, status=EXIT_USAGE):
@@ -337,6 +355,9 @@ def main(argv):
         sys.stderr.write("[iterations_runner.py] libkruntime via %s\n" % binding)
     try:
         run_iter = load_benchmark(benchmark)
+        if load_only():
+            write_document(channel, LOAD_ONLY_DOCUMENT)
+            return 0
         krun.krun_init()
         document = run_iterations(krun, run_iter, iterations, param, debug)
     except SystemExit as e:
@@ -347,6 +368,7 @@ def main(argv):
     except BaseException as e:
         traceback.print_exc()
         report_python2(benchmark, e)
+        report_benchmark_error(e)
         sys.exit(EXIT_BENCHMARK_FAILED)
     krun.krun_done()
     write_document(channel, document)

@@ -14,6 +14,10 @@
 # before/after overhead bench) it falls back to Fiddle, about 20x slower per
 # call inside the timed region.
 #
+# With COLDRUN_LOAD_ONLY=1 it stops once the benchmark is required and its
+# run_iter found, and writes the load-only document.  A benchmark exception
+# ends with one "iterations_runner.rb: error:" line in Ruby's words.
+#
 # Exit status (PROTOCOL.md): 0 document written; 1 the benchmark failed;
 # 2 bad usage or setup; 3 the results channel failed; 4 the duet barrier failed.
 
@@ -26,6 +30,21 @@ EXIT_CHANNEL = 3
 def fail(message, status)
   STDERR.write "iterations_runner.rb: error: #{message}\n"
   Kernel.exit!(status) # exit! skips at_exit handlers and our SystemExit rescue
+end
+
+def write_document(io, doc)
+  io.write(doc)
+  io.close
+rescue SystemCallError, IOError => e
+  fail("writing the results document failed: #{e.message}", EXIT_CHANNEL)
+end
+
+# The backtrace for the reader, then the exception's class and message on one line.
+def benchmark_failed(e)
+  STDERR.write((e.full_message(highlight: false) rescue e.inspect) + "\n")
+  where = e.is_a?(ScriptError) ? nil : e.backtrace_locations&.first # a SyntaxError's message has its place
+  at = where ? " (#{File.basename(where.path.to_s)}:#{where.lineno})" : ""
+  fail("the benchmark raised #{e.class}: #{e.message.lines.first.to_s.strip}#{at}", EXIT_BENCHMARK_FAILED)
 end
 
 if ARGV.length != 4
@@ -114,12 +133,18 @@ rescue LoadError, StandardError => e
 end
 
 begin
-  require(File.expand_path(benchmark)) # the benchmark's own errors propagate: exit 1
+  require(File.expand_path(benchmark))
 rescue SystemExit => e
   fail("the benchmark called exit(#{e.status}) while loading", EXIT_BENCHMARK_FAILED)
+rescue Exception => e # SyntaxError and LoadError are ScriptErrors, not StandardErrors
+  benchmark_failed(e)
 end
 unless Object.private_method_defined?(:run_iter) || Object.method_defined?(:run_iter)
   fail("benchmark #{benchmark} does not define run_iter", EXIT_USAGE)
+end
+if ENV["COLDRUN_LOAD_ONLY"] == "1"
+  write_document(results, JSON.generate({ "protocol_version" => 1, "load_only" => true }))
+  Kernel.exit!(0)
 end
 
 krun.init
@@ -159,6 +184,8 @@ begin
   end
 rescue SystemExit => e
   fail("the benchmark called exit(#{e.status})", EXIT_BENCHMARK_FAILED)
+rescue Exception => e
+  benchmark_failed(e)
 end
 
 krun.done
@@ -173,9 +200,4 @@ doc = JSON.generate({
   "mperf_counts" => mperf,
   "counters" => { "available" => num_cores > 0, "reason" => reason },
 }.merge(timeline))
-begin
-  results.write(doc)
-  results.close
-rescue SystemCallError, IOError => e
-  fail("writing the results document failed: #{e.message}", EXIT_CHANNEL)
-end
+write_document(results, doc)

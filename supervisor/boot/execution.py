@@ -208,19 +208,35 @@ def run_and_judge(ctx: Boot, key: str, launch: Launch, prefix: LaunchPrefix, ite
     if res.leftover_processes:
         log.warning("processes the runner left running were killed", count=res.leftover_processes,
                     containment=res.containment)
+    ended = judge_ending(res, exp.execution_timeout)
+    if ended is not None:
+        return ended
+    return judge_document(res.results, exp.vms[key.split(":")[1]], iterations, record, side=side)
+
+
+def judge_ending(res: ProcessResult, timeout: float | None) -> ExecutionOutcome | None:
+    """How a runner that did not end well ended, its reason the runner's own error line; None when it
+    exited 0 with a document of a size to judge."""
     if res.launch_error:
         return errored("launch_failure", f"runner could not start: {res.launch_error}")
     if res.timed_out:
-        return timed_out(f"timed out after {exp.execution_timeout:g}s; the runner and its processes killed")
+        return timed_out(f"timed out after {timeout:g}s; the runner and its processes killed")
     if res.signal is not None:
-        return errored("signal", f"runner killed by signal {res.signal} ({record['signal_name']})")
+        return errored("signal", f"runner killed by signal {res.signal} ({signal_name(res.signal)})")
     if res.exit_code != 0:
         said = error_line(res.stderr.text())
         cause = "runner_setup" if res.exit_code == RUNNER_SETUP_EXIT else "exit_status"
         return errored(cause, f"runner exited with status {res.exit_code}" + (f": {said}" if said else ""))
     if res.results_oversize:
         return errored("protocol_refusal", "results document larger than the limit")
-    return judge_document(res.results, exp.vms[key.split(":")[1]], iterations, record, side=side)
+    return None
+
+
+def signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return str(number)
 
 
 def judge_document(raw: bytes, vm: VM, iterations: int, record: dict[str, Any], *,
@@ -243,12 +259,7 @@ def judge_document(raw: bytes, vm: VM, iterations: int, record: dict[str, Any], 
 
 
 def _fill_process_fields(record: dict[str, Any], res: ProcessResult) -> None:
-    sig_name = None
-    if res.signal is not None:
-        try:
-            sig_name = signal.Signals(res.signal).name
-        except ValueError:
-            sig_name = str(res.signal)
+    sig_name = None if res.signal is None else signal_name(res.signal)
     record.update({
         "runner_pid": res.pid, "exit_code": res.exit_code, "signal": res.signal, "signal_name": sig_name,
         "timed_out": res.timed_out, "started_at": res.started_at, "ended_at": res.ended_at,

@@ -116,12 +116,15 @@ def finish(ctx: Boot) -> int:
     missed = unconverged(load_decisions(ctx.state.path))
     line = summary_line(ctx.schedule) + (f"; {len(missed)} key(s) stopped at max_executions without reaching "
                                          f"the run-length target ({', '.join(missed)})" if missed else "")
-    _wind_down(ctx, f"finished {ctx.exp.name}", f"coldrun finished: {line}. Results: coldrun "
+    failed = (f" Failed executions, each with its reason: coldrun status {ctx.state.path}."
+              if failures(ctx.schedule) else "")
+    _wind_down(ctx, f"finished {ctx.exp.name}", f"coldrun finished: {line}.{failed} Results: coldrun "
                f"export {ctx.state.path} --format krun -o results.json.bz2")
     ctx.schedule.set_status("finished")
     ctx.log.info("experiment finished", summary=line)
     if failures(ctx.schedule):
-        ctx.log.warning("some process executions errored, timed out or crashed; coldrun status lists them")
+        ctx.log.warning(f"{failures(ctx.schedule)} process execution(s) errored, timed out or crashed; "
+                        f"`coldrun status {ctx.state.path}` lists every one with its reason")
     return standing_code(ctx.schedule.status, failures(ctx.schedule), len(missed))
 
 

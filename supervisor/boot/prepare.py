@@ -1,9 +1,11 @@
 """Getting an experiment ready to run, shared by `coldrun check` (which reports) and `coldrun start` (which refuses).
 
-Load and validate the file, expand the schedule, require the files every key
-needs, then find what would make runners fail before the first reboot: files
-a fresh benchmark user cannot reach, and runners that cannot start at all.
-Nothing here changes the machine or writes a state dir.
+Load and validate the file, expand the schedule, then find every problem that
+would make executions fail after the first reboot, all of them in one pass:
+missing benchmark files and interpreters, pre/post commands that cannot run,
+files a fresh benchmark user cannot reach, and runners that cannot start at
+all.  (Loading every key's benchmark is check's own step, boot/load_check.py,
+on the ``ready_keys``.)  Nothing here changes the machine or writes a state dir.
 """
 
 from __future__ import annotations
@@ -16,9 +18,10 @@ from supervisor.boot.kinds import Plain, kind_for
 from supervisor.experiment.duet import pair_sides
 from supervisor.experiment.model import Experiment, load_experiment
 from supervisor.experiment.plan import JobSpec
-from supervisor.launch.runner_access import unreachable_files
-from supervisor.launch.runner_command import validate_files
-from supervisor.launch.runner_probe import probe_runners
+from supervisor.boot.user_commands import command_problems
+from supervisor.launch.runner_access import unreachable_by_key, unreachable_lines
+from supervisor.launch.runner_command import file_problems
+from supervisor.launch.runner_probe import probe_failures
 from supervisor.platforms.factory import Machine
 from supervisor.run_length_analysis import RunLengthAnalysis
 
@@ -34,7 +37,8 @@ class Prepared:
     jobs: list[JobSpec]
     run_keys: list[str]       # keys with at least one job that is not skipped
     unreachable: list[str]    # benchmark_user policy only: files a fresh user cannot reach, one line each
-    runner_problems: list[str]  # runners that cannot start, one line each
+    problems: list[str]       # what start refuses whoever runs it: missing files, commands, runners, one line each
+    ready_keys: list[str]     # run keys with none of these problems: the ones worth loading
 
     @property
     def n_run(self) -> int:
@@ -64,17 +68,20 @@ def prepare(experiment_file: str, *, random_seed: int | None = None,
     exp_dir = Path(experiment_file).absolute().parent
     jobs = kind.plan(seed)
     run_keys = sorted({key for j in jobs if not j.skipped for key in pair_sides(j.key) or (j.key,)})
-    validate_files(exp, exp_dir, experiment_file, run_keys)
-    unreachable = (unreachable_files(exp, exp_dir, experiment_file, run_keys)
-                   if exp.platform.benchmark_user else [])
-    runner_problems = probe_runners(exp, exp_dir, experiment_file, run_keys,
-                                    as_benchmark_user=as_benchmark_user and exp.platform.benchmark_user)
-    return Prepared(experiment_file, exp, kind, text, exp_dir, seed, jobs, run_keys, unreachable, runner_problems)
+    problems, ready = file_problems(exp, exp_dir, experiment_file, run_keys)
+    problems += command_problems(exp, experiment_file)
+    blocked = unreachable_by_key(exp, exp_dir, experiment_file, ready) if exp.platform.benchmark_user else {}
+    unreachable = unreachable_lines(blocked)
+    failing = probe_failures(exp, exp_dir, experiment_file, ready,
+                             as_benchmark_user=as_benchmark_user and exp.platform.benchmark_user)
+    problems += failing.values()
+    ready = [k for k in ready if k not in blocked and k.split(":")[1] not in failing]
+    return Prepared(experiment_file, exp, kind, text, exp_dir, seed, jobs, run_keys, unreachable, problems, ready)
 
 
 def refuse_problems(prep: Prepared, *, as_benchmark_user: bool) -> None:
     """`start`: one clear line for the first thing that would make runners fail, and how many more."""
-    problems = (prep.unreachable if as_benchmark_user else []) + prep.runner_problems
+    problems = prep.problems + (prep.unreachable if as_benchmark_user else [])
     if problems:
         more = f" (and {len(problems) - 1} more; coldrun check lists them)" if len(problems) > 1 else ""
         raise ColdrunError(problems[0] + more)

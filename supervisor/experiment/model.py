@@ -202,9 +202,23 @@ class Waits(_Strict):
         return self.boot_settle + self.sync
 
 
+# An address sendmail takes as a recipient, never as an option: local part (not starting with "-"), then
+# an optional @domain; no spaces, commas or angle brackets.
+MAIL_ADDRESS = re.compile(r"[A-Za-z0-9._%+=~!#$&'*/?^`{|}][A-Za-z0-9._%+=~!#$&'*/?^`{|}-]*(@[A-Za-z0-9.-]+)?")
+
+
 class Mail(_Strict):
-    to: list[str] = Field(default_factory=list)
+    to: list[str] = Field(default_factory=list, description="recipients: user@host, or a local user name")
     quota: int = Field(default=5, ge=0, le=9999, strict=True, description="mails per experiment that are subject to the quota (Krun: 5)")
+
+    @field_validator("to")
+    @classmethod
+    def _addresses(cls, v: list[str]) -> list[str]:
+        for address in v:
+            if not MAIL_ADDRESS.fullmatch(address):
+                raise ValueError(f"{address!r} is not a mail address (user@host or a local user name; "
+                                 f"nothing starting with \"-\", which sendmail would read as an option)")
+        return v
 
 
 class Rerun(_Strict):

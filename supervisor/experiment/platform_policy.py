@@ -25,6 +25,20 @@ CPU_SENSORS = ("coretemp", "k10temp", "zenpower", "x86_pkg_temp", "cpu*thermal*"
 IntOrIgnore = one_of(int, Ignore)
 
 
+# The kernel's own names (Documentation/admin-guide/pm/cpufreq.rst, intel_pstate.rst): a value outside them
+# would only fail at the first boot's apply, after the machine was changed.
+GOVERNORS = ("performance", "powersave", "ondemand", "conservative", "schedutil", "userspace")
+EPP_VALUES = ("default", "performance", "balance_performance", "balance_power", "power")
+MALLOC_OPTION_LETTERS = "CcDdFfGgJjRrSsUuXx<>"    # OpenBSD malloc.conf(5)
+
+
+def _one_of(field: str, value: str, allowed: tuple[str, ...]) -> str:
+    if value != "ignore" and value not in allowed:
+        raise ValueError(f"{value!r} is not a {field} the kernel knows; use one of {', '.join(allowed)}, or "
+                         f"\"ignore\" to leave it alone")
+    return value
+
+
 class PlatformPolicy(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -150,6 +164,26 @@ class PlatformPolicy(BaseModel):
             return "on"
         if v is False:
             return "off"
+        return v
+
+    @field_validator("governor")
+    @classmethod
+    def _governor(cls, v: str) -> str:
+        return _one_of("cpufreq governor", v, GOVERNORS)
+
+    @field_validator("energy_performance_preference")
+    @classmethod
+    def _epp(cls, v: str) -> str:
+        # A raw 0-255 EPP number is the kernel's vocabulary too.
+        return v if v.isdigit() and int(v) <= 255 else _one_of("energy_performance_preference", v, EPP_VALUES)
+
+    @field_validator("malloc_options")
+    @classmethod
+    def _malloc_options(cls, v: str) -> str:
+        wrong = sorted(set(v) - set(MALLOC_OPTION_LETTERS))
+        if wrong:
+            raise ValueError(f"{v!r} has letters OpenBSD's malloc does not know ({''.join(wrong)}); "
+                             f"malloc.conf(5) options are {MALLOC_OPTION_LETTERS}")
         return v
 
     @field_validator("perf_event_paranoid")

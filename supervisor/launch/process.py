@@ -78,13 +78,19 @@ def last_lines(text: str, limit: int) -> str:
 _ERROR_WORDS = re.compile(r"(?i:\b(?:error|exception|fatal|panic)\b)|(?:Error|Exception)\b")
 
 
+# A runner's own last word (PROTOCOL.md): "iterations_runner.lua: error: ...", "libkruntime: ...".
+_RUNNER_SAYS = re.compile(r"^(?:(?:iterations_runner(?:\.\w+)?|IterationsRunner): error: |libkruntime: )")
+
+
 def error_line(text: str, limit: int = 400) -> str | None:
-    """The line of a runner's stderr that says what went wrong: the last one naming an error (runners
-    end with "<runner>: error: ...", Python with its exception, Node.js with its version), else the last."""
+    """The line of a runner's stderr that says what went wrong: the runner's own last line (each ends a
+    failure with "<runner>: error: <the language's message>"), else the last one naming an error (an
+    external runner, an interpreter that died before the runner ran), else the last."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     if not lines:
         return None
-    said = next((line for line in reversed(lines) if _ERROR_WORDS.search(line)), lines[-1])
+    said = next((line for line in reversed(lines) if _RUNNER_SAYS.match(line)), None) or next(
+        (line for line in reversed(lines) if _ERROR_WORDS.search(line)), lines[-1])
     return said if len(said) <= limit else said[:limit - 3] + "..."
 
 

@@ -29,6 +29,7 @@ FILE_FIX = "chmod o+{bits} {where}; or set platform.benchmark_user = false to ru
 
 READ, EXECUTE = "read", "execute"
 NOBODY = 65534   # owns no file and is in no group: sees coldrun's files as the benchmark user will
+NOBODY_NAME = "nobody"
 
 
 def unprivileged_prefix() -> list[str]:
@@ -132,20 +133,34 @@ def needed_files(launch: Launch, bench_file: Path | None) -> list[tuple[str, str
 
 
 def unreachable_files(exp: Experiment, exp_dir: Path, exp_path: str, keys: list[str]) -> list[str]:
-    """One line per key whose runner needs a file the benchmark user cannot reach (first problem each)."""
-    problems: list[str] = []
-    seen: set[tuple[str, str]] = set()
+    """One line per file the benchmark user cannot reach, naming the first key whose runner needs it."""
+    return unreachable_lines(unreachable_by_key(exp, exp_dir, exp_path, keys))
+
+
+def unreachable_lines(blocked: dict[str, tuple[tuple[str, str], str]]) -> list[str]:
+    """``unreachable_by_key``'s answer as one line per file (the first key needing it named)."""
+    lines: dict[tuple[str, str], str] = {}
+    for need_path, line in blocked.values():
+        lines.setdefault(need_path, line)
+    return list(lines.values())
+
+
+def unreachable_by_key(exp: Experiment, exp_dir: Path, exp_path: str,
+                       keys: list[str]) -> dict[str, tuple[tuple[str, str], str]]:
+    """Key -> ((path, need), the line naming it) for the first file its runner needs that the benchmark
+    user cannot reach; keys it can run are absent."""
+    problems: dict[str, tuple[tuple[str, str], str]] = {}
+    blockers: dict[tuple[str, str], Blocker | None] = {}
     for key in keys:
         bench, vm_name, variant = key.split(":")
         launch = runner_launch(exp, exp_dir, exp_path, bench, vm_name, variant, home="/nonexistent")
         bench_file = benchmark_path(exp, exp_dir, bench, variant, exp.vms[vm_name].runner)
         for path, need, listable in needed_files(launch, bench_file):
-            if (path, need) in seen:
-                continue
-            seen.add((path, need))
-            blocker = first_blocker(path, need, dir_listable=listable)
+            if (path, need) not in blockers:
+                blockers[(path, need)] = first_blocker(path, need, dir_listable=listable)
+            blocker = blockers[(path, need)]
             if blocker:
-                problems.append(f"{exp_path}: vms.{vm_name} ({key}): the benchmark user cannot {need} {path}: "
-                                f"{blocker.text}; {blocker.fix()}")
+                problems[key] = ((path, need), f"{exp_path}: vms.{vm_name} ({key}): the benchmark user cannot "
+                                               f"{need} {path}: {blocker.text}; {blocker.fix()}")
                 break
     return problems

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import iteration_runners
+from iteration_runners.protocol import ENV_LOAD_ONLY
 from supervisor.errors import ColdrunError
 from supervisor.experiment.model import KRUN_EXTERNAL_RUNNER, VM, Experiment
 
@@ -138,10 +139,11 @@ def merge_env(base: dict[str, str], extra: dict[str, str]) -> dict[str, str]:
 
 def runner_launch(exp: Experiment, exp_dir: Path, exp_path: str, bench: str, vm_name: str,
                   variant: str, home: str, debug: bool = False, *, iterations: int | None = None,
-                  param: int | None = None) -> Launch:
+                  param: int | None = None, load_only: bool = False) -> Launch:
     """argv and the fixed, minimal environment for one process execution.
 
-    ``iterations`` and ``param``: the job's (a [stop] experiment may choose them); default the experiment's."""
+    ``iterations`` and ``param``: the job's (a [stop] experiment may choose them); default the experiment's.
+    ``load_only``: the runner only loads the benchmark (PROTOCOL.md, "Load-only mode"): `check`'s load."""
     vm = exp.vms[vm_name]
     check_runner_name(vm_name, vm, exp_path)
     bench_path = check_benchmark_file(exp, exp_dir, bench, vm_name, variant, exp_path)
@@ -168,6 +170,8 @@ def runner_launch(exp: Experiment, exp_dir: Path, exp_path: str, bench: str, vm_
     env = {"PATH": FIXED_PATH, "HOME": home, "LANG": "C"}
     env = merge_env(env, dict(vm.env))
     env = merge_env(env, dict(runner_env))
+    if load_only:
+        env[ENV_LOAD_ONLY] = "1"
     return Launch(argv, env)
 
 
@@ -176,15 +180,35 @@ def env_size(env: dict[str, str]) -> int:
     return sum(len(k.encode()) + len(v.encode()) + 2 for k, v in env.items())
 
 
-def validate_files(exp: Experiment, exp_dir: Path, exp_path: str, keys: list[str]) -> None:
-    """Everything `check` and `start` require to exist: runners, executables, benchmark files."""
+def file_problems(exp: Experiment, exp_dir: Path, exp_path: str, keys: list[str]) -> tuple[list[str], list[str]]:
+    """Everything `check` and `start` require to exist (runners, executables, benchmark files), one line per
+    problem: each VM's first, and every key's missing benchmark file, so one check lists them all; and the
+    keys that have all they need."""
+    problems: list[str] = []
+    bad_vms: set[str] = set()
     for vm_name, vm in exp.vms.items():
-        check_runner_name(vm_name, vm, exp_path)
-        resolve_executable(vm_name, vm, exp_path)
+        try:
+            check_runner_name(vm_name, vm, exp_path)
+            resolve_executable(vm_name, vm, exp_path)
+        except ColdrunError as e:
+            problems.append(str(e))
+            bad_vms.add(vm_name)
     tried_vms: set[str] = set()
+    good: list[str] = []
     for key in keys:
         bench, vm_name, variant = key.split(":")
-        check_benchmark_file(exp, exp_dir, bench, vm_name, variant, exp_path)
-        if vm_name not in tried_vms:   # builds the runner's argv once: catches unbuilt runners early
-            tried_vms.add(vm_name)
-            runner_launch(exp, exp_dir, exp_path, bench, vm_name, variant, home="/nonexistent")
+        try:
+            check_benchmark_file(exp, exp_dir, bench, vm_name, variant, exp_path)
+        except ColdrunError as e:
+            problems.append(str(e))
+            continue
+        if vm_name not in tried_vms and vm_name not in bad_vms:
+            tried_vms.add(vm_name)     # builds the runner's argv once: catches unbuilt runners early
+            try:
+                runner_launch(exp, exp_dir, exp_path, bench, vm_name, variant, home="/nonexistent")
+            except ColdrunError as e:
+                problems.append(str(e))
+                bad_vms.add(vm_name)
+        if vm_name not in bad_vms:
+            good.append(key)
+    return problems, good

@@ -15,7 +15,7 @@ it, owns none of coldrun's files.
 ``external`` runners are not launched: coldrun cannot know what trivial input
 an arbitrary program accepts, and running one of the experiment's own
 benchmarks could take any time.  Their executable and benchmark files are
-still checked by validate_files and runner_access.
+still checked by file_problems and runner_access.
 """
 
 from __future__ import annotations
@@ -102,13 +102,20 @@ def _probe_one(exp: Experiment, exp_dir: Path, experiment_file: str, vm_name: st
 def probe_runners(exp: Experiment, exp_dir: Path, experiment_file: str, run_keys: list[str], *,
                   as_benchmark_user: bool, timeout: float = 30.0) -> list[str]:
     """One line per runner that cannot run (naming the runner and the fix); [] when all can."""
+    return list(probe_failures(exp, exp_dir, experiment_file, run_keys, as_benchmark_user=as_benchmark_user,
+                               timeout=timeout).values())
+
+
+def probe_failures(exp: Experiment, exp_dir: Path, experiment_file: str, run_keys: list[str], *,
+                   as_benchmark_user: bool, timeout: float = 30.0) -> dict[str, str]:
+    """VM name -> the line saying why its runner cannot run, for the VMs of ``run_keys``."""
     prefix = unprivileged_prefix() if as_benchmark_user else []
-    problems = []
+    problems = {}
     for vm_name in dict.fromkeys(key.split(":")[1] for key in run_keys):
         runner = exp.vms[vm_name].runner
         if runner in (EXTERNAL_RUNNER, KRUN_EXTERNAL_RUNNER):
             continue
         problem = _probe_one(exp, exp_dir, experiment_file, vm_name, prefix=prefix, timeout=timeout)
         if problem:
-            problems.append(f"{experiment_file}: vms.{vm_name} (runner {runner}) cannot run: {problem}")
+            problems[vm_name] = f"{experiment_file}: vms.{vm_name} (runner {runner}) cannot run: {problem}"
     return problems

@@ -10,11 +10,12 @@ from pathlib import Path
 
 import psutil
 
-from contracts.status_report import JobCounts, LastError, StatusReport
+from contracts.status_report import Failure, JobCounts, LastError, StatusReport
 from supervisor.boot.kinds import kind_for
+from supervisor.experiment.duet import pair_sides
 from supervisor.state.outcome import FAILED_STATES, standing_code
 from supervisor.state.records import list_attempts
-from supervisor.state.schedule import OUTSTANDING, RUNNING, Schedule
+from supervisor.state.schedule import CRASHED, OUTSTANDING, RUNNING, Schedule
 from supervisor.state.statedir import StateDir
 from supervisor.state.verify import load_record, verify_records
 
@@ -48,7 +49,7 @@ def status_report(state_dir: str) -> StatusReport:
     exp, _ = state.experiment(schedule, check_source=False)
     altered = verify_records(state, schedule)
     c = schedule.counts()
-    per_iteration, last_error, kept_sides = _read_records(state.path, schedule)
+    per_iteration, last_error, failures, kept_sides = _read_records(state.path, schedule)
     kind = kind_for(exp)
     running = schedule.status == "running"
     expected = kind.expected_jobs(state.path, schedule) if running else {}
@@ -61,7 +62,7 @@ def status_report(state_dir: str) -> StatusReport:
         eta_seconds=(estimate_remaining(schedule, per_iteration, exp.waits.per_execution, expected)
                      if running else None),
         supervisor_pid=holder if running and holder and psutil.pid_exists(holder) else None,
-        last_error=last_error,
+        last_error=last_error, failures=failures,
         stop_reason=state.stop_reason() if schedule.status == "stopped" else None,
         altered=altered, **kind.status_parts(state.path, schedule, kept_sides))
 
@@ -75,11 +76,17 @@ def report_exit_code(report: StatusReport) -> int:
 
 
 def _read_records(state_path: Path, schedule: Schedule) -> tuple[dict[str, list[float]], LastError | None,
-                                                                  Counter[str]]:
+                                                                  list[Failure], Counter[str]]:
     """Seconds per iteration of every job key's records (a pair job's: both sides'), the newest errored or
-    timed-out one, and per pair job key the sides kept from failed pair executions (final attempts)."""
+    timed-out one, every failed attempt (crashed jobs from the schedule), and per pair job key the sides kept
+    from failed pair executions (final attempts)."""
     per_iteration: dict[str, list[float]] = defaultdict(list)
     last_error = None
+    failed: list[tuple[int, Failure]] = [
+        (i, Failure(key=key, pexec=job.pexec, attempt=job.attempts, state="crashed",
+                    reason="the boot that ran it never finished (a crash or power cut); no record"))
+        for i, job in enumerate(schedule.jobs) if job.state == CRASHED
+        for key in (pair_sides(job.key) or (job.key,))]
     kept: Counter[str] = Counter()
     files = [(attempt, path) for (idx, attempt), sides in list_attempts(state_path).items() for path in sides.values()]
     for attempt, path in sorted(files, key=lambda ap: os.lstat(ap[1]).st_mtime):
@@ -91,7 +98,10 @@ def _read_records(state_path: Path, schedule: Schedule) -> tuple[dict[str, list[
             per_iteration[job_key].append(rec.duration_seconds / rec.iterations)
         if rec.outcome in ("E", "T"):
             last_error = LastError(key=rec.key, pexec=rec.pexec, attempt=attempt, state=rec.state, reason=rec.reason)
+            failed.append((rec.job_index, Failure(key=rec.key, pexec=rec.pexec, attempt=attempt, state=rec.state,
+                                                  reason=rec.reason)))
         if (rec.pair and rec.pair.partner_failed and rec.pair.own_outcome == "C" and rec.job_index < len(schedule.jobs)
                 and schedule.jobs[rec.job_index].attempts == attempt):
             kept[job_key] += 1
-    return per_iteration, last_error, kept
+    failures = [f for _, f in sorted(failed, key=lambda jf: (jf[0], jf[1].attempt, jf[1].key))]
+    return per_iteration, last_error, failures, kept

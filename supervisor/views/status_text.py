@@ -38,6 +38,10 @@ def status_text(report: StatusReport) -> str:
     if report.last_error is not None:
         e = report.last_error
         lines.append(f"last error: {e.key} #{e.pexec} attempt {e.attempt}: {e.reason}")
+    if report.failures:
+        lines.append(f"failed executions ({len(report.failures)}):")
+        lines.extend(f"  {f.key} #{f.pexec} attempt {f.attempt}: {f.state.replace('_', ' ')}: {f.reason}"
+                     for f in report.failures)
     if report.status == "stopped":
         lines.append(f"stop reason: {report.stop_reason}")
     if report.altered:

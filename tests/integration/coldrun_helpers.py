@@ -35,12 +35,22 @@ def config_as_invoker(tmp_path: Path, name: str) -> str:
     p.write_text(runs_as_invoker(text.replace('benchmarks_dir = "demo/benchmarks"',
                                               f'benchmarks_dir = "{REPO / "configs" / "demo" / "benchmarks"}"')))
     return str(p)
+def one_problem(r, *fragments: str) -> str:
+    """The one "problem: " line `coldrun check` printed (exit 1, no traceback), holding every fragment."""
+    assert r.returncode == 1, r.stdout + r.stderr
+    return _the_one_line(r, r.stdout, "problem: ", fragments)
+
+
 def one_line_error(r, *fragments: str) -> str:
     """The one "coldrun: " line a failed command printed (no traceback), holding every fragment."""
     assert r.returncode != 0, r.stdout
+    return _the_one_line(r, r.stderr, "coldrun: ", fragments)
+
+
+def _the_one_line(r, text: str, prefix: str, fragments: tuple[str, ...]) -> str:
     assert "Traceback" not in r.stderr, r.stderr
-    lines = [ln for ln in r.stderr.splitlines() if ln.startswith("coldrun: ")]
-    assert len(lines) == 1, r.stderr
+    lines = [ln for ln in text.splitlines() if ln.startswith(prefix)]
+    assert len(lines) == 1, text
     for f in fragments:
         assert f in lines[0], lines[0]
     return lines[0]

@@ -8,7 +8,7 @@ import subprocess
 import sys
 import time
 
-from coldrun_helpers import REPO, coldrun, one_line_error
+from coldrun_helpers import REPO, coldrun, one_line_error, one_problem
 
 
 def test_malformed_toml(tmp_path):
@@ -39,7 +39,7 @@ def test_bad_duration_and_size(exp_factory):
 def test_missing_benchmark_file(exp_factory, tmp_path):
     p = exp_factory({"a": "ok"})
     (tmp_path / "benchmarks" / "a" / "fake" / "bench.txt").unlink()
-    one_line_error(coldrun("check", str(p)), "benchmarks.a", "bench.txt missing")
+    one_problem(coldrun("check", str(p)), "benchmarks.a", "bench.txt missing")
     state = tmp_path / "s"
     one_line_error(coldrun("start", str(p), "--simulate-reboots", "--state-dir", str(state)), "missing")
     assert not (state / "schedule").exists()
@@ -52,22 +52,23 @@ def test_missing_c_benchmark_suggests_make(tmp_path):
     p = tmp_path / "e.toml"
     p.write_text('name="e"\nexecutions=1\nbenchmarks_dir="demo/benchmarks"\nbenchmarks={x=1}\n'
                  'variants.c={target="bench.so",subdir="c"}\nvms.c={runner="c",iterations=2,variants=["c"]}\n')
-    line = one_line_error(coldrun("check", str(p)), "bench.so missing", "run make -C")
+    line = one_problem(coldrun("check", str(p)), "bench.so missing", "run make -C").removesuffix(
+        " (coldrun start refuses this)")
     assert line.rstrip().endswith(str(tmp_path / "demo")) or "demo" in line.split("make -C")[1]
 
 
 def test_missing_executable(exp_factory):
     p = exp_factory({"a": "ok"})
     p.write_text(p.read_text().replace(f'executable = "{sys.executable}"', 'executable = "no-such-vm-xyz"'))
-    one_line_error(coldrun("check", str(p)), "vms.fake.executable", "not found on PATH")
+    one_problem(coldrun("check", str(p)), "vms.fake.executable", "not found on PATH")
     p.write_text(p.read_text().replace('"no-such-vm-xyz"', '"/opt/nowhere/python9"'))
-    one_line_error(coldrun("check", str(p)), "vms.fake.executable", "does not exist")
+    one_problem(coldrun("check", str(p)), "vms.fake.executable", "does not exist")
 
 
 def test_unknown_runner(exp_factory):
     p = exp_factory({"a": "ok"})
     p.write_text(p.read_text().replace('runner = "external"', 'runner = "cobol"'))
-    one_line_error(coldrun("check", str(p)), "vms.fake.runner", "known: ")
+    one_problem(coldrun("check", str(p)), "vms.fake.runner", "known: ")
 
 
 def test_unwritable_state_dir(exp_factory, tmp_path):

@@ -11,6 +11,8 @@ rows for executions without data.
 
 from __future__ import annotations
 
+import json
+
 import os
 import re
 import signal
@@ -106,6 +108,12 @@ def test_skipped_failed_timed_out_crashed_and_unrun_slots_read_the_same(tmp_path
     assert states == {"skipped (no data)", "errored (no data)", "timed out (no data)", "crashed (no data)"}, rows
     assert {row[:3] for row in rows if row[3] == "skipped (no data)"} == {("fib2", "fake", "#1"),
                                                                          ("fib2", "fake", "#2")}
+    # status lists every failed execution, the crashed one (no record) too, as the export reads them
+    failures = json.loads(coldrun("status", str(state), "--json").stdout)["failures"]
+    failed_rows = {(r[0], r[2], r[3].removesuffix(" (no data)")) for r in rows if r[3] != "skipped (no data)"}
+    assert {(f["key"].split(":")[0], f"#{f['pexec'] + 1}", f["state"].replace("_", " ")) for f in failures} \
+        == failed_rows and len(failures) == len(failed_rows)
+    assert all(f["reason"] for f in failures)
 
 
 @pytest.mark.skipif(not TWO_CPUS, reason="pair executions need 2 CPUs; this machine gives the tests fewer")

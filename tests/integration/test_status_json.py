@@ -43,6 +43,7 @@ def _text_agrees(text: str, doc: dict) -> None:
                                                      r"skipped) (\d+)", text.splitlines()[2])))
     assert counts == doc["counts"]
     assert ("last error:" in text) == (doc["last_error"] is not None)
+    assert (f"failed executions ({len(doc['failures'])}):" in text) == bool(doc["failures"])
     assert ("ALTERED:" in text) == bool(doc["altered"])
     for line in doc["altered"]:
         assert f"  {line}" in text
@@ -105,6 +106,24 @@ def test_finished_with_failures_names_the_last_error(tmp_path, capsys):
     err = doc["last_error"]
     assert (err["key"], err["pexec"], err["attempt"], err["state"]) == ("b:fake:v", 0, 1, "errored")
     assert err["reason"] and f"last error: b:fake:v #0 attempt 1: {err['reason']}" in text
+
+
+def test_every_failed_execution_is_listed_not_only_the_last(tmp_path, capsys):
+    state = tmp_path / "s"
+    start_quiet(experiment(tmp_path, {"a": "fail", "b": "ok", "c": "crash", "d": "hang"}, executions=2,
+                           extra="stop_on_launch_failure = false"), state)
+    assert run_to_end(state) == 6
+    code, doc, text_code, text = status(state, capsys)
+    failures = doc["failures"]
+    # a, c (a signal) and d (a timeout) failed twice each; b never: every one is listed, in schedule order
+    assert [(f["key"], f["pexec"], f["attempt"], f["state"]) for f in failures] == [
+        (f"{k}:fake:v", p, 1, "timed_out" if k == "d" else "errored") for p in (0, 1) for k in "acd"]
+    assert all(f["reason"] for f in failures)
+    assert "SIGSEGV" in failures[1]["reason"] and "timed out" in failures[2]["reason"]
+    assert f"failed executions ({len(failures)}):" in text
+    for f in failures:
+        assert f"  {f['key']} #{f['pexec']} attempt {f['attempt']}: {f['state'].replace('_', ' ')}: {f['reason']}" \
+            in text
 
 
 def test_stopped_carries_the_stop_reason(tmp_path, capsys):

@@ -53,7 +53,10 @@ def test_an_ordinary_failure_is_not_called_python2(tmp_path):
     bench = write_python_benchmark(tmp_path, "def run_iter(n):\n    return undefined_name\n")
     outcome = run("python", sys.executable, bench, iterations=2)
     assert outcome.returncode == 1 and "looks like Python 2" not in outcome.stderr
-    assert outcome.stderr.strip().splitlines()[-1] == "NameError: name 'undefined_name' is not defined"
+    # the traceback, then the runner's one line in Python's words
+    assert outcome.stderr.strip().splitlines()[-2:] == [
+        "NameError: name 'undefined_name' is not defined",
+        "iterations_runner.py: error: the benchmark raised NameError: name 'undefined_name' is not defined"]
 
 
 def test_the_python_runner_runs_python2_benchmarks_under_python27(tmp_path):

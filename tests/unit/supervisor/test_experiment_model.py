@@ -230,3 +230,44 @@ def test_other_unions_are_one_line_naming_every_form(setting, expected):
 def test_dict_key_problems_name_the_key_not_a_tag():
     [line] = err_lines(BASE.replace("fib = 10", '"fi b" = 10'))
     assert line.startswith('exp.toml: benchmarks."fi b": names may only use')
+
+
+@pytest.mark.parametrize("table, value, field, fragment", [
+    ("platform", 'governor = "turbo-please"', "platform.governor:", "is not a cpufreq governor the kernel knows"),
+    ("platform", 'energy_performance_preference = "fast"', "platform.energy_performance_preference:",
+     "balance_performance"),
+    ("platform", 'energy_performance_preference = "256"', "platform.energy_performance_preference:", ""),
+    ("platform", 'malloc_options = "cfgruxZ"', "platform.malloc_options:", "(Z)"),
+    ("mail", 'to = ["-oQ/tmp/x"]', "mail.to:", 'nothing starting with "-"'),
+    ("mail", 'to = ["a b@example.org"]', "mail.to:", "is not a mail address"),
+    ("mail", 'to = ["x@"]', "mail.to:", "is not a mail address"),
+])
+def test_platform_values_and_mail_recipients_are_from_their_vocabulary(table, value, field, fragment):
+    """Issue 25: checked before any machine is touched (a bad one is a start that dies at its first boot)."""
+    lines = err_lines(BASE + f"\n[{table}]\n{value}\n")
+    assert len(lines) == 1 and lines[0].startswith(f"exp.toml: {field}") and fragment in lines[0], lines
+
+
+@pytest.mark.parametrize("value", ['governor = "schedutil"', 'governor = "ignore"',
+                                   'energy_performance_preference = "balance_power"',
+                                   'energy_performance_preference = "128"', 'malloc_options = "CFGJ<>"'])
+def test_the_kernel_s_own_values_are_accepted(value):
+    parse_experiment((BASE + f"\n[platform]\n{value}\n").encode(), "exp.toml")
+    parse_experiment((BASE + '\n[mail]\nto = ["root", "lab+coldrun@example.org"]\n').encode(), "exp.toml")
+
+
+def test_pre_and_post_commands_that_cannot_run_are_each_named(tmp_path):
+    from supervisor.boot.user_commands import command_problems
+
+    tool = tmp_path / "cool-down"
+    tool.write_text("#!/bin/sh\n")
+    tool.chmod(0o644)              # there, but not executable
+    exp = parse_experiment((f'pre_execution = [["{tool}"], ["sync"], {{shell = "if then fi"}}]\n'
+                               'post_execution = [["no-such-command-anywhere"], {shell = "true"}]\n' + BASE).encode(),
+                              "exp.toml")
+    first, shell, post = command_problems(exp, "exp.toml")
+    assert first == (f"exp.toml: pre_execution[0]: '{tool}' does not exist or is not executable; give an installed "
+                     "program's absolute path")
+    assert shell.startswith("exp.toml: pre_execution[2]: /bin/sh cannot parse 'if then fi': ")   # then sh's words
+    assert post == ("exp.toml: post_execution[0]: 'no-such-command-anywhere' is not found on PATH; give an installed "
+                    "program's absolute path")

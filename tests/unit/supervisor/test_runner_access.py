@@ -1,4 +1,4 @@
-"""The benchmark user must reach every file its runner needs: check warns, a real start refuses."""
+"""The benchmark user must reach every file its runner needs: check fails (exit 1), a real start refuses."""
 
 from __future__ import annotations
 
@@ -140,12 +140,12 @@ def test_unreachable_files_names_vm_key_and_fix(tree):
     assert "benchmark_user = false" in lines[0]
 
 
-def test_check_warns_and_real_start_refuses_before_anything_changes(tree, tmp_path, capsys):
+def test_check_fails_and_real_start_refuses_before_anything_changes(tree, tmp_path, capsys):
     (tree / "bin").chmod(0o700)
     exp_path = external_experiment(tmp_path, tree / "bin" / "tool")
-    assert main(["check", str(exp_path)]) == 0
+    assert main(["check", str(exp_path)]) == 1       # no problem start refuses may pass check
     out = capsys.readouterr().out
-    assert f"warning: {exp_path}: vms.ext (a:ext:v): the benchmark user cannot execute" in out
+    assert f"problem: {exp_path}: vms.ext (a:ext:v): the benchmark user cannot execute" in out
     if os.geteuid() != 0:
         pytest.skip("a real start refuses non-root users before this check")
     cmds, root, platform = RecordingCommands(), fake_root(tmp_path), RebootRecorder()
@@ -169,7 +169,7 @@ def test_benchmark_user_false_or_simulated_start_is_not_checked(tree, tmp_path, 
     text = exp_path.read_text().replace('[benchmarks]', '[platform]\nbenchmark_user = false\n[benchmarks]')
     exp_path.write_text(text)
     assert main(["check", str(exp_path)]) == 0
-    assert "warning" not in capsys.readouterr().out
+    assert "problem" not in capsys.readouterr().out
 
 
 def test_startup_wrapper_execs_the_vm(tree):

@@ -56,3 +56,25 @@ def test_a_cut_tail_starts_at_a_line_boundary():
     whole = Tail(1024)
     whole.add(b"partial first\nsecond\n")
     assert whole.text() == "partial first\nsecond\n"
+
+
+LUAJIT = """/tmp/b/bench.lua:2: attempt to call field 'unpack' (a nil value)
+stack traceback:
+        /tmp/b/bench.lua:2: in function 'BM_run_iter'
+        iterations_runner.lua:131: in function <iterations_runner.lua:96>
+        [C]: in function 'xpcall'
+iterations_runner.lua: error: the benchmark failed: /tmp/b/bench.lua:2: attempt to call field 'unpack' (a nil value)
+"""
+
+
+def test_the_runner_s_own_last_line_beats_any_other():
+    # issue 25: the reason was LuaJIT's "[C]: at 0x..." frame; the runner's line carries Lua's own message
+    assert error_line(LUAJIT) == LUAJIT.splitlines()[-1]
+    assert error_line(LUAJIT.splitlines()[0] + "\n[C]: at 0x559fb627f2c0\n") == "[C]: at 0x559fb627f2c0"
+    # a benchmark's own late "Error" line does not hide the runner's
+    noisy = "iterations_runner.py: error: the benchmark raised KeyError: 'x'\nSomeError: in a child's output\n"
+    assert error_line(noisy) == "iterations_runner.py: error: the benchmark raised KeyError: 'x'"
+    assert error_line("libkruntime: duet barrier abandoned at iteration 3: partner exited\n") == \
+        "libkruntime: duet barrier abandoned at iteration 3: partner exited"
+    # a debug line of a runner is not its error line
+    assert error_line("[iterations_runner.py] iteration 1/2\nZeroDivisionError: x\n") == "ZeroDivisionError: x"
