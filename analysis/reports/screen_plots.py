@@ -48,7 +48,8 @@ def block_plots_png(analysis: dict, dpi: int = 72) -> bytes:
         ax.set_xticklabels([",".join(str(v) for v in box["others"].values()) for box in plot["boxes"]],
                            rotation=90, fontsize=7)
         chance = "" if plot["chance"] is None else f", chance {plot['chance']:.3g}"
-        ax.set_title(f"{factor} ({'consistent' if plot['consistent'] else 'not consistent'}{chance})", fontsize=8)
+        verdict = {True: "consistent", False: "not consistent", None: "cannot tell"}[plot["consistent"]]
+        ax.set_title(f"{factor} ({verdict}{chance})", fontsize=8)
         ax.set_ylabel("mean response")
     return _png(fig, dpi)
 

@@ -14,6 +14,7 @@ from .text import aligned
 
 TITLE = "Screening experiment (NIST TN 1855)"
 DASH = "-"
+CONSISTENT = {True: "yes", False: "no", None: "cannot tell"}
 
 
 def _num(x: float | None, digits: int = 6) -> str:
@@ -45,7 +46,7 @@ def _tables(analysis: dict) -> list[tuple[str, list[tuple[str, ...]]]]:
         effects.append((name, _num(e["effect"]), _ci(e["ci"]),
                         _num(material["effects"].get(name, {}).get("ratio"), 3)))
     blocks = [("Primary factor", "Complete boxes", "Consistent ordering", "Ordering", "Chance")] + [
-        (f, str(p["complete_boxes"]), "yes" if p["consistent"] else "no",
+        (f, str(p["complete_boxes"]), CONSISTENT[p["consistent"]],
          DASH if p["ordering"] is None else " < ".join(map(str, p["ordering"])), _num(p["chance"], 4))
         for f, p in analysis["block_plots"].items()]
     out = [("Treatments", treatments), ("Effects", effects), ("Block plots", blocks)]
