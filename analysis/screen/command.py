@@ -108,6 +108,9 @@ def add_screen_commands(subparsers, *, level: ArgumentType, count: ArgumentType)
                         help="also analyse without the treatments matching all these levels (repeatable)")
     screen.add_argument("--material-n", type=count, default=40,
                         help="sample size for material significance (default 40, TN 1855's example)")
+    screen.add_argument("--interval", choices=("auto", "t", "bca"), default="auto",
+                        help="intervals of means and within-batch effects: t, BCa, or auto (default: t below 100 "
+                             "samples per treatment, where BCa under-covers; BCa from there, as TN 1855)")
     screen.add_argument("--samples", choices=SAMPLE_UNITS, default="executions",
                         help="RESULTS: one sample per execution (its mean; default) or per iteration")
     _steady_state_flag(screen)
@@ -182,7 +185,8 @@ def screen_options(args: argparse.Namespace):
     from analysis.screen.report import ScreenOptions
 
     return ScreenOptions(confidence=float(args.confidence), replication=replication_of(args),
-                         adaptive=not args.fixed, exclusions=tuple(args.exclude), material_n=args.material_n)
+                         adaptive=not args.fixed, exclusions=tuple(args.exclude), material_n=args.material_n,
+                         interval=args.interval)
 
 
 def run_screen(args: argparse.Namespace) -> int:
