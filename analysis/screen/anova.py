@@ -66,7 +66,7 @@ def _row(row, stratum: str) -> dict:
             "p": None if p_value is None or not math.isfinite(p_value) else float(p_value), "stratum": stratum}
 
 
-def anova(factors: Sequence[str], found: Sequence[Treatment], plots: WholePlots | None = None) -> dict:
+def anova(factors: list[str], found: Sequence[Treatment], plots: WholePlots | None = None) -> dict:
     why = balanced(factors, found)
     if why is not None:
         return {"balanced": False, "reason": why, "terms": None}
@@ -91,7 +91,12 @@ def anova(factors: Sequence[str], found: Sequence[Treatment], plots: WholePlots 
         "y": list(plots.batch_means.values()),
         **{columns[f]: [plots.batch_cell[b][k] for b in plots.batch_means] for k, f in enumerate(plots.names)}})
     per_batch = frame.shape[0] / len(plots.batch_means)   # sums of squares on the samples' scale, as aov's
-    with np.errstate(divide="ignore", invalid="ignore"):
+    if plots.dof < 1:     # nothing to test against (statsmodels refuses an F-test without residual)
+        for term in whole:
+            out[":".join(term)] = {"df": float(math.prod(len({t.levels[factors.index(f)] for t in found}) - 1
+                                                         for f in term)),
+                                   "sum_sq": None, "F": None, "p": None, "stratum": BETWEEN}
+    else:
         for name, row in _table(batch_frame, columns, whole, typ=2)[0]:
             entry = _row(row, BETWEEN)
             entry["sum_sq"] *= per_batch
