@@ -178,3 +178,26 @@ def test_resolution_iii_reports_a_main_effect_under_its_interaction_alias(tmp_pa
     c = doc["main_effects"]["C"]["1"]
     assert c["name"] == "C=1 = -A:B" and c["effect"] == pytest.approx(0.4)
     assert len(doc["half_normal"]) == 3
+
+
+def test_split_plot_anova_equals_rs_aov_with_an_error_batch_stratum(capsys):
+    import csv
+    from pathlib import Path
+
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "screening" / "split_plot"
+    doc = screen_json(capsys, fixture / "data.csv")
+    terms = doc["anova"]["terms"]
+    with open(fixture / "aov.csv") as f:
+        expected = list(csv.DictReader(f))
+    assert len(terms) == len(expected) == 8
+    for row in expected:
+        name = "residual (between batches)" if row["stratum"] == "batch" and row["term"] == "residual" else row["term"]
+        got = terms[name]
+        assert got["stratum"] == ("between batches" if row["stratum"] == "batch" else "within batches")
+        assert got["df"] == float(row["df"])
+        assert got["sum_sq"] == pytest.approx(float(row["sum_sq"]), rel=1e-9)
+        if row["F"] != "NA":
+            assert got["F"] == pytest.approx(float(row["F"]), rel=1e-9)
+            assert got["p"] == pytest.approx(float(row["p"]), rel=1e-7)
+    assert doc["whole_plot"]["dof"] == 2 and doc["main_effects"]["os"]["1"]["p"] == pytest.approx(
+        float(expected[0]["p"]), rel=1e-7)
