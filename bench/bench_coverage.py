@@ -17,7 +17,8 @@ The intervals:
 - steady: warmup_stats' steady performance, 99% (analysis.bootstrap, resampling iterations within each
   execution's steady segment; 2000 resamples, as its spread, not the C kernel, is what is measured);
 - pilot: Pilot's 95% CI of the mean with its subsession size q (analysis.pilot.subsession);
-- duet: the ratio's 99% percentile bootstrap over executions' geometric means (analysis.duet.stats), A/A
+- duet: the ratio's 99% percentile bootstrap over executions' geometric means (analysis.duet.stats) and
+  the t interval of their logs (``t_ci``), A/A
   (true ratio 1, so 1 - coverage is the false-positive rate), for the paper's procedure and, at 100
   iterations, with coldrun's --steady-state EDM cut (its relative width beside the paper's);
 - screen: a 2 x 2 design's effect and treatment mean, 95%, n samples (executions) per treatment: BCa
@@ -115,15 +116,17 @@ def duet_ratio(trials: int, rng: np.random.Generator, cut_trials: int) -> None:
 
     for shape in ("iid", "ar(1)", "heavy", "boots"):
         for executions in (3, 5, 10, 30):
-            hits = 0
+            hits = t_hits = 0
             for t in range(trials):
-                r = runs(shape, executions, 100)
-                truth = 1.0 if shape != "heavy" else 1.0     # both sides alike: the true ratio is 1
-                ci = duet_stats.ratio_ci(duet_stats.all_gms(r), confidence=0.99, resamples=2000,
-                                         rng=np.random.default_rng(t))
-                hits += ci.low <= truth <= ci.high
+                gms = duet_stats.all_gms(runs(shape, executions, 100))     # both sides alike: the true ratio is 1
+                ci = duet_stats.ratio_ci(gms, confidence=0.99, resamples=2000, rng=np.random.default_rng(t))
+                hits += ci.low <= 1.0 <= ci.high
+                t_ci = duet_stats.log_t_ci(gms, confidence=0.99)
+                t_hits += t_ci.low <= 1.0 <= t_ci.high
             row("duet", shape, "paper: percentile bootstrap", executions, hits, trials, 0.99,
                 f"A/A false positives {1 - hits / trials:.3f}")
+            row("duet", shape, "t on log gms (t_ci)", executions, t_hits, trials, 0.99,
+                f"A/A false positives {1 - t_hits / trials:.3f}")
     for executions in (5, 10):
         hits = {False: 0, True: 0}
         widths = {False: [], True: []}

@@ -17,6 +17,8 @@ data EDM splits plain noise, so the cut loses iterations and widens the
 interval; bench/bench_coverage.py measures it). ``--json`` prints one object:
 
 - ``gms`` (per execution), ``ggms``, ``ci`` [low, high], ``relative_ci_width`` (width / ggms);
+- ``ci_reliable`` (false under 10 executions, where the percentile bootstrap under-covers; a note says so)
+  and ``t_ci`` [low, high], exp of the t interval of the executions' log gms, which covers at any count;
 - ``sequential_difference`` (mean x - mean y over the executions' mean times),
   ``sequential_ci``, ``sequential_relative_ci_width`` (width / mean of y),
   ``sequential_method``;
@@ -142,6 +144,8 @@ def report_runs(runs, source: str, *, confidence: float, resamples: int, seed: i
         "ggms": result.ggms,
         "ci": [result.ci.low, result.ci.high],
         "relative_ci_width": result.ci.relative_width,
+        "ci_reliable": runs.executions >= stats.PERCENTILE_MIN_EXECUTIONS,
+        "t_ci": [result.t_ci.low, result.t_ci.high],
         "sequential_difference": result.sequential_difference,
         "sequential_ci": [result.sequential_ci.low, result.sequential_ci.high],
         "sequential_relative_ci_width": result.sequential_ci.relative_width,
@@ -188,7 +192,8 @@ def render_text(doc: dict) -> str:
     lines = [
         f"duet: {doc['pairs']}: {doc['executions']} executions, kept iterations {doc['iterations']}",
         f"  ggms (x/y)         {doc['ggms']:.6g}   {level} CI [{doc['ci'][0]:.6g}, {doc['ci'][1]:.6g}]"
-        f"   relative width {doc['relative_ci_width']:.3%}",
+        f"   relative width {doc['relative_ci_width']:.3%}" + ("" if doc["ci_reliable"] else "   UNRELIABLE (see note)"),
+        f"  t on log gms       {level} CI [{doc['t_ci'][0]:.6g}, {doc['t_ci'][1]:.6g}]",
         f"  sequential x - y   {doc['sequential_difference']:.6g}   {level} CI [{doc['sequential_ci'][0]:.6g}, "
         f"{doc['sequential_ci'][1]:.6g}]   relative width {doc['sequential_relative_ci_width']:.3%} (of y's mean)",
         "  reduction          " + ("none (the duet CI has zero width)" if doc["reduction"] is None

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from analysis.cli import main
@@ -16,7 +17,7 @@ TOY_GMS = [1.0877573059372772, 1.0927586208054845, 1.0725891493349424]
 KEYS = {"pairs", "executions", "iterations", "gms", "ggms", "ci", "relative_ci_width", "sequential_difference",
         "sequential_ci", "sequential_relative_ci_width", "sequential_method", "reduction", "shuffle_pairing",
         "shuffle_gms", "shuffle_ci", "shuffle_relative_ci_width", "seed", "confidence", "resamples",
-        "steady_state", "procedure", "excluded", "notes", "y_mean"}
+        "steady_state", "procedure", "excluded", "notes", "y_mean", "ci_reliable", "t_ci"}
 
 
 def write(tmp_path, document, name="pairs.json") -> str:
@@ -132,3 +133,15 @@ def test_the_paper_procedure_is_the_default_and_the_cut_is_named(tmp_path, capsy
     assert "procedure          Bulej et al. 2020" in capsys.readouterr().out
     with pytest.raises(SystemExit):    # one or the other
         main(["duet", "--pairs", path, "--steady-state", "--no-steady-state"])
+
+
+def test_few_executions_mark_the_percentile_ci_unreliable_and_give_the_t_interval_of_logs(tmp_path, capsys):
+    doc = run_json(capsys, "--pairs", write(tmp_path, TOY), "--seed", "2")
+    assert doc["ci_reliable"] is False and any(n.startswith("CI unreliable: 3 executions") for n in doc["notes"])
+    logs = np.log(TOY_GMS)
+    half = 9.924843200918282 * logs.std(ddof=1) / np.sqrt(3)      # t(0.995, 2)
+    assert doc["t_ci"] == pytest.approx([np.exp(logs.mean() - half), np.exp(logs.mean() + half)], rel=1e-9)
+    assert doc["t_ci"][0] < doc["ci"][0] and doc["ci"][1] < doc["t_ci"][1]
+    many = {"x": [[1.0 + 0.01 * ((i * 7 + r) % 5), 1.0] for i in range(2) for r in range(6)][:12],
+            "y": [[1.0, 1.0 + 0.01 * ((r * 3) % 4)] for r in range(12)]}
+    assert run_json(capsys, "--pairs", write(tmp_path, many, "many.json"), "--seed", "2")["ci_reliable"] is True
