@@ -84,17 +84,23 @@ def steady_perf(trials: int, rng: np.random.Generator) -> None:
 
 
 def pilot_mean(trials: int, rng: np.random.Generator) -> None:
-    for shape in ("iid", "ar(1)", "heavy", "boots"):
+    for shape in ("iid", "ar(1)", "heavy"):          # one execution's stable iterations
         for n in (200, 1000):
             hits = 0
             for _ in range(trials):
-                if shape == "boots":       # 10 executions' iterations in a row
-                    x = np.concatenate([series("iid", rng, n // 10) + 0.3 * rng.standard_normal() for _ in range(10)])
-                else:
-                    x = series(shape, rng, n)
+                x = series(shape, rng, n)
                 q = ss.optimal_subsession_size(x)
                 hits += q > 0 and abs(ss.sample_mean(x)) <= ss.ci_width(x, q) / 2
-            row("pilot", shape, "subsession q (ac 0.1)", n, hits, trials, 0.95, "iterations")
+            row("pilot", shape, "subsession q (ac 0.1)", n, hits, trials, 0.95, "iterations of one execution")
+    for executions in (3, 5, 10, 30):                # a key: Pilot's CI of its executions' means
+        hits = 0
+        for _ in range(trials):
+            means = np.array([float(np.mean(series("ar(1)", rng, 200))) + 0.3 * rng.standard_normal()
+                              for _ in range(executions)])
+            q = ss.optimal_subsession_size(means)
+            hits += q > 0 and abs(ss.sample_mean(means)) <= ss.ci_width(means, q) / 2
+        row("pilot", "boots", "key: CI of execution means", executions, hits, trials, 0.95,
+            "executions (ar(1) iterations + a boot offset)")
 
 
 def duet_ratio(trials: int, rng: np.random.Generator, cut_trials: int) -> None:
@@ -115,7 +121,7 @@ def duet_ratio(trials: int, rng: np.random.Generator, cut_trials: int) -> None:
         return PairedRuns(tuple(xs), tuple(ys))
 
     for shape in ("iid", "ar(1)", "heavy", "boots"):
-        for executions in (3, 5, 10, 30):
+        for executions in (3, 5, 10, 20, 30):
             hits = t_hits = 0
             for t in range(trials):
                 gms = duet_stats.all_gms(runs(shape, executions, 100))     # both sides alike: the true ratio is 1

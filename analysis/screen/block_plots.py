@@ -58,7 +58,7 @@ def block_plot(factors: Sequence[str], found: Sequence[Treatment], primary: int)
         "boxes": out_boxes,
         "complete_boxes": complete_boxes,
         "consistent": consistent,
-        "ordering": list(orders[0]) if consistent else None,
+        "ordering": list(orders[0]) if orders and len(set(orders)) == 1 else None,
         "why": None if consistent is not None else (
             f"{complete_boxes} complete box(es): a box holding every level of {factors[primary]} at one "
             "setting of the other factors is needed twice to see an ordering repeat"),
@@ -66,6 +66,15 @@ def block_plot(factors: Sequence[str], found: Sequence[Treatment], primary: int)
     }
 
 
-def block_plots(factors: Sequence[str], found: Sequence[Treatment]) -> dict:
-    """A block plot for every factor as the primary one (one factor alone has a single box)."""
-    return {factor: block_plot(factors, found, j) for j, factor in enumerate(factors)}
+def block_plots(factors: Sequence[str], found: Sequence[Treatment], whole_plot: Sequence[str] = ()) -> dict:
+    """A block plot for every factor as the primary one (one factor alone has a single box).
+
+    A whole-plot factor (one needing a reboot) is compared between batches in every box alike, so its boxes
+    share the batches' offsets and are not independent: its ordering is shown, but not judged."""
+    out = {factor: block_plot(factors, found, j) for j, factor in enumerate(factors)}
+    for factor in whole_plot:
+        if factor in out:
+            out[factor].update(consistent=None, chance=None, why=(
+                f"{factor} needs a reboot: every box compares the same batches, so the boxes are not independent "
+                "and the chance of a consistent ordering does not apply; its whole-plot test does"))
+    return out

@@ -165,7 +165,7 @@ def _analyse_treatments(table: ScreenTable, found: list[effects.Treatment], opti
         "whole_plot": None if plots is None else {
             "factors": list(plots.names), "batches": len(plots.batch_means), "combinations": plots.cells,
             "dof": plots.dof, "why": plots.untestable_reason() if plots.dof < 1 else None},
-        "block_plots": block_plots.block_plots(table.factors, found),
+        "block_plots": block_plots.block_plots(table.factors, found, () if plots is None else plots.names),
         "anova": anova.anova(table.factors, found, plots),
         # one point per alias set: the independent contrasts only
         "half_normal": effects.half_normal(list(named), list(named.values())) if all_two_level else None,

@@ -73,6 +73,9 @@ def test_whole_plot_factor_is_tested_on_batch_means_and_agrees_with_the_anova_st
     assert terms["os"]["p"] == pytest.approx(os_["p"], rel=1e-9)          # F = t^2 in the batch stratum
     assert terms["fp"]["p"] == pytest.approx(doc["main_effects"]["fp"]["1"]["p"], rel=1e-9)
     assert terms["residual"]["df"] == 24 - 4 - 2                           # less one per batch, fp, os:fp
+    block = doc["block_plots"]["os"]        # its boxes share the batches: shown, not judged
+    assert block["consistent"] is None and block["chance"] is None and "not independent" in block["why"]
+    assert doc["block_plots"]["fp"]["chance"] == 0.5
 
 
 def test_one_batch_per_level_gives_no_ci_or_p_and_says_how_many_batches(tmp_path, capsys):
