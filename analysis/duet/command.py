@@ -17,7 +17,7 @@ data EDM splits plain noise, so the cut loses iterations and widens the
 interval; bench/bench_coverage.py measures it). ``--json`` prints one object:
 
 - ``gms`` (per execution), ``ggms``, ``ci`` [low, high], ``relative_ci_width`` (width / ggms);
-- ``ci_reliable`` (false under 20 executions, where the percentile bootstrap under-covers; a note says so)
+- ``ci_reliable`` (false under 30 executions, where the percentile bootstrap under-covers; a note says so)
   and ``t_ci`` [low, high], exp of the t interval of the executions' log gms, which covers at any count;
 - ``sequential_difference`` (mean x - mean y over the executions' mean times),
   ``sequential_ci``, ``sequential_relative_ci_width`` (width / mean of y),

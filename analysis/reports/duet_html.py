@@ -83,7 +83,7 @@ def duet_section(doc: dict) -> str:
         blocks.append(
             f'<h3>{escape(p["a"])} / {escape(p["b"])}</h3>\n'
             f'<p>ggms {p["ggms"]:.6g}, CI [{p["ci"][0]:.6g}, {p["ci"][1]:.6g}]'
-            f'{"" if p["ci_reliable"] else " (unreliable under 20 executions; t on log gms: [%.6g, %.6g])" % tuple(p["t_ci"])}'
+            f'{"" if p["ci_reliable"] else " (unreliable under 30 executions; t on log gms: [%.6g, %.6g])" % tuple(p["t_ci"])}'
             f'; reduction of the relative CI width '
             f'(sequential / duet) {reduction}; seed {p["seed"]}; iterations paired by '
             f'{PAIRING_WORDS.get(p.get("pairing"), PAIRING_WORDS["position"])}.{left} '

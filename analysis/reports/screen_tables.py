@@ -37,7 +37,7 @@ def _effect_row(name: str, e: dict, material: dict) -> tuple[str, ...]:
 
 def _tables(analysis: dict) -> list[tuple[str, list[tuple[str, ...]]]]:
     """(heading, rows with a header row) of every table of one analysis."""
-    level = f"{analysis['confidence'] * 100:g}% {analysis.get('interval_method', 'BCa')} CI"
+    level = f"{analysis['confidence'] * 100:g}% {analysis['intervals']['means']['method']} CI"
     treatments = [("Treatment", "n", "Mean", level)] + [
         (_levels(analysis, t["levels"]), str(t["n"]), _num(t["mean"]), _ci(t["ci"])) for t in analysis["treatments"]]
     material = analysis["material_significance"]
@@ -68,11 +68,12 @@ def _settings(analysis: dict) -> str:
         f"Monte-Carlo error {_num(analysis['monte_carlo_error'], 3)} (resolution {_num(analysis['resolution'], 3)} "
         "not reached: resample limit)")
     material = analysis["material_significance"]
-    method = analysis.get("interval_method", "BCa")
-    intervals = (f"{analysis['resamples']} resamples in {analysis['batches']} batch(es), {error}; seed "
-                 f"{analysis['seed']}" if method == "BCa" else "no resampling")
-    return (f"{analysis['samples']} samples; {method} intervals: {analysis.get('interval_reason') or 'default'}; "
-            f"{intervals}. {_whole_plot(analysis)}Material significance: CI width of one treatment mean at "
+    chosen = analysis["intervals"]
+    resampled = (f"{analysis['resamples']} resamples in {analysis['batches']} batch(es), {error}; seed "
+                 f"{analysis['seed']}" if analysis["resamples"] else "no resampling")
+    return (f"{analysis['samples']} samples; means: {chosen['means']['method']} intervals ({chosen['means']['reason']}); "
+            f"effects: {chosen['effects']['method']} intervals ({chosen['effects']['reason']}); {resampled}. "
+            f"{_whole_plot(analysis)}Material significance: CI width of one treatment mean at "
             f"n={material['sample_size']} is {_num(material['ci_width'], 3)}; median |effect| "
             f"{_num(material['median_effect'], 3)}, max {_num(material['max_effect'], 3)}. {_coverage(material)}")
 

@@ -18,7 +18,7 @@ Seeded (``--seed``, default 1).
 
 ``screen --json`` prints, for a table, the analysis object (``analysis.screen.report``):
 ``factors`` {factor: [level names]}, ``samples``, ``confidence``,
-``interval_method`` ("t" or "BCa", ``--interval``) and ``interval_reason``,
+``intervals`` {means, effects: {method ("t" or "BCa", ``--interval``), reason}},
 ``seed``, ``resamples``, ``batches``, ``resolution``, ``monte_carlo_error``
 (0/null for t); ``treatments`` [{levels {factor: level}, n, mean, ci, method}]
 in level order (first column slowest); ``main_effects`` {factor: {level:
@@ -119,8 +119,8 @@ def add_screen_commands(subparsers, *, level: ArgumentType, count: ArgumentType)
     screen.add_argument("--material-n", type=count, default=40,
                         help="sample size for material significance (default 40, TN 1855's example)")
     screen.add_argument("--interval", choices=("auto", "t", "bca"), default="auto",
-                        help="intervals of means and within-batch effects: t, BCa, or auto (default: t below 100 "
-                             "samples per treatment, where BCa under-covers; BCa from there, as TN 1855)")
+                        help="intervals of means and within-batch effects: t, BCa, or auto (default: t for effects; "
+                             "for means t below 100 samples per treatment, where BCa under-covers, BCa from there)")
     screen.add_argument("--samples", choices=SAMPLE_UNITS, default="executions",
                         help="RESULTS: one sample per execution (its mean; default) or per iteration")
     _steady_state_flag(screen)

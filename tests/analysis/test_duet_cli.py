@@ -142,6 +142,6 @@ def test_few_executions_mark_the_percentile_ci_unreliable_and_give_the_t_interva
     half = 9.924843200918282 * logs.std(ddof=1) / np.sqrt(3)      # t(0.995, 2)
     assert doc["t_ci"] == pytest.approx([np.exp(logs.mean() - half), np.exp(logs.mean() + half)], rel=1e-9)
     assert doc["t_ci"][0] < doc["ci"][0] and doc["ci"][1] < doc["t_ci"][1]
-    many = {"x": [[1.0 + 0.01 * ((r * 7) % 5), 1.0] for r in range(20)],
-            "y": [[1.0, 1.0 + 0.01 * ((r * 3) % 4)] for r in range(20)]}
+    many = {"x": [[1.0 + 0.01 * ((r * 7) % 5), 1.0] for r in range(30)],
+            "y": [[1.0, 1.0 + 0.01 * ((r * 3) % 4)] for r in range(30)]}
     assert run_json(capsys, "--pairs", write(tmp_path, many, "many.json"), "--seed", "2")["ci_reliable"] is True

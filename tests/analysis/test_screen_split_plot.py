@@ -131,17 +131,23 @@ def test_small_samples_get_t_intervals_that_cover_where_bca_does_not():
     assert bca_hits / trials < 0.9
 
 
-def test_the_default_interval_is_t_below_100_samples_and_bca_from_there(tmp_path, capsys):
+def test_the_default_intervals_are_t_for_effects_and_t_for_means_below_100_samples(tmp_path, capsys):
     rng = np.random.default_rng(6)
     small = tmp_path / "small.csv"
     small.write_text("a,response\n" + "".join(f"{a},{rng.normal()!r}\n" for a in (0, 1) for _ in range(5)))
     doc = screen_json(capsys, small)
-    assert doc["interval_method"] == "t" and "under 100" in doc["interval_reason"]
-    assert doc["treatments"][0]["method"] == "t"
-    assert screen_json(capsys, small, "--interval", "bca")["interval_method"] == "BCa"
+    assert doc["intervals"]["means"]["method"] == "t" and "under 100" in doc["intervals"]["means"]["reason"]
+    assert doc["intervals"]["effects"]["method"] == "t" and doc["treatments"][0]["method"] == "t"
+    assert doc["main_effects"]["a"]["1"]["method"] == "t" and doc["resamples"] == 0
+    forced = screen_json(capsys, small, "--interval", "bca")
+    assert forced["intervals"]["effects"]["method"] == forced["intervals"]["means"]["method"] == "BCa"
+    assert forced["main_effects"]["a"]["1"]["method"] == "BCa" and forced["resamples"] == 2000
     big = tmp_path / "big.csv"
     big.write_text("a,response\n" + "".join(f"{a},{rng.normal()!r}\n" for a in (0, 1) for _ in range(100)))
-    assert screen_json(capsys, big)["interval_method"] == "BCa"
+    doc = screen_json(capsys, big)
+    assert doc["intervals"]["means"]["method"] == "BCa" and doc["treatments"][0]["method"] == "BCa"
+    assert doc["intervals"]["effects"]["method"] == "t" and doc["main_effects"]["a"]["1"]["method"] == "t"
+    assert any(n.startswith("treatment-mean intervals are unreliable on skewed samples") for n in doc["notes"])
 
 
 def fractional_csv(tmp_path, generators: str, names: list[str], coefficients: dict[str, float]):
