@@ -1,11 +1,12 @@
 """Student t intervals for screening means and within-batch effects: the intervals that cover at small n.
 
 With the default one sample per execution, a treatment holds ``executions``
-samples (2 in configs/screening.toml), where BCa covers 75% at n = 2 and 87%
+samples (2 in configs/screening.toml), where BCa covers 73% at n = 2 and 86%
 at n = 3 for a nominal 95% (bench/bench_coverage.py), as a bootstrap cannot
-see the tails of three values.  So below ``BCA_MIN_SAMPLES`` per treatment
-coldrun uses t intervals, which cover on normal data at any n and stay close
-on skewed execution means:
+see the tails of three values.  So effects get t intervals at every n (they
+cover on normal and lognormal data from n = 2 to 100, where BCa falls to 92%
+on lognormal data even at 100), and treatment means below ``BCA_MIN_SAMPLES``
+per treatment:
 
 - an effect (a contrast ``Σ c_t m_t`` of treatment means): ``s² Σ c_t²/n_t``
   with ``s²`` the residual variance of ``y ~ treatment + batch`` (statsmodels
@@ -28,7 +29,7 @@ from analysis.screen.effects import Treatment
 if TYPE_CHECKING:
     import numpy as np
 
-# At and above this many samples in every treatment, BCa (TN 1855's method) is used;
+# At and above this many samples in every treatment, treatment means get BCa (TN 1855's method);
 # below, t intervals (bench/bench_coverage.py: BCa under-covers by more than 1.5 points there).
 BCA_MIN_SAMPLES = 100
 
