@@ -45,7 +45,7 @@ from analysis.errors import AnalysisError
 DEFAULT_CONFIDENCE = 0.99
 DEFAULT_RESAMPLES = 10000
 # Below this many executions the paper's percentile bootstrap covers more than 1.5 points under its level
-# (A/A at 99%: 3 executions 75-77%, 10: 95-97%, 20: 97.3-98.0%, 30: 97.9-98.3%; bench/bench_coverage.py):
+# (A/A at 99%: 3 executions 75-77%, 10: 94.5-96.7%, 20: 97.3-98.0%, 30: 97.9-98.6%; bench/bench_coverage.py):
 # the report marks it and gives the t interval of the executions' log gms beside it, which covers at any count.
 PERCENTILE_MIN_EXECUTIONS = 30
 

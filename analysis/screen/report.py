@@ -107,7 +107,7 @@ def _analyse_treatments(table: ScreenTable, found: list[effects.Treatment], opti
                      "are missing (t) or have no width (BCa)")
     means = np.array([float(t.values.mean()) for t in found])
     notes.append("treatment-mean intervals are unreliable on skewed samples: on lognormal execution means "
-                 "(sigma 1) t and BCa cover 80-92% for a nominal 95% at 2-100 samples (bench/bench_coverage.py); "
+                 "(sigma 1) t covers 80-90% and BCa 43-92% for a nominal 95% at 2-100 samples (bench/bench_coverage.py); "
                  "effects, as differences, are not affected")
     methods = _interval_methods(options, found)
     plots = split_plot.whole_plots(table.factors, found, table.whole_plot)
