@@ -17,8 +17,6 @@ if TYPE_CHECKING:
 
     from analysis.screen.table import ScreenTable
 
-INTERVALS = ("auto", "t", "bca")
-
 
 @dataclass(frozen=True)
 class ScreenOptions:
@@ -27,7 +25,7 @@ class ScreenOptions:
     adaptive: bool = True
     exclusions: Sequence[str] = field(default_factory=tuple)  # "FACTOR=LEVEL,..." each
     material_n: int = material.DEFAULT_SAMPLE_SIZE
-    interval: str = "auto"   # INTERVALS: auto = t for effects; for means t below t_intervals.BCA_MIN_SAMPLES, else BCa
+    interval: str = "auto"   # "auto" (t for effects; for means t below t_intervals.BCA_MIN_SAMPLES, else BCa), "t", "bca"
 
 
 def finite(value: Any) -> Any:
