@@ -210,3 +210,22 @@ def test_split_plot_anova_equals_rs_aov_with_an_error_batch_stratum(capsys):
             assert got["p"] == pytest.approx(float(row["p"]), rel=1e-7)
     assert doc["whole_plot"]["dof"] == 2 and doc["main_effects"]["os"]["1"]["p"] == pytest.approx(
         float(expected[0]["p"]), rel=1e-7)
+
+
+@pytest.mark.parametrize("content, expected", [
+    ("os,fp,batch,response\n0,0,,1.0\n1,1,b1,2.0\n", "line 2: empty 'batch'; name each sample's batch"),
+])
+def test_bad_batch_columns_are_one_line(tmp_path, capsys, content, expected):
+    path = tmp_path / "bad.csv"
+    path.write_text(content)
+    assert main(["screen", "--table", str(path), "--json"]) == 2
+    err = capsys.readouterr().err
+    assert expected in err and err.count("\n") == 1
+
+
+def test_a_reboot_factor_changing_within_a_batch_is_refused():
+    from analysis.errors import AnalysisError
+
+    with pytest.raises(AnalysisError, match="factor 'os' needs a reboot but changes within batch b0"):
+        build("x.json", ["os", "fp"], [(0, 0), (1, 1), (0, 1), (1, 0)], [1.0, 2.0, 3.0, 4.0],
+              batches=["b0", "b0", "b1", "b1"], whole_plot=["os"])
