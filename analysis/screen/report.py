@@ -114,18 +114,20 @@ def _analyse_treatments(table: ScreenTable, found: list[effects.Treatment], opti
     if "BCa" in (methods["means"]["method"], methods["effects"]["method"]):
         rows = np.vstack([np.eye(len(found))] + [e.coefficients[None, :] for e in chosen])
         replication, result = _bca(table, found, rows, options)
+    split = plots is not None and plots.dof >= 1
+    variance, dof = (t_intervals.residual_variance(found) if methods["effects"]["method"] == "t" or split
+                     else (math.nan, 0))
     treatments = []
     for i, t in enumerate(found):
         if methods["means"]["method"] == "BCa":
             iv = result.intervals[i]
             ci, cover = [iv.low, iv.high], "BCa"
         else:
-            test = t_intervals.mean_test(t, options.confidence)
+            test = (split_plot.mean_test(t, plots, variance, dof, options.confidence) if split and dof >= 1
+                    else t_intervals.mean_test(t, options.confidence))
             ci, cover = (None if test.low is None else [test.low, test.high]), "t"
         treatments.append({"levels": _levels(table, t.levels), "n": int(t.values.shape[0]), "mean": float(means[i]),
                            "ci": ci, "method": cover})
-    variance, dof = (t_intervals.residual_variance(found) if methods["effects"]["method"] == "t"
-                     else (math.nan, 0))
     within = "within batches" if plots is not None else "between samples"
     main: dict[str, dict[str, dict]] = {f: {} for f in table.factors}
     interactions: dict[str, dict] = {}

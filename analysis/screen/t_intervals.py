@@ -12,9 +12,11 @@ per treatment:
   with ``s²`` the residual variance of ``y ~ treatment + batch`` (statsmodels
   OLS; without batches, the pooled within-treatment variance), so batch
   offsets, which within-batch contrasts cancel, do not widen it;
-- a treatment mean: its own spread, over its batch means where it ran in two
-  or more batches (samples in one batch share its offset), else over its
-  samples (n - 1 degrees of freedom).
+- a treatment mean: in a split plot with whole-plot degrees of freedom, the
+  pooled strata (``analysis.screen.split_plot.mean_test``); else its own
+  spread, over its batch means where it ran in two or more batches (samples
+  in one batch share its offset), or over its samples (n - 1 degrees of
+  freedom).
 """
 
 from __future__ import annotations

@@ -229,3 +229,21 @@ def test_a_reboot_factor_changing_within_a_batch_is_refused():
     with pytest.raises(AnalysisError, match="factor 'os' needs a reboot but changes within batch b0"):
         build("x.json", ["os", "fp"], [(0, 0), (1, 1), (0, 1), (1, 0)], [1.0, 2.0, 3.0, 4.0],
               batches=["b0", "b0", "b1", "b1"], whole_plot=["os"])
+
+
+def test_treatment_means_in_a_split_plot_cover_and_are_narrower_than_their_own_batch_means():
+    rng = np.random.default_rng(8)
+    trials, hits, pooled_widths, own_widths = 300, 0, [], []
+    for _ in range(trials):
+        rows, batches, response = split_plot_rows(rng, batch_sd=1.0)
+        table = build("sim", ["os", "fp"], rows, response, batches=batches)
+        found = effects.treatments(table)
+        plots = split_plot.whole_plots(table.factors, found, table.whole_plot)
+        variance, dof = t_intervals.residual_variance(found)
+        pooled = split_plot.mean_test(found[0], plots, variance, dof, 0.95)
+        own = t_intervals.mean_test(found[0], 0.95)          # t over its own 2 batch means: 1 df
+        hits += pooled.low <= 10.0 <= pooled.high
+        pooled_widths.append(pooled.high - pooled.low)
+        own_widths.append(own.high - own.low)
+    assert hits / trials >= 0.95
+    assert np.median(own_widths) > 2 * np.median(pooled_widths)
