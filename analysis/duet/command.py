@@ -1,7 +1,7 @@
 """``coldrun-analyze duet``: the duet report on paired iteration times (the stable machine interface).
 
     coldrun-analyze duet --pairs FILE.json [--json] [--confidence C] [--resamples N]
-                         [--seed S] [--no-steady-state]
+                         [--seed S] [--steady-state]
     coldrun-analyze duet RESULTS [--html OUT.html] [same options]
 
 FILE holds ``{"x": [[...], ...], "y": [[...], ...]}`` (``analysis.duet.pairs``);
@@ -10,11 +10,15 @@ x = side a, y = side b of each completed pair execution), reported per pair
 (``--json``: ``{"results", "pairs": [{"pair", "a", "b", "pexecs", "left_out", "pairing",
 "overlap", ...the fields below}]}``, pairing "position" or, for pairs run without a barrier,
 "overlap" with ``overlap`` per execution {"paired", "a_iterations", "b_iterations"}; ``--html`` writes the page of ``analysis.reports.duet_html``).
-By default each execution is first cut to its steady state
-(``analysis.duet.steady``; sides under 30 iterations are kept whole and say
-so). ``--json`` prints one object:
+By default every iteration is kept: the paper's procedure (methods.md §2.2).
+``--steady-state`` first cuts each execution to its sides' EDM stable
+segments (``analysis.duet.steady``; coldrun's, not the paper's: on stationary
+data EDM splits plain noise, so the cut loses iterations and widens the
+interval; bench/bench_coverage.py measures it). ``--json`` prints one object:
 
 - ``gms`` (per execution), ``ggms``, ``ci`` [low, high], ``relative_ci_width`` (width / ggms);
+- ``ci_reliable`` (false under 30 executions, where the percentile bootstrap under-covers; a note says so)
+  and ``t_ci`` [low, high], exp of the t interval of the executions' log gms, which covers at any count;
 - ``sequential_difference`` (mean x - mean y over the executions' mean times),
   ``sequential_ci``, ``sequential_relative_ci_width`` (width / mean of y),
   ``sequential_method``;
@@ -22,7 +26,8 @@ so). ``--json`` prints one object:
 - ``y_mean`` (the mean of y's execution means, the sequential widths' reference);
 - ``shuffle_pairing``, ``shuffle_gms``, ``shuffle_ci``, ``shuffle_relative_ci_width``;
 - ``seed`` (the one used, drawn and reported when not given), ``confidence``,
-  ``resamples``, ``steady_state``, ``executions``, ``iterations`` (kept per
+  ``resamples``, ``steady_state``, ``procedure`` (which procedure made the ratio,
+  in words), ``executions``, ``iterations`` (kept per
   execution), ``excluded`` (per execution: kept [begin, end), excluded before
   and after, each side's segment and why a side was kept whole), ``notes``.
 
@@ -47,6 +52,12 @@ ArgumentType = Callable[[str], object]
 # stats.DEFAULT_CONFIDENCE / DEFAULT_RESAMPLES, restated: importing stats here would load numpy.
 DEFAULT_CONFIDENCE = "0.99"
 DEFAULT_RESAMPLES = 10000
+PROCEDURES = {
+    False: "Bulej et al. 2020: every iteration's ratio x/y, geometric mean per execution, percentile "
+           "bootstrap of their geometric mean over executions",
+    True: "coldrun's variant (--steady-state): each execution first cut to its sides' EDM stable segments, "
+          "then Bulej et al. 2020's geometric means and percentile bootstrap",
+}
 SEQUENTIAL_METHOD = ("percentile bootstrap of mean(x) - mean(y) over the executions' mean times "
                      "as two independent samples; relative width = width / mean of y")
 
@@ -73,13 +84,16 @@ def add_duet_command(subparsers, *, level: ArgumentType, count: ArgumentType) ->
                       help="CI level (default 0.99, as the paper)")
     duet.add_argument("--resamples", type=count, default=DEFAULT_RESAMPLES, help="bootstrap resamples (default 10000)")
     duet.add_argument("--seed", type=count, help="seed for the bootstrap and the shuffle (default: drawn, reported)")
-    duet.add_argument("--no-steady-state", action="store_true",
-                      help="keep every iteration (default: cut each execution to its sides' EDM stable segments)")
+    cut = duet.add_mutually_exclusive_group()
+    cut.add_argument("--steady-state", dest="steady_state", action="store_true",
+                     help="cut each execution to its sides' EDM stable segments first (not the paper's procedure)")
+    cut.add_argument("--no-steady-state", dest="steady_state", action="store_false",
+                     help="keep every iteration, the paper's procedure (the default)")
     duet.set_defaults(func=run_duet)
 
 
 def report(path: str, *, confidence: float = float(DEFAULT_CONFIDENCE), resamples: int = DEFAULT_RESAMPLES,
-           seed: int | None = None, steady_state: bool = True) -> dict:
+           seed: int | None = None, steady_state: bool = False) -> dict:
     """The ``--json`` object for the pairs file at ``path``."""
     from analysis.duet.pairs import load_pairs
 
@@ -88,7 +102,7 @@ def report(path: str, *, confidence: float = float(DEFAULT_CONFIDENCE), resample
 
 
 def results_report(path: str, *, confidence: float = float(DEFAULT_CONFIDENCE), resamples: int = DEFAULT_RESAMPLES,
-                   seed: int | None = None, steady_state: bool = True) -> dict:
+                   seed: int | None = None, steady_state: bool = False) -> dict:
     """The ``--json`` object for a native export of a [duet] experiment: one report per pair."""
     from analysis.duet.native import exported_pairs
     from analysis.inputs import read_document
@@ -130,6 +144,8 @@ def report_runs(runs, source: str, *, confidence: float, resamples: int, seed: i
         "ggms": result.ggms,
         "ci": [result.ci.low, result.ci.high],
         "relative_ci_width": result.ci.relative_width,
+        "ci_reliable": runs.executions >= stats.PERCENTILE_MIN_EXECUTIONS,
+        "t_ci": [result.t_ci.low, result.t_ci.high],
         "sequential_difference": result.sequential_difference,
         "sequential_ci": [result.sequential_ci.low, result.sequential_ci.high],
         "sequential_relative_ci_width": result.sequential_ci.relative_width,
@@ -144,6 +160,7 @@ def report_runs(runs, source: str, *, confidence: float, resamples: int, seed: i
         "confidence": result.confidence,
         "resamples": result.resamples,
         "steady_state": steady_state,
+        "procedure": PROCEDURES[steady_state],
         "excluded": [t.as_json() for t in trims],
         "notes": result.notes,
     }
@@ -175,7 +192,8 @@ def render_text(doc: dict) -> str:
     lines = [
         f"duet: {doc['pairs']}: {doc['executions']} executions, kept iterations {doc['iterations']}",
         f"  ggms (x/y)         {doc['ggms']:.6g}   {level} CI [{doc['ci'][0]:.6g}, {doc['ci'][1]:.6g}]"
-        f"   relative width {doc['relative_ci_width']:.3%}",
+        f"   relative width {doc['relative_ci_width']:.3%}" + ("" if doc["ci_reliable"] else "   UNRELIABLE (see note)"),
+        f"  t on log gms       {level} CI [{doc['t_ci'][0]:.6g}, {doc['t_ci'][1]:.6g}]",
         f"  sequential x - y   {doc['sequential_difference']:.6g}   {level} CI [{doc['sequential_ci'][0]:.6g}, "
         f"{doc['sequential_ci'][1]:.6g}]   relative width {doc['sequential_relative_ci_width']:.3%} (of y's mean)",
         "  reduction          " + ("none (the duet CI has zero width)" if doc["reduction"] is None
@@ -191,6 +209,7 @@ def render_text(doc: dict) -> str:
                          f"{e['excluded_before']} before, {e['excluded_after']} after ({sides})")
     else:
         lines.append("  steady-state removal off: every iteration kept")
+    lines.append(f"  procedure          {doc['procedure']}")
     lines += [f"  note: {note}" for note in doc["notes"]]
     lines.append(f"  seed {doc['seed']}, {doc['resamples']} resamples")
     return "\n".join(lines) + "\n"
@@ -202,7 +221,7 @@ def run_duet(args: argparse.Namespace) -> int:
     if (args.results is None) == (args.pairs is None):
         raise AnalysisError("duet: give either RESULTS (a native export of a [duet] experiment) or --pairs FILE")
     options = dict(confidence=float(args.confidence), resamples=args.resamples, seed=args.seed,
-                   steady_state=not args.no_steady_state)
+                   steady_state=args.steady_state)
     if args.pairs is not None:
         if args.html:
             raise AnalysisError("duet: --html needs RESULTS (a native export), not --pairs")

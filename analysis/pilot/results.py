@@ -138,6 +138,12 @@ def analyse_key(key: str, executions: list[list[float]], states: list[str],
             b, e = estimate.segment
             warnings.append(f"{where}: all {e - b} stable iterations take the same time (a coarse clock?); "
                             "CI width 0")
+    merged = sum(1 for r in rows if r.estimate is not None and (r.estimate.q or 1) > 1)
+    if merged:
+        warnings.append(f"{key}: {merged} of {len(rows)} process executions have autocorrelated stable iterations "
+                        "(q > 1): their own CIs cover about 92-93% for a nominal 95% (Pilot's q rule; "
+                        "bench/bench_coverage.py; --ac-limit 0.05 comes closer); the key's CI, over the executions' "
+                        "means, is not affected")
     present = [r for r in rows if r.estimate is not None]
     decision = stopping.decide_key([r.estimate for r in present],  # type: ignore[misc]
                                    [r.iterations for r in present], target)

@@ -46,7 +46,7 @@ def ratio_plot(pair: dict) -> str:
               f'</title></circle>' for i, g in enumerate(gms)]
     for v in (lo, hi):
         parts.append(f'<text x="2" y="{y(v) + 4:.1f}" font-size="10">{v:.4g}</text>')
-    parts.append(f'<text x="{_PAD + 10}" y="{_H - 8}" font-size="10">pair executions (steady-state iterations '
+    parts.append(f'<text x="{_PAD + 10}" y="{_H - 8}" font-size="10">pair executions (kept iterations '
                  f'{pair["iterations"]}) &#8594;</text>')
     return (f'<svg width="{_W}" height="{_H}" role="img" aria-label="gms x/y per pair execution">'
             + "".join(parts) + "</svg>")
@@ -82,9 +82,12 @@ def duet_section(doc: dict) -> str:
                 + "." if p["left_out"] else "")
         blocks.append(
             f'<h3>{escape(p["a"])} / {escape(p["b"])}</h3>\n'
-            f'<p>ggms {p["ggms"]:.6g}, CI [{p["ci"][0]:.6g}, {p["ci"][1]:.6g}]; reduction of the relative CI width '
+            f'<p>ggms {p["ggms"]:.6g}, CI [{p["ci"][0]:.6g}, {p["ci"][1]:.6g}]'
+            f'{"" if p["ci_reliable"] else " (unreliable under 30 executions; t on log gms: [%.6g, %.6g])" % tuple(p["t_ci"])}'
+            f'; reduction of the relative CI width '
             f'(sequential / duet) {reduction}; seed {p["seed"]}; iterations paired by '
-            f'{PAIRING_WORDS.get(p.get("pairing"), PAIRING_WORDS["position"])}.{left}</p>\n'
+            f'{PAIRING_WORDS.get(p.get("pairing"), PAIRING_WORDS["position"])}.{left} '
+            f'Procedure: {escape(p["procedure"])}.</p>\n'
             f'<div class="plots"><figure>{ratio_plot(p)}<figcaption>x/y per pair execution</figcaption></figure>'
             f'<figure>{ci_comparison(p)}<figcaption>the two CIs side by side</figcaption></figure></div>')
     return "\n".join(blocks) + "\n"

@@ -48,13 +48,14 @@ def block_plots_png(analysis: dict, dpi: int = 72) -> bytes:
         ax.set_xticklabels([",".join(str(v) for v in box["others"].values()) for box in plot["boxes"]],
                            rotation=90, fontsize=7)
         chance = "" if plot["chance"] is None else f", chance {plot['chance']:.3g}"
-        ax.set_title(f"{factor} ({'consistent' if plot['consistent'] else 'not consistent'}{chance})", fontsize=8)
+        verdict = {True: "consistent", False: "not consistent", None: "cannot tell"}[plot["consistent"]]
+        ax.set_title(f"{factor} ({verdict}{chance})", fontsize=8)
         ax.set_ylabel("mean response")
     return _png(fig, dpi)
 
 
 def main_effects_png(analysis: dict, dpi: int = 72) -> bytes:
-    """Per factor: each level's effect against level 0, with its BCa interval."""
+    """Per factor: each level's effect against level 0, with its interval (none where untestable)."""
     factors = list(analysis["main_effects"])
     fig = _panels(len(factors))
     for i, factor in enumerate(factors):
@@ -62,8 +63,9 @@ def main_effects_png(analysis: dict, dpi: int = 72) -> bytes:
         entries = analysis["main_effects"][factor]
         xs = [0] + [int(level) for level in entries]
         ys = [0.0] + [entries[level]["effect"] for level in entries]
-        lows = [0.0] + [entries[level]["ci"][0] for level in entries]
-        highs = [0.0] + [entries[level]["ci"][1] for level in entries]
+        # an untestable effect (no CI) is drawn without a bar
+        lows = [0.0] + [(entries[lv]["ci"] or [entries[lv]["effect"]] * 2)[0] for lv in entries]
+        highs = [0.0] + [(entries[lv]["ci"] or [entries[lv]["effect"]] * 2)[1] for lv in entries]
         ax.errorbar(xs, ys, yerr=[[y - lo for y, lo in zip(ys, lows)], [hi - y for y, hi in zip(ys, highs)]],
                     marker="o", capsize=3)
         ax.axhline(0.0, color="0.7", linewidth=0.8)

@@ -14,6 +14,7 @@ from .text import aligned
 
 TITLE = "Screening experiment (NIST TN 1855)"
 DASH = "-"
+VERDICT = {True: "yes", False: "no", None: "cannot tell"}
 
 
 def _num(x: float | None, digits: int = 6) -> str:
@@ -29,30 +30,34 @@ def _levels(analysis: dict, levels: dict) -> str:
                      for f, lv in levels.items())
 
 
+def _effect_row(name: str, e: dict, material: dict) -> tuple[str, ...]:
+    return (e.get("name", name), _num(e["effect"]), _ci(e["ci"]), _num(e.get("p"), 3), e.get("stratum") or DASH,
+            _num(material["effects"].get(e.get("name", name), {}).get("ratio"), 3))
+
+
 def _tables(analysis: dict) -> list[tuple[str, list[tuple[str, ...]]]]:
     """(heading, rows with a header row) of every table of one analysis."""
-    level = f"{analysis['confidence'] * 100:g}% BCa CI"
+    level = f"{analysis['confidence'] * 100:g}% {analysis['intervals']['means']['method']} CI"
     treatments = [("Treatment", "n", "Mean", level)] + [
         (_levels(analysis, t["levels"]), str(t["n"]), _num(t["mean"]), _ci(t["ci"])) for t in analysis["treatments"]]
     material = analysis["material_significance"]
-    effects = [("Effect", "Estimate", level, f"|effect| / CI width at n={material['sample_size']}")]
+    effects = [("Effect (aliases)", "Estimate", f"{analysis['confidence'] * 100:g}% CI", "p", "Tested",
+                f"|effect| / CI width at n={material['sample_size']}")]
     for factor, by_level in analysis["main_effects"].items():
         for lv, e in by_level.items():
-            name = f"{factor}={lv}"
-            effects.append((name, _num(e["effect"]), _ci(e["ci"]),
-                            _num(material["effects"].get(name, {}).get("ratio"), 3)))
+            effects.append(_effect_row(f"{factor}={lv}", e, material))
     for name, e in analysis["interactions"].items():
-        effects.append((name, _num(e["effect"]), _ci(e["ci"]),
-                        _num(material["effects"].get(name, {}).get("ratio"), 3)))
+        effects.append(_effect_row(name, e, material))
     blocks = [("Primary factor", "Complete boxes", "Consistent ordering", "Ordering", "Chance")] + [
-        (f, str(p["complete_boxes"]), "yes" if p["consistent"] else "no",
+        (f, str(p["complete_boxes"]), VERDICT[p["consistent"]],
          DASH if p["ordering"] is None else " < ".join(map(str, p["ordering"])), _num(p["chance"], 4))
         for f, p in analysis["block_plots"].items()]
     out = [("Treatments", treatments), ("Effects", effects), ("Block plots", blocks)]
     terms = analysis["anova"]["terms"]
     if terms:
-        out.append(("ANOVA (balanced design)", [("Term", "df", "Sum sq", "F", "p")] + [
-            (name, _num(t["df"]), _num(t["sum_sq"]), _num(t["F"], 4), _num(t["p"], 3)) for name, t in terms.items()]))
+        out.append(("ANOVA (balanced design)", [("Term", "Stratum", "df", "Sum sq", "F", "p")] + [
+            (name, t.get("stratum", DASH), _num(t["df"]), _num(t["sum_sq"]), _num(t["F"], 4), _num(t["p"], 3))
+            for name, t in terms.items()]))
     return out
 
 
@@ -63,10 +68,22 @@ def _settings(analysis: dict) -> str:
         f"Monte-Carlo error {_num(analysis['monte_carlo_error'], 3)} (resolution {_num(analysis['resolution'], 3)} "
         "not reached: resample limit)")
     material = analysis["material_significance"]
-    return (f"{analysis['samples']} samples; {analysis['resamples']} resamples in {analysis['batches']} batch(es), "
-            f"{error}; seed {analysis['seed']}. Material significance: CI width of one treatment mean at "
+    chosen = analysis["intervals"]
+    resampled = (f"{analysis['resamples']} resamples in {analysis['batches']} batch(es), {error}; seed "
+                 f"{analysis['seed']}" if analysis["resamples"] else "no resampling")
+    return (f"{analysis['samples']} samples; means: {chosen['means']['method']} intervals ({chosen['means']['reason']}); "
+            f"effects: {chosen['effects']['method']} intervals ({chosen['effects']['reason']}); {resampled}. "
+            f"{_whole_plot(analysis)}Material significance: CI width of one treatment mean at "
             f"n={material['sample_size']} is {_num(material['ci_width'], 3)}; median |effect| "
             f"{_num(material['median_effect'], 3)}, max {_num(material['max_effect'], 3)}. {_coverage(material)}")
+
+
+def _whole_plot(analysis: dict) -> str:
+    plot = analysis.get("whole_plot")
+    if not plot:
+        return ""
+    return (f"Whole plots: {', '.join(plot['factors'])} tested between {plot['batches']} batches of "
+            f"{plot['combinations']} level combination(s), {plot['dof']} degree(s) of freedom. ")
 
 
 def _coverage(material: dict) -> str:
@@ -80,8 +97,17 @@ def _coverage(material: dict) -> str:
 
 def _notes(doc_or_analysis: dict) -> list[str]:
     notes = list(doc_or_analysis.get("notes", []))
-    if doc_or_analysis.get("anova") and not doc_or_analysis["anova"]["balanced"]:
-        notes.append(f"no ANOVA: {doc_or_analysis['anova']['reason']}")
+    if doc_or_analysis.get("aliases"):
+        notes.append("aliased effects, each estimated once and named by all its members: "
+                     + "; ".join(doc_or_analysis["aliases"]))
+    anova = doc_or_analysis.get("anova")
+    if anova and not anova["balanced"]:
+        notes.append(f"no ANOVA: {anova['reason']}")
+    elif anova and anova["reason"]:
+        notes.append(f"ANOVA: {anova['reason']}")
+    plot = doc_or_analysis.get("whole_plot")
+    if plot and plot["why"]:
+        notes.append(f"no CI or p-value for whole-plot effects: {plot['why']}")
     return notes
 
 
@@ -90,6 +116,22 @@ def _boots_rows(doc: dict) -> list[tuple[str, ...]]:
         (g, str(b["executions"]), _num(b["between_share"], 3), _ci(b["ci"]),
          DASH if b["mean_variance_between_share"] is None else f"{b['mean_variance_between_share']:.0%}")
         for g, b in doc["boots"]["groups"].items()]
+
+
+def _boot_check_rows(doc: dict) -> list[tuple[str, ...]]:
+    return [("Benchmark and level", "Boots", "Between share", "CI", "p", "Boot dependency")] + [
+        (g, str(b["executions"]), _num(b["between_share"], 3), _ci(b["ci"]), _num(b["p"], 3),
+         VERDICT[b["boot_dependent"]])
+        for g, b in doc["boot_check"]["groups"].items()]
+
+
+BOOT_CHECK = ("Boot-dependency check (TN 1855: boots of one treatment per level, never pooled into the "
+              "treatments; dependency = the F-test of boot means rejects at 1 - confidence)")
+
+
+def _design_aliases(doc: dict) -> list[str]:
+    aliases = doc.get("design_aliases")
+    return [f"design aliases (from the generators): {'; '.join(' = '.join(g) for g in aliases)}"] if aliases else []
 
 
 def _analyses(doc: dict) -> list[tuple[str, dict]]:
@@ -112,6 +154,9 @@ def text(doc: dict) -> str:
         for heading, rows in _tables(analysis):
             lines += ["", heading] + aligned(rows)
         lines += [f"note: {n}" for n in _notes(analysis)]
+    lines += _design_aliases(doc)
+    if doc.get("boot_check"):
+        lines += ["", BOOT_CHECK] + aligned(_boot_check_rows(doc))
     if "boots" in doc:
         lines += ["", "Boot dependency (between-boot share per benchmark and treatment)"]
         lines += aligned(_boots_rows(doc))
@@ -147,6 +192,9 @@ def section(doc: dict, dpi: int = 72) -> str:
         parts.append(_img(plots.interactions_png(analysis, dpi), f"{name}: 2-factor interactions"))
         parts.append(_img(plots.half_normal_png(analysis, dpi), f"{name}: half-normal plot of effects"))
         parts += [f"<p>note: {escape(n)}</p>\n" for n in _notes(analysis)]
+    parts += [f"<p>{escape(line)}</p>\n" for line in _design_aliases(doc)]
+    if doc.get("boot_check"):
+        parts.append(f"<h3>{escape(BOOT_CHECK)}</h3>\n" + _table_html(_boot_check_rows(doc)))
     if "boots" in doc:
         parts.append("<h3>Boot dependency</h3>\n" + _table_html(_boots_rows(doc)))
         parts += [f"<p>warning: {escape(w)}</p>\n" for w in doc["boots"]["warnings"]]

@@ -43,7 +43,7 @@ def boot_dependency(groups: Sequence[np.ndarray], confidence: float) -> dict:
     sizes = np.array([g.shape[0] for g in groups], dtype=np.float64)
     total = float(sizes.sum())
     if k < 2 or total - k < 1:
-        return {"executions": k, "iterations": int(total), "between_share": None, "ci": None,
+        return {"executions": k, "iterations": int(total), "between_share": None, "ci": None, "p": None,
                 "between_variance": None, "within_variance": None, "mean_variance_between_share": None,
                 "more_executions_needed": False, "note": "needs at least 2 executions and a residual"}
     means = np.array([float(g.mean()) for g in groups])
@@ -53,9 +53,10 @@ def boot_dependency(groups: Sequence[np.ndarray], confidence: float) -> dict:
     n0 = (total - float((sizes ** 2).sum()) / total) / (k - 1)
     between = max(0.0, (msb - msw) / n0)
     share = between / (between + msw) if between + msw > 0 else None
-    low = high = None
+    low = high = p = None
     if msw > 0:
         ratio = msb / msw
+        p = float(f_dist.sf(ratio, k - 1, total - k))   # H0: no between-boot variance
         alpha = 1.0 - confidence
         upper_q = float(f_dist.ppf(1.0 - alpha / 2.0, k - 1, total - k))
         lower_q = float(f_dist.ppf(alpha / 2.0, k - 1, total - k))
@@ -67,7 +68,7 @@ def boot_dependency(groups: Sequence[np.ndarray], confidence: float) -> dict:
     mean_share = between / (between + msw / m) if between + msw > 0 else None
     warn = bool(mean_share is not None and mean_share > MEAN_VARIANCE_SHARE_WARNING and low is not None and low > 0)
     return {"executions": k, "iterations": int(total), "between_share": share,
-            "ci": None if low is None else [low, high], "between_variance": between, "within_variance": msw,
+            "ci": None if low is None else [low, high], "p": p, "between_variance": between, "within_variance": msw,
             "mean_variance_between_share": mean_share, "more_executions_needed": warn, "note": None}
 
 

@@ -17,21 +17,31 @@ most ``--max-resamples`` (default 1,500,000); ``--fixed`` draws one batch.
 Seeded (``--seed``, default 1).
 
 ``screen --json`` prints, for a table, the analysis object (``analysis.screen.report``):
-``factors`` {factor: [level names]}, ``samples``, ``confidence``, ``seed``,
-``resamples``, ``batches``, ``resolution``, ``monte_carlo_error``;
-``treatments`` [{levels {factor: level}, n, mean, ci}] in level order (first
-column slowest); ``main_effects`` {factor: {level: {effect, ci}}} (levels
-other than 0); ``interactions`` {"A:B": {effect, ci}} (2-level pairs, column
-order); ``block_plots`` {factor: {levels, boxes [{others, means, n, complete,
-order}], complete_boxes, consistent, ordering, chance}}; ``anova`` {balanced,
-reason, terms {term: {df, sum_sq, F, p}}}; ``half_normal`` (2-level designs,
-else null) [{effect, abs_effect, quantile}]; ``material_significance``
+``factors`` {factor: [level names]}, ``samples``, ``confidence``,
+``intervals`` {means, effects: {method ("t" or "BCa", ``--interval``), reason}},
+``seed``, ``resamples``, ``batches``, ``resolution``, ``monte_carlo_error``
+(0/null for t); ``treatments`` [{levels {factor: level}, n, mean, ci, method}]
+in level order (first column slowest); ``main_effects`` {factor: {level:
+effect}} (levels other than 0) and ``interactions`` {"A:B": effect} (2-level
+pairs, column order), each effect {effect, ci (null: untestable), p (t only),
+df, method, stratum ("between batches": a whole-plot effect; "within
+batches"; "between samples" without batches), why (no CI), name (the alias
+set, e.g. "A:B = C:D"), aliases (the other members, reported nowhere else)};
+``aliases`` [alias set names]; ``whole_plot`` (null without batches or
+reboot factors) {factors, batches, combinations, dof, why};
+``block_plots`` {factor: {levels, boxes [{others, means, n, complete,
+order}], complete_boxes, consistent (null: cannot tell, under 2 complete
+boxes), ordering, chance, why}}; ``anova`` {balanced, reason, terms {term:
+{df, sum_sq, F, p, stratum}}}; ``half_normal`` (2-level designs, else null,
+one point per alias set) [{effect, abs_effect, quantile}]; ``material_significance``
 {sample_size, pooled_sd, ci_width, median_effect, max_effect, effects {name:
 {effect, ratio, material}}}; ``notes``; and with ``--exclude``, ``abridged``:
 the same object without those treatments, plus ``excluded``.
 For RESULTS (a native export of a screening experiment) it prints
 ``{"source", "design", "design_seed", "metric", "samples_are", "steady_state", "responses": {benchmark:
-analysis object}, "boots": the boots report, "notes"}``.
+analysis object}, "boots": the boots report, "boot_check": TN 1855's boot-dependency check (null without
+one) {confidence, groups {benchmark and levels: boots split + p, boot_dependent}}, "design_aliases": the
+design's alias sets from its generators (coldrun check's), "notes"}``.
 
 ``boots --json``: see ``analysis.screen.boots``.
 
@@ -108,6 +118,9 @@ def add_screen_commands(subparsers, *, level: ArgumentType, count: ArgumentType)
                         help="also analyse without the treatments matching all these levels (repeatable)")
     screen.add_argument("--material-n", type=count, default=40,
                         help="sample size for material significance (default 40, TN 1855's example)")
+    screen.add_argument("--interval", choices=("auto", "t", "bca"), default="auto",
+                        help="intervals of means and within-batch effects: t, BCa, or auto (default: t for effects; "
+                             "for means t below 100 samples per treatment, where BCa under-covers, BCa from there)")
     screen.add_argument("--samples", choices=SAMPLE_UNITS, default="executions",
                         help="RESULTS: one sample per execution (its mean; default) or per iteration")
     _steady_state_flag(screen)
@@ -182,7 +195,8 @@ def screen_options(args: argparse.Namespace):
     from analysis.screen.report import ScreenOptions
 
     return ScreenOptions(confidence=float(args.confidence), replication=replication_of(args),
-                         adaptive=not args.fixed, exclusions=tuple(args.exclude), material_n=args.material_n)
+                         adaptive=not args.fixed, exclusions=tuple(args.exclude), material_n=args.material_n,
+                         interval=args.interval)
 
 
 def run_screen(args: argparse.Namespace) -> int:

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 class Treatment:
     levels: tuple[int, ...]
     values: np.ndarray
+    batches: np.ndarray | None = None   # each sample's batch (whole plot); None: not known
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,8 @@ def treatments(table: ScreenTable, exclusions: Sequence[dict[int, int]] = ()) ->
         levels = tuple(int(v) for v in key)
         if any(all(levels[j] == lvl for j, lvl in rule.items()) for rule in exclusions):
             continue
-        out.append(Treatment(levels, table.response[order[bounds[t]:bounds[t + 1]]]))
+        rows = order[bounds[t]:bounds[t + 1]]
+        out.append(Treatment(levels, table.response[rows], None if table.batches is None else table.batches[rows]))
     if not out:
         raise AnalysisError(f"{table.source}: the exclusions remove every treatment")
     return out
@@ -130,6 +132,17 @@ def effects(factors: Sequence[str], found: Sequence[Treatment]) -> tuple[list[Ef
                 _cell_mean(c, members, 0.5 if u == v else -0.5)
             out.append(Effect("interaction", (factors[a], factors[b]), None, c))
     return out, notes
+
+
+def alias_sets(found_effects: Sequence[Effect]) -> list[tuple[str, list[Effect]]]:
+    """Effects the treatments cannot tell apart (equal contrasts up to sign, ``contracts.aliases``), main effects
+    first: each set is one estimate, that of its first member, named by all members (``C=1 = A:B``, with
+    ``-A:B`` where the sign flips)."""
+    from contracts.aliases import alias_groups
+
+    by_name = {e.name: e for e in found_effects}
+    groups = alias_groups({e.name: e.coefficients.tolist() for e in found_effects})
+    return [(" = ".join(group), [by_name[name if name in by_name else name[1:]] for name in group]) for group in groups]
 
 
 def half_normal(names: Sequence[str], values: Sequence[float]) -> list[dict]:

@@ -19,6 +19,15 @@ A treatment with any execution whose record carries post-check ``flags``
 (kernel log, throttling, ...) is left out of the ``abridged`` re-analysis,
 with any ``--exclude``d ones. Boot dependency is reported per benchmark and treatment (within a treatment
 every execution ran the same way, so their spread is the boots').
+
+Split plot: each execution's ``batch`` is its whole plot, and the bundle's
+``screening.reboot_factors`` are the whole-plot factors (older bundles: the
+factors that keep one level within every batch), tested against
+batch-to-batch variation (``analysis.screen.split_plot``).  The boot check's
+executions (``screening.boot_check_batch``) are never pooled into the
+treatments: they are TN 1855's boot-dependency check, reported on their own
+(``boot_check``: per benchmark and level, the between-boot share, its CI and
+the F-test's p-value).
 """
 
 from __future__ import annotations
@@ -71,6 +80,8 @@ def _levels(entry: dict, factors: dict[str, list[str]], where: str) -> tuple[int
 class _Collected:
     """Kept iterations per benchmark and treatment, and what was left out."""
     cells: dict[str, dict[tuple[int, ...], list[np.ndarray]]] = field(default_factory=dict)
+    batches: dict[str, dict[tuple[int, ...], list[str]]] = field(default_factory=dict)   # each cell's batch ids
+    boot_check: dict[str, dict[tuple[int, ...], list[np.ndarray]]] = field(default_factory=dict)
     flagged: dict[str, set[tuple[int, ...]]] = field(default_factory=dict)
     missing: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
@@ -97,6 +108,7 @@ def _collect(bundle: dict, factors: dict[str, list[str]], results: dict, metric:
     from analysis.screen.executions import kept_iterations
 
     out = _Collected()
+    check_batch = bundle["screening"].get("boot_check_batch")
     for i, entry in enumerate(bundle["executions"]):
         if not isinstance(entry, dict):
             continue
@@ -121,7 +133,12 @@ def _collect(bundle: dict, factors: dict[str, list[str]], results: dict, metric:
         if kept.values is None:
             out.notes.append(f"{key} execution {pexec} left out: {kept.note}")
             continue
+        batch = entry["screening"].get("batch")
+        if check_batch is not None and batch == check_batch:
+            out.boot_check.setdefault(bench, {}).setdefault(levels, []).append(kept.values)
+            continue
         out.cells.setdefault(bench, {}).setdefault(levels, []).append(kept.values)
+        out.batches.setdefault(bench, {}).setdefault(levels, []).append(str(batch))
     out.notes += [f"{name}: {count} execution(s) without data (not completed)"
                   for name, count in sorted(out.missing.items())]
     return out
@@ -142,6 +159,7 @@ def screen_results(path: str, options: ScreenOptions, *, per_iteration: bool = F
     if not isinstance(bundle, dict) or bundle.get("format") != NATIVE_FORMAT:
         raise AnalysisError(f"{path}: screening needs a coldrun native export (coldrun export --format native)")
     factors = _design(bundle, path)
+    reboot_factors = bundle["screening"].get("reboot_factors")   # None (older bundles): from the batches
     collected = _collect(bundle, factors, results_from_document(bundle, Path(path), warn), metric, path, steady_state)
     if not collected.cells:
         raise AnalysisError(f"{path}: no completed execution of the screening experiment has data to analyse")
@@ -152,21 +170,44 @@ def screen_results(path: str, options: ScreenOptions, *, per_iteration: bool = F
     for bench, by_treatment in sorted(collected.cells.items()):
         rows: list[np.ndarray] = []
         response: list[np.ndarray] = []
+        sample_batches: list[str] = []
         for levels, groups in sorted(by_treatment.items()):
             samples = np.concatenate(groups) if per_iteration else np.array([float(g.mean()) for g in groups])
             rows.append(np.tile(np.array(levels, dtype=np.int64), (samples.shape[0], 1)))
             response.append(samples)
+            for g, batch in zip(groups, collected.batches[bench][levels]):
+                sample_batches += [batch] * (g.shape[0] if per_iteration else 1)
             name = f"{bench} " + ",".join(f"{f}={factors[f][lv]}" for f, lv in zip(names, levels))
             found = boot_dependency(groups, options.confidence)
             boots[name] = found
             if found["more_executions_needed"]:
                 warnings.append(warning_text(name, found))
         table = build(f"{path} ({bench})", names, np.vstack(rows), np.concatenate(response), level_names=factors,
-                      metric=bench)
+                      metric=bench, batches=sample_batches, whole_plot=reboot_factors)
         responses[bench] = analyse(table, options, flagged=sorted(collected.flagged.get(bench, ())))
     screening = bundle["screening"]
     return finite({"source": str(path), "design": screening.get("design"), "design_seed": screening.get("seed"),
                    "metric": metric, "samples_are": "iterations" if per_iteration else "executions",
                    "steady_state": steady_state, "responses": responses,
                    "boots": {"confidence": options.confidence, "groups": boots, "warnings": warnings},
+                   "boot_check": boot_check_report(collected.boot_check, factors, options.confidence),
+                   "design_aliases": screening.get("aliases"),
                    "notes": collected.notes})
+
+
+def boot_check_report(runs: dict[str, dict[tuple[int, ...], list[np.ndarray]]], factors: dict[str, list[str]],
+                      confidence: float) -> dict | None:
+    """TN 1855's boot-dependency check: per benchmark and level, do the boots' means differ by more than their
+    iterations' spread explains?  None when the experiment ran no boot check."""
+    from analysis.screen.boots import boot_dependency
+
+    if not runs:
+        return None
+    names = list(factors)
+    groups: dict[str, dict] = {}
+    for bench, by_levels in sorted(runs.items()):
+        for levels, boots in sorted(by_levels.items()):
+            found = boot_dependency(boots, confidence)
+            found["boot_dependent"] = None if found["p"] is None else found["p"] < 1.0 - confidence
+            groups[f"{bench} " + ",".join(f"{f}={factors[f][lv]}" for f, lv in zip(names, levels))] = found
+    return {"confidence": confidence, "groups": groups}

@@ -4,7 +4,10 @@ integer-level column per factor (in column order), and the response.
 CSV form (``coldrun-analyze screen --table FILE.csv``): a header row naming
 the factors and ``response``; every level a whole number >= 0, every
 response a finite number; each factor needs level 0 (the reference of its
-main effects) and at least one other level. The native form is built by
+main effects) and at least one other level.  An optional ``batch`` column
+names each sample's batch (whole plot, any text): a factor that keeps one
+level within every batch is then a whole-plot factor, tested against
+batch-to-batch variation (``analysis.screen.split_plot``). The native form is built by
 ``analysis.screen.native`` and checked by the same :func:`build`.
 """
 
@@ -22,6 +25,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 RESPONSE = "response"
+BATCH = "batch"
 EXPECTED = "a CSV with a header row (one column per factor, and 'response'), then one row per sample"
 
 
@@ -36,6 +40,9 @@ class ScreenTable:
     # Names the bootstrap's random streams (with the seed and the levels), so
     # results depend on the data and the seed, not on the file's path.
     metric: str = RESPONSE
+    # Each sample's batch (whole plot), and the factors constant within batches; None / () when unknown.
+    batches: np.ndarray | None = None
+    whole_plot: tuple[str, ...] = ()
 
     def level_name(self, factor: str, level: int) -> str:
         names = self.level_names.get(factor)
@@ -43,8 +50,12 @@ class ScreenTable:
 
 
 def build(source: str, factors: Sequence[str], rows: Sequence[Sequence[int]], response: Sequence[float],
-          level_names: dict[str, list[str]] | None = None, metric: str = RESPONSE) -> ScreenTable:
-    """A checked table: at least one sample, every factor with level 0 and another level."""
+          level_names: dict[str, list[str]] | None = None, metric: str = RESPONSE,
+          batches: Sequence[str] | None = None, whole_plot: Sequence[str] | None = None) -> ScreenTable:
+    """A checked table: at least one sample, every factor with level 0 and another level.
+
+    ``whole_plot``: the factors needing a reboot (native exports); None with ``batches``: the factors that
+    keep one level within every batch."""
     import numpy as np
 
     if len(rows) == 0:
@@ -58,8 +69,21 @@ def build(source: str, factors: Sequence[str], rows: Sequence[Sequence[int]], re
         if present[0] != 0:
             raise AnalysisError(f"{source}: factor {factor!r} has no level 0 (levels {present}); "
                                 "level 0 is the reference of its main effects")
+    batch_ids = None if batches is None else np.array([str(b) for b in batches], dtype=object)
+    if batch_ids is not None and whole_plot is None:
+        whole_plot = [f for j, f in enumerate(factors)
+                      if all(len(set(levels[batch_ids == b, j].tolist())) == 1 for b in set(batch_ids.tolist()))]
+        if len(set(batch_ids.tolist())) == len(batch_ids):
+            whole_plot = []      # one sample per batch: nothing is nested in a batch
+    if batch_ids is not None:
+        for f in whole_plot or ():
+            j = list(factors).index(f)
+            for b in sorted(set(batch_ids.tolist())):
+                if len(set(levels[batch_ids == b, j].tolist())) > 1:
+                    raise AnalysisError(f"{source}: factor {f!r} needs a reboot but changes within batch {b}; "
+                                        "a batch runs one level of each such factor")
     return ScreenTable(source, list(factors), levels, np.asarray(response, dtype=np.float64), level_names or {},
-                       metric)
+                       metric, batch_ids, tuple(whole_plot or ()))
 
 
 def read_csv_table(path_text: str) -> ScreenTable:
@@ -78,18 +102,23 @@ def read_csv_table(path_text: str) -> ScreenTable:
         raise AnalysisError(f"{path}: line {header_line}: no column {RESPONSE!r}; expected {EXPECTED}")
     if len(set(header)) != len(header) or "" in header:
         raise AnalysisError(f"{path}: line {header_line}: column names must be distinct and not empty")
-    factors = [c for c in header if c != RESPONSE]
+    factors = [c for c in header if c not in (RESPONSE, BATCH)]
     if not factors:
         raise AnalysisError(f"{path}: line {header_line}: no factor columns besides {RESPONSE!r}; expected {EXPECTED}")
     at = {name: i for i, name in enumerate(header)}
     rows: list[list[int]] = []
     response: list[float] = []
+    batches: list[str] = []
     for lineno, row in lines[1:]:
         if len(row) != len(header):
             raise AnalysisError(f"{path}: line {lineno}: {len(row)} column(s); the header has {len(header)}")
         rows.append([_level(path, lineno, f, row[at[f]]) for f in factors])
         response.append(reading(path, lineno, row[at[RESPONSE]].strip(), "response", signed=True))
-    return build(str(path), factors, rows, response)
+        if BATCH in at:
+            batches.append(row[at[BATCH]].strip())
+            if not batches[-1]:
+                raise AnalysisError(f"{path}: line {lineno}: empty {BATCH!r}; name each sample's batch")
+    return build(str(path), factors, rows, response, batches=batches if BATCH in at else None)
 
 
 def _level(path: Path, lineno: int, factor: str, text: str) -> int:

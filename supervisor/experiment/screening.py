@@ -17,6 +17,9 @@ A factor is one of three things:
 
 ``executions`` (the top-level field) is the number of replicates: in each
 batch, each replicate runs every treatment once, in a fresh seeded order.
+``batches_per_level`` (default 2) is how many batches (whole plots) each
+combination of the levels needing a reboot gets: one batch per level leaves
+such a factor completely confounded with its batch, so it cannot be tested.
 This module only validates; the design and order are built by
 screening_design.py and screening_plan.py.
 """
@@ -195,6 +198,12 @@ class Screening(_Strict):
     exclude: list[dict[str, Level]] = Field(
         default_factory=list, description="infeasible treatments: each table {factor = level, ...} removes "
                                           "every treatment matching all of its entries")
+    batches_per_level: Annotated[int, Field(strict=True, ge=1, le=100)] = Field(
+        default=2, description="whole plots: batches per combination of the levels needing a reboot, each "
+                               "running every replicate of its treatments, in a seeded order that switches "
+                               "levels between every two batches; 2 or more lets the factors needing a reboot "
+                               "be tested against batch-to-batch variation (1: TN 1855's one batch per level, "
+                               "which confounds them with their batch)")
     max_boots: Annotated[int, Field(strict=True, ge=1)] | None = Field(
         default=None, description="refuse a design that needs more boots than this")
     boot_check: BootCheck | None = None

@@ -9,12 +9,21 @@ A treatment is a tuple of level indices, one per factor in file order.
 Full factorial rows come in TN 1855's Table 3 order: the first factor varies
 slowest, the last fastest (pyDOE3's ``fullfact`` varies the first column
 fastest, so it is run on the reversed factor list and the columns flipped back).
+
+A fractional or Plackett-Burman design's alias structure is computed from
+its rows (the generators' product), words up to three factors, by
+``contracts.aliases`` (the analysis names alias sets the same way).  A
+Plackett-Burman design whose run count is not a power of two aliases
+effects partially (correlations between 0 and 1), which equality of
+contrasts does not show: ``check`` says so.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from contracts.aliases import design_aliases
 
 from supervisor.errors import ColdrunError
 from supervisor.experiment.screening import Screening, level_text
@@ -28,6 +37,7 @@ class Design:
     rows: list[Treatment]          # every row of the design, in design order (the treatment numbers)
     kept: list[int]                # the rows that run (not excluded), in design order
     warnings: list[str]            # balance broken by the exclusions, one line each
+    aliases: list[list[str]] = field(default_factory=list)   # a fractional design's alias sets (contracts.aliases)
 
 
 def design_matrix(sc: Screening) -> tuple[str, list[Treatment]]:
@@ -96,4 +106,5 @@ def build_design(sc: Screening) -> Design:
     if not kept:
         raise ColdrunError(f"screening.exclude: removes all {len(rows)} treatments of the {name} design, so "
                            f"nothing would run; remove an exclusion")
-    return Design(name, rows, kept, balance_warnings(sc, rows, kept))
+    aliases = [] if sc.design == "full" else design_aliases(sc.names(), rows)
+    return Design(name, rows, kept, balance_warnings(sc, rows, kept), aliases)

@@ -1,8 +1,12 @@
 """A screening experiment's run order: split-plot batches, replicates in fresh seeded orders, the boot check.
 
 Treatments that share the levels of every factor needing a reboot form one
-batch (TN 1855's split plot: its two os batches); the batches run in a
-seeded random order.  Within a batch, each replicate (``executions``) runs
+batch (TN 1855's split plot: its two os batches).  Each such combination of
+levels gets ``batches_per_level`` batches (whole plots, default 2), so a
+factor needing a reboot can be tested against batch-to-batch variation; the
+batches run in a seeded random order in rounds (every combination once per
+round), and no two consecutive batches share their levels, so a switch (and
+whatever a switch disturbs) separates every two batches.  Within a batch, each replicate (``executions``) runs
 every treatment once for every benchmark, in a fresh random order from the
 same seeded generator, so the whole order follows from the seed, which the
 schedule records.  The optional boot check runs after the batches: k boots
@@ -54,6 +58,16 @@ class ScreeningPlan:
     warnings: list[str] = field(default_factory=list)
     treatments_run: int = 0
     treatments_designed: int = 0
+    whole_plots: int = 0                    # combinations of the reboot factors' levels (0: none need a reboot)
+    aliases: list[list[str]] = field(default_factory=list)   # alias sets of a fractional design, by factor name
+
+    def batches(self) -> int:
+        """Batches of the design proper (the boot check's not counted)."""
+        return len({r.batch for r in self.runs if r.batch != self.boot_check_batch})
+
+    def whole_plot_dof(self) -> int:
+        """Degrees of freedom for batch-to-batch error: batches less the reboot-level combinations."""
+        return self.batches() - self.whole_plots if self.whole_plots else 0
 
     def switches(self) -> int:
         """Reboot-level changes along the order, counting a possible one before the first job."""
@@ -77,7 +91,7 @@ class ScreeningPlan:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ScreeningPlan:
         runs = [Run(**r) for r in data["runs"]]
-        return cls(**{**data, "runs": runs})
+        return cls(**{**data, "runs": runs})     # plans stored before whole_plots/aliases take the defaults
 
 
 def _key(exp: Experiment, sc: Screening, levels: dict[str, str], bench: str) -> str:
@@ -108,6 +122,19 @@ def balanced_not_alternating(levels: list[str], k: int, rng: random.Random) -> l
     raise ColdrunError("screening.boot_check: found no non-alternating order; raise boots_per_level")
 
 
+def batch_order(combinations: list[tuple[str, ...]], per_level: int, rng: random.Random) -> list[tuple[str, ...]]:
+    """``per_level`` rounds, each every combination once in a fresh order; a round's first batch is never the
+    last one's levels, so consecutive batches always switch."""
+    order: list[tuple[str, ...]] = []
+    for _ in range(per_level):
+        round_ = list(combinations)
+        rng.shuffle(round_)
+        if order and len(round_) > 1 and round_[0] == order[-1]:
+            round_[0], round_[1] = round_[1], round_[0]
+        order += round_
+    return order
+
+
 def plan_screening(exp: Experiment, seed: int) -> ScreeningPlan:
     """The order of every job of a screening experiment; ColdrunError (field and fix) when it cannot run."""
     sc = exp.screening
@@ -119,8 +146,7 @@ def plan_screening(exp: Experiment, seed: int) -> ScreeningPlan:
     for t in design.kept:
         levels = _levels(sc, design.rows[t])
         batches.setdefault(tuple(levels[n] for n in reboot), []).append(t)
-    order = list(batches)
-    rng.shuffle(order)
+    order = batch_order(list(batches), sc.batches_per_level if reboot else 1, rng)
     runs: list[Run] = []
     for b, batch_key in enumerate(order):
         for r in range(exp.executions):
@@ -129,7 +155,8 @@ def plan_screening(exp: Experiment, seed: int) -> ScreeningPlan:
             runs += [_run(exp, sc, design, t, bench, b, r) for t, bench in units]
     plan = ScreeningPlan(design.name, seed, {n: f.texts() for n, f in sc.factors.items()}, reboot, runs,
                          warnings=list(design.warnings), treatments_run=len(design.kept),
-                         treatments_designed=len(design.rows))
+                         treatments_designed=len(design.rows), whole_plots=len(batches) if reboot else 0,
+                         aliases=design.aliases)
     if sc.boot_check is not None:
         _add_boot_check(exp, sc, design, plan, rng, len(order))
     _check_size(sc, plan, exp.rerun.max_unexplained_boots)

@@ -19,9 +19,10 @@ def check_lines(exp: Experiment, plan: ScreeningPlan, *, show_all: bool, seed_ch
         lines.append(f"  factor {name:{width}s} ({kind}{reboot}): {', '.join(levels)}")
     lines += [f"warning: {w}" for w in plan.warnings]
     seed = "seed chosen at start and recorded (shown with seed 0)" if seed_chosen else f"seed {plan.seed}"
-    batches = sorted({r.batch for r in plan.runs if r.batch != plan.boot_check_batch})
-    lines.append(f"order: {len(batches)} batch(es) by the levels needing a reboot, {exp.executions} replicate(s) "
+    lines += alias_lines(plan)
+    lines.append(f"order: {plan.batches()} batch(es) by the levels needing a reboot, {exp.executions} replicate(s) "
                  f"each, every treatment once per replicate in a fresh random order; {seed}")
+    lines += whole_plot_lines(plan)
     if plan.boot_check_batch is not None:
         n = sum(r.batch == plan.boot_check_batch for r in plan.runs)
         lines.append(f"boot check: batch {plan.boot_check_batch}, {n} boots (balanced, not alternating)")
@@ -40,3 +41,32 @@ def check_lines(exp: Experiment, plan: ScreeningPlan, *, show_all: bool, seed_ch
     lines.append(f"ETA: at least {format_duration(waits)} of waits ({len(plan.runs)} x boot settle + sync), plus reboots "
                  f"and benchmark run time")
     return lines
+
+
+def alias_lines(plan: ScreeningPlan) -> list[str]:
+    """The alias structure of a fractional design: each set is one estimate, named by all its members."""
+    if plan.design == "full factorial":
+        return []
+    if not plan.aliases:
+        lines = ["aliases: none among main effects and 2-factor interactions (words up to 3 factors)"]
+    else:
+        lines = [f"aliases ({len(plan.aliases)} set(s); each is one estimate, reported under all its names; "
+                 "words up to 3 factors):"] + [f"  {' = '.join(group)}" for group in plan.aliases]
+    if plan.design == "Plackett-Burman" and plan.treatments_designed & (plan.treatments_designed - 1):
+        lines.append(f"  note: a {plan.treatments_designed}-run Plackett-Burman design aliases 2-factor "
+                     "interactions with main effects partially, which these exact sets do not show")
+    return lines
+
+
+def whole_plot_lines(plan: ScreeningPlan) -> list[str]:
+    """The split plot's whole-plot degrees of freedom: can the factors needing a reboot be tested?"""
+    if not plan.reboot_factors:
+        return ["whole plots: no factor needs a reboot, so every factor is tested within batches"]
+    names = ", ".join(plan.reboot_factors)
+    dof = plan.whole_plot_dof()
+    line = (f"whole plots: {plan.batches()} batch(es) for {plan.whole_plots} combination(s) of {names}: {dof} "
+            f"degree(s) of freedom for batch-to-batch error")
+    if dof == 0:
+        return [line, f"warning: {names} completely confounded with the batches: no CI or p-value for them; "
+                      f"screening.batches_per_level = 2 ({2 * plan.whole_plots} batches) makes them testable"]
+    return [line + f"; {names} tested against it"]

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from analysis.cli import main
@@ -16,7 +17,7 @@ TOY_GMS = [1.0877573059372772, 1.0927586208054845, 1.0725891493349424]
 KEYS = {"pairs", "executions", "iterations", "gms", "ggms", "ci", "relative_ci_width", "sequential_difference",
         "sequential_ci", "sequential_relative_ci_width", "sequential_method", "reduction", "shuffle_pairing",
         "shuffle_gms", "shuffle_ci", "shuffle_relative_ci_width", "seed", "confidence", "resamples",
-        "steady_state", "excluded", "notes", "y_mean"}
+        "steady_state", "procedure", "excluded", "notes", "y_mean", "ci_reliable", "t_ci"}
 
 
 def write(tmp_path, document, name="pairs.json") -> str:
@@ -31,7 +32,7 @@ def run_json(capsys, *argv) -> dict:
 
 
 def test_toy_data_json(tmp_path, capsys):
-    doc = run_json(capsys, "--pairs", write(tmp_path, TOY), "--seed", "5", "--resamples", "2000")
+    doc = run_json(capsys, "--pairs", write(tmp_path, TOY), "--seed", "5", "--resamples", "2000", "--steady-state")
     assert set(doc) == KEYS
     assert doc["gms"] == pytest.approx(TOY_GMS, abs=1e-12, rel=0)
     assert doc["ggms"] == pytest.approx(1.08433435181084, abs=1e-12, rel=0)
@@ -53,14 +54,15 @@ def test_same_seed_same_answer_and_options_reach_it(tmp_path, capsys):
     first = run_json(capsys, "--pairs", path)
     again = run_json(capsys, "--pairs", path, "--seed", str(first["seed"]))
     assert first == again
-    other = run_json(capsys, "--pairs", path, "--seed", "1", "--confidence", "0.5", "--no-steady-state")
-    assert other["confidence"] == 0.5 and other["steady_state"] is False
+    other = run_json(capsys, "--pairs", path, "--seed", "1", "--confidence", "0.5")
+    assert other["confidence"] == 0.5 and other["steady_state"] is False and first["steady_state"] is False
+    assert other["procedure"].startswith("Bulej et al. 2020: every iteration's ratio")
     assert other["ci"][1] - other["ci"][0] < first["ci"][1] - first["ci"][0]
     assert all(e["x_note"] == "steady-state removal off" for e in other["excluded"])
 
 
 def test_text_report(tmp_path, capsys):
-    assert main(["duet", "--pairs", write(tmp_path, TOY), "--seed", "5"]) == 0
+    assert main(["duet", "--pairs", write(tmp_path, TOY), "--seed", "5", "--steady-state"]) == 0
     out = capsys.readouterr().out
     assert "ggms (x/y)         1.08433   99% CI [1.07259, 1.09276]" in out
     assert "reduction" in out and "shuffle control" in out and "seed 5, 10000 resamples" in out
@@ -118,3 +120,28 @@ def test_registering_the_command_imports_neither_numpy_nor_scipy():
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'scipy')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_the_paper_procedure_is_the_default_and_the_cut_is_named(tmp_path, capsys):
+    path = write(tmp_path, TOY)
+    default = run_json(capsys, "--pairs", path, "--seed", "2")
+    cut = run_json(capsys, "--pairs", path, "--seed", "2", "--steady-state")
+    assert default["steady_state"] is False and cut["steady_state"] is True
+    assert "Bulej" in default["procedure"] and "EDM" not in default["procedure"]
+    assert cut["procedure"].startswith("coldrun's variant (--steady-state)")
+    assert main(["duet", "--pairs", path, "--seed", "2"]) == 0
+    assert "procedure          Bulej et al. 2020" in capsys.readouterr().out
+    with pytest.raises(SystemExit):    # one or the other
+        main(["duet", "--pairs", path, "--steady-state", "--no-steady-state"])
+
+
+def test_few_executions_mark_the_percentile_ci_unreliable_and_give_the_t_interval_of_logs(tmp_path, capsys):
+    doc = run_json(capsys, "--pairs", write(tmp_path, TOY), "--seed", "2")
+    assert doc["ci_reliable"] is False and any(n.startswith("CI unreliable: 3 executions") for n in doc["notes"])
+    logs = np.log(TOY_GMS)
+    half = 9.924843200918282 * logs.std(ddof=1) / np.sqrt(3)      # t(0.995, 2)
+    assert doc["t_ci"] == pytest.approx([np.exp(logs.mean() - half), np.exp(logs.mean() + half)], rel=1e-9)
+    assert doc["t_ci"][0] < doc["ci"][0] and doc["ci"][1] < doc["t_ci"][1]
+    many = {"x": [[1.0 + 0.01 * ((r * 7) % 5), 1.0] for r in range(30)],
+            "y": [[1.0, 1.0 + 0.01 * ((r * 3) % 4)] for r in range(30)]}
+    assert run_json(capsys, "--pairs", write(tmp_path, many, "many.json"), "--seed", "2")["ci_reliable"] is True

@@ -159,7 +159,7 @@ def test_an_unsynchronised_pair_is_cut_to_each_sides_own_steady_state_before_ove
         executions += [_unsynchronised(pair, pexec, "a", A, *_timeline(0, a)),
                        _unsynchronised(pair, pexec, "b", B, *_timeline(1, b))]
     path = _write(tmp_path, {"format": "coldrun-native", "format_version": 1, "executions": executions, "jobs": []})
-    assert main(["duet", path, "--json", "--seed", "1", "--resamples", "200"]) == 0
+    assert main(["duet", path, "--json", "--seed", "1", "--resamples", "200", "--steady-state"]) == 0
     doc = json.loads(capsys.readouterr().out)["pairs"][0]
     assert doc["pairing"] == "overlap" and doc["steady_state"]
     for trim in doc["excluded"]:    # segments index each side's own 120 iterations, not the shorter paired list

@@ -211,3 +211,28 @@ def test_table_html_of_a_screening_export_has_the_screening_section(tmp_path, ca
     page = out.read_text()
     assert "Screening experiment (NIST TN 1855)" in page and "Boot dependency" in page
     assert page.count("data:image/png;base64,") == 4
+
+
+def test_boot_check_executions_are_their_own_section_and_never_pooled(tmp_path, capsys):
+    doc = bundle()
+    before = screen_json(capsys, FIXTURE, "--no-steady-state")["responses"]["loop"]
+    doc["screening"].update(boot_check_batch=1, reboot_factors=[])
+    pexec = max(e["pexec"] for e in doc["executions"]) + 1      # past every key's executions
+    rng = np.random.default_rng(1)
+    for i, env in enumerate(["off", "on", "on", "off"]):       # 2 boots per level, each boot far slower
+        template = next(e for e in doc["executions"] if e["screening"]["levels"] == {"env": env, "variant": "plain"})
+        times = list(5.0 + i + rng.normal(0, 0.001, 40))
+        doc["executions"].append({**template, "pexec": pexec + i, "job_index": len(doc["jobs"]), "wallclock_times": times,
+                                  "screening": {**template["screening"], "batch": 1, "replicate": i}})
+        doc["jobs"].append({**doc["jobs"][template["job_index"]], "index": len(doc["jobs"]), "pexec": pexec + i})
+    out = screen_json(capsys, write(tmp_path, doc), "--no-steady-state")
+    loop = out["responses"]["loop"]
+    assert [t["n"] for t in loop["treatments"]] == [t["n"] for t in before["treatments"]]    # 3, not 5
+    assert [t["mean"] for t in loop["treatments"]] == pytest.approx([t["mean"] for t in before["treatments"]])
+    check = out["boot_check"]["groups"]
+    assert set(check) == {"loop env=off,variant=plain", "loop env=on,variant=plain"}
+    off = check["loop env=off,variant=plain"]
+    assert off["executions"] == 2 and off["boot_dependent"] is True and off["p"] < 1e-6
+    assert main(["screen", write(tmp_path, doc), "--no-steady-state", "--fixed", "--resamples", "500"]) == 0
+    text = capsys.readouterr().out
+    assert "Boot-dependency check (TN 1855" in text and "loop env=on,variant=plain" in text

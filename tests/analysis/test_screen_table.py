@@ -117,9 +117,10 @@ def test_material_significance_uses_the_t_width_at_n(tmp_path, capsys):
 
 
 def test_same_seed_same_numbers_different_path(tmp_path, capsys):
-    a = screen_json(capsys, "--table", write_csv(tmp_path, toy_rows(), name="a.csv"))
-    b = screen_json(capsys, "--table", write_csv(tmp_path, toy_rows(), name="b.csv"))
-    c = screen_json(capsys, "--table", write_csv(tmp_path, toy_rows(), name="c.csv"), "--seed", "9")
+    a = screen_json(capsys, "--table", write_csv(tmp_path, toy_rows(), name="a.csv"), "--interval", "bca")
+    b = screen_json(capsys, "--table", write_csv(tmp_path, toy_rows(), name="b.csv"), "--interval", "bca")
+    c = screen_json(capsys, "--table", write_csv(tmp_path, toy_rows(), name="c.csv"), "--seed", "9",
+                    "--interval", "bca")
     assert a["main_effects"] == b["main_effects"]
     assert a["main_effects"] != c["main_effects"]
 

@@ -33,6 +33,7 @@ turbo = "ignore"
 tickless = "ignore"
 temperatures = "ignore"
 [screening]
+batches_per_level = 1      # one batch per os level, TN 1855's layout: these tests follow its switches
 [screening.factors.aslr]
 kind = "control"
 control = "aslr"
@@ -137,7 +138,8 @@ def test_levels_are_set_switched_and_read_back(tmp_path, needs_root, screening):
     run_all(exp, state, machine)
     bundle = native_bundle(StateDir(state))
     assert bundle["screening"] == {"factors": {"aslr": ["true", "false"], "os": ["a", "b"], "mode": ["x", "y"]},
-                                   "design": "full factorial", "seed": 5}
+                                   "design": "full factorial", "seed": 5, "reboot_factors": ["os"],
+                                   "boot_check_batch": None, "aliases": []}
     runs = bundle["executions"]
     assert len(runs) == 8 and all(r["state"] == "completed" for r in runs)
     for r in runs:
@@ -232,7 +234,8 @@ def test_slots_not_run_yet_carry_their_planned_levels_in_the_export(tmp_path):
     state = tmp_path / "s"
     assert start_quiet(exp, state) == 0
     bundle = native_bundle(StateDir(state))
-    assert bundle["screening"] == {"factors": {"mode": ["x", "y"]}, "design": "full factorial", "seed": 9}
+    assert bundle["screening"] == {"factors": {"mode": ["x", "y"]}, "design": "full factorial", "seed": 9,
+                                   "reboot_factors": [], "boot_check_batch": None, "aliases": []}
     slots = bundle["executions"]
     assert [s["state"] for s in slots] == ["outstanding", "outstanding"]
     assert sorted(s["screening"]["levels"]["mode"] for s in slots) == ["x", "y"]
@@ -297,3 +300,28 @@ def test_status_counts_treatments_per_batch_and_the_switches_left(tmp_path, need
     assert [b.runs_done for b in report.screening.batches] == [4, 0]
     text = status_text(report)
     assert "for the 4 jobs now known (about " in text and "only switch screening levels" not in text
+
+
+def test_default_whole_plots_switch_between_batches_and_the_analysis_tests_os_against_them(tmp_path, needs_root):
+    # batches_per_level's default (2): each os level in two batches, a switch between every two, and the analysis
+    # of the export tests os on 4 batch means (2 degrees of freedom), aslr and mode within batches.
+    exp = experiment(tmp_path, {"b": "ok"}, extra='seed = 5\n' + SCREENING.replace("batches_per_level = 1", ""))
+    machine = LevelMachine(machine_root(tmp_path))
+    state = tmp_path / "s"
+    run_all(exp, state, machine)
+    bundle = native_bundle(StateDir(state))
+    runs = bundle["executions"]
+    assert len(runs) == 16 and all(r["state"] == "completed" for r in runs)
+    os_by_batch = [next(r["screening"]["levels"]["os"] for r in runs if r["screening"]["batch"] == b) for b in range(4)]
+    assert sorted(os_by_batch) == ["a", "a", "b", "b"] and all(x != y for x, y in zip(os_by_batch, os_by_batch[1:]))
+    assert len([c for c in machine.commands.calls if c[0] == "switch-os"]) in (3, 4)
+    from analysis.screen.native import screen_results
+    from analysis.screen.report import ScreenOptions
+
+    path = tmp_path / "bundle.json"
+    path.write_text(json.dumps(bundle))
+    doc = screen_results(str(path), ScreenOptions(), steady_state=False)
+    b = doc["responses"]["b"]
+    assert b["whole_plot"] == {"factors": ["os"], "batches": 4, "combinations": 2, "dof": 2, "why": None}
+    assert b["main_effects"]["os"]["1"]["stratum"] == "between batches"
+    assert b["main_effects"]["mode"]["1"]["stratum"] == "within batches"

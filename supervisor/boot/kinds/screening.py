@@ -70,4 +70,6 @@ class Screening(Plain):
         planned = {i: {"screening": {"treatment": run.treatment, "levels": run.levels, "batch": run.batch,
                                      "replicate": run.replicate}}
                    for i, run in enumerate(plan.runs)}     # not run (or crashed): the levels it was planned with
-        return {"screening": {"factors": plan.factors, "design": plan.design, "seed": plan.seed}}, planned
+        return {"screening": {"factors": plan.factors, "design": plan.design, "seed": plan.seed,
+                              "reboot_factors": plan.reboot_factors, "boot_check_batch": plan.boot_check_batch,
+                              "aliases": plan.aliases}}, planned

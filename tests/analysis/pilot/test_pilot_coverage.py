@@ -82,3 +82,18 @@ def test_ci_coverage_reaches_the_bar_with_a_stricter_ac_limit(phi):
     with_q, naive = coverage(ar1(phi, rng), STRICT_AC_LIMIT)
     print(f"AR(1) phi {phi}, ac limit {STRICT_AC_LIMIT}: coverage with Pilot's q {with_q:.4f}, naive {naive:.4f}")
     assert with_q >= 0.935
+
+
+def test_a_key_whose_executions_merge_subsessions_is_warned_that_their_cis_undercover():
+    from analysis.pilot.results import analyse_key
+    from analysis.pilot.stopping import StopTarget
+
+    rng = np.random.default_rng(12)
+    target = StopTarget(ci_percent=1.0)
+    autocorrelated = [list(1.0 + 0.01 * row) for row in ar1(0.9, rng, rows=3, length=500)]
+    _, warnings = analyse_key("b:vm:v", autocorrelated, ["completed"] * 3, target)
+    assert any(w.startswith("b:vm:v: ") and " of 3 process executions have autocorrelated stable iterations" in w
+               for w in warnings)
+    independent = [list(1.0 + 0.01 * row) for row in ar1(0.0, rng, rows=3, length=500)]
+    _, warnings = analyse_key("b:vm:v", independent, ["completed"] * 3, target)
+    assert not any("autocorrelated" in w for w in warnings)
