@@ -30,7 +30,8 @@ def test_screening_levels_hold_across_real_reboots(guest_image, prepared_guest, 
     collect(run)
 
     assert run.bundle["screening"] == {"factors": {"rate": ["1", "2000"], "swappiness": ["60", "10"]},
-                                       "design": "full factorial", "seed": 3}
+                                       "design": "full factorial", "seed": 3, "reboot_factors": ["swappiness"],
+                                       "boot_check_batch": None, "aliases": []}
     execs = run.bundle["executions"]
     assert len(execs) == 4 and [e["state"] for e in execs] == ["completed"] * 4, [e.get("reason") for e in execs]
     assert sorted(e["screening"]["treatment"] for e in execs) == [0, 1, 2, 3]

@@ -24,11 +24,14 @@ if [ "$mode" = prepare ]; then
     install -m 755 "$P/fake-sendmail" /usr/sbin/sendmail
     # The README's install: a venv, then pip install of the coldrun wheel.
     # (--no-compile: byte-compiling everything under an emulated CPU costs minutes.)
+    # pip goes into the venv from Debian's wheel in the same install (as `python3 -m venv` would put it
+    # there, without ensurepip's byte-compiling): the lab's Ansible role upgrades coldrun with it.
     python3 -m venv --without-pip /opt/coldrun || fail venv
     pip_wheel=$(ls /usr/share/python-wheels/pip-*.whl | head -n 1)
     # numpy and scipy: the analysis a [stop] experiment runs between executions; pyDOE3: screening designs.
     /opt/coldrun/bin/python "$pip_wheel/pip" install -q --no-compile --no-index \
-        --find-links "$P/wheels" coldrun numpy scipy pyDOE3 || fail pip
+        --find-links "$P/wheels" "$pip_wheel" coldrun numpy scipy pyDOE3 || fail pip
+    /opt/coldrun/bin/python -m pip --version > /dev/null || fail "pip in the venv"
     "$COLDRUN" --help > /dev/null || fail "coldrun --help"
     # Byte-compile, once for every test's copy of this disk, what the boot service's coldrun, status,
     # export, the Python runner, a [stop] decision and a screening plan import (as a first run would,
