@@ -53,8 +53,8 @@ def pytest_itemcollected(item):
     if where.startswith("vm/"):
         item.add_marker(pytest.mark.vm)
         item.add_marker(pytest.mark.slow)
-        if grouping:   # guests under TCG starve each other: at most the lab's two and one more at once
-            item.add_marker(pytest.mark.xdist_group("vm-lab" if where == "vm/test_lab.py" else "vm-guest"))
+        if grouping:   # guests under TCG starve each other: at most the lab's two and two more at once
+            item.add_marker(pytest.mark.xdist_group(_vm_group(where, item.name)))
     elif where.startswith("integration/"):
         item.add_marker(pytest.mark.slow)
     if where.startswith("runners/") or where in REAL_RUNNER_MODULES:
@@ -63,6 +63,13 @@ def pytest_itemcollected(item):
         item.add_marker(pytest.mark.root)
     if grouping and not where.startswith("vm/") and _shares_a_module_fixture(item):
         item.add_marker(pytest.mark.xdist_group(where))
+
+
+def _vm_group(where: str, name: str) -> str:
+    """The lab's two guests; the power-cut test (the most boots) beside one guest at a time of the rest."""
+    if where == "vm/test_lab.py":
+        return "vm-lab"
+    return "vm-cuts" if name.startswith("test_power_cuts") else "vm-guest"
 
 
 def pytest_collection_modifyitems(config, items):

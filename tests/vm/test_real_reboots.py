@@ -5,7 +5,10 @@ from wheels into a venv, then ``coldrun start exp.toml`` as root.  From then
 on only systemd and coldrun act: the boot unit runs ``coldrun resume`` at
 each boot until the schedule is done, then coldrun removes the unit and
 restores the settings, and the (test-only) watcher powers the guest off.
-Afterwards the guest's disk is read with debugfs.
+Afterwards the guest's disk is read with debugfs.  That run also pins the
+benchmarks to a cpuset partition and, while one runs, reloads systemd and
+starts a transient unit; the partition must survive, and the timers coldrun
+masked must stay quiet across the real reboots (issue 23).
 
 The second test runs the experiment with a [stop] table (each key runs until
 its CI target, here at most 3 executions) and cuts the power (qemu
@@ -55,8 +58,8 @@ class Run:
 
 
 def start_guest(guest_image, prepared_guest, make_guest, tmp_path: Path, executions: int,
-                stop: str | None = None, hold: str | None = None) -> Run:
-    payload = build_payload(tmp_path, mode="experiment", executions=executions, stop=stop, hold=hold)
+                stop: str | None = None, hold: str | None = None, poke: bool = False) -> Run:
+    payload = build_payload(tmp_path, mode="experiment", executions=executions, stop=stop, hold=hold, poke=poke)
     disk = tmp_path / "root.ext4"
     copy_disk(prepared_guest.disk, disk)
     guest = make_guest(guest_image, disk, payload)
@@ -148,7 +151,7 @@ def test_experiment_survives_real_reboots(guest_image, prepared_guest, make_gues
     # One execution of each key: two jobs, so four real reboots (start, job, job, finish); every boot
     # costs a minute or two of emulated CPU, and the power-cut test runs up to three of each key.
     executions = 1
-    run = start_guest(guest_image, prepared_guest, make_guest, tmp_path, executions)
+    run = start_guest(guest_image, prepared_guest, make_guest, tmp_path, executions, poke=True)
     wait_started(run)
     run.guest.wait_for(r"VMTEST-(FINISHED|STUCK|SETUP-FAILED)", timeout=900)
     assert "VMTEST-FINISHED" in run.guest.serial(), GuestError("experiment did not finish", run.guest)
@@ -166,7 +169,27 @@ def test_experiment_survives_real_reboots(guest_image, prepared_guest, make_gues
     sent = mails(run)
     assert any("started vmtest" in m for m in sent), sent
     assert any("finished vmtest" in m for m in sent), sent
+    assert_systemd_left_the_benchmarks_alone(run)
     print(f"accel={run.guest.accel} boots={len(guest_boots)}")
+
+
+def assert_systemd_left_the_benchmarks_alone(run: Run) -> None:
+    """Issue 23 on a real systemd: the guest's timers were masked at start and none came back after a real
+    reboot (none active at any boot, no execution saw a unit start), and they are unmasked at the end; the
+    benchmark partition survived a daemon-reload and a transient unit started while a benchmark ran."""
+    timers = [r for r in log_records(run) if r.get("event") == "platform control" and r.get("control") == "timers"]
+    assert timers and timers[0]["action"].startswith("changed from ") and "timer" in timers[0]["action"], timers
+    masked = timers[0]["action"].removeprefix("changed from ").split()
+    assert len(timers) == 1 + len(KEYS) and all(t["found"] == "none active" and t["ok"] for t in timers), timers
+    for timer in masked:    # systemctl mask is a symlink in /etc; the undo log's unmask removed it
+        assert not guest_path_exists(run.disk, f"/etc/systemd/system/{timer}"), f"{timer} is still masked"
+    poked = re.search(r"VMTEST-POKED partition_before=(.*) partition_after=(.*) benchmark_processes=(\d+)",
+                      run.serial)
+    assert poked, "the guest never reloaded systemd while a benchmark ran"
+    assert poked.group(1).strip() == poked.group(2).strip() == "root" and int(poked.group(3)) >= 1, poked.group(0)
+    for e in run.bundle["executions"]:
+        assert not e.get("flags"), (e["key"], e.get("flags"), e.get("flag_details"))
+        assert e["platform_before"]["benchmark_cpus"] == [1], e["platform_before"]
 
 
 # Where a power cut lands: after the serial console shows the trigger, wait

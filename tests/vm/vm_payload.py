@@ -72,9 +72,11 @@ def coldrun_wheel(dest: Path, work: Path) -> Path:
     return wheels[0]
 
 
-def experiment_dir(dest: Path, executions: int, stop: str | None = None, experiment: str = "exp.toml") -> None:
+def experiment_dir(dest: Path, executions: int, stop: str | None = None, experiment: str = "exp.toml",
+                   pinning: bool = False) -> None:
     """guest/exp.toml with ``executions``, or with the [stop] table ``stop`` in place of the count;
-    ``experiment``: another file of guest/, as it is, with guest/benchmarks beside it."""
+    ``experiment``: another file of guest/, as it is, with guest/benchmarks beside it; ``pinning``: with
+    the benchmark CPUs' cpuset partition (the guest's CPU 1)."""
     (dest).mkdir(parents=True)
     if experiment != "exp.toml":
         text = (GUEST_FILES / experiment).read_text()
@@ -86,6 +88,9 @@ def experiment_dir(dest: Path, executions: int, stop: str | None = None, experim
             text = text.replace("\nexecutions = 2\n", f"\nexecutions = {executions}\n")
         else:
             text = text.replace("\nexecutions = 2\n", "\n") + "\n" + stop
+    if pinning:
+        assert "\n[platform]\n" in text
+        text = text.replace("\n[platform]\n", "\n[platform]\npinning = true\n")
     (dest / "exp.toml").write_text(text)
     # The demo's fib benchmark in both languages; the C one is compiled in the guest.
     demo = REPO / "configs/demo/benchmarks/fib"
@@ -97,14 +102,16 @@ def experiment_dir(dest: Path, executions: int, stop: str | None = None, experim
 
 def build_payload(work: Path, *, mode: str, executions: int = 2, stop: str | None = None,
                   hold: str | None = None, experiment: str = "exp.toml", hostname: str | None = None,
-                  ssh_key: Path | None = None, simulate: bool = False) -> Path:
+                  ssh_key: Path | None = None, simulate: bool = False, poke: bool = False) -> Path:
     """Make ``work``/payload-<mode>.ext4 and return its path.
 
     "prepare": the wheels (coldrun from the working tree, its dependencies);
     "experiment": the experiment (``stop``: a [stop] table instead of the
     count) and its benchmarks, and ``hold``: where the boot service's coldrun
     waits for a power cut, and ``simulate``: the guest runs it in one boot with
-    --simulate-reboots; "lab": the guest's ``hostname`` and the public
+    --simulate-reboots, and ``poke``: with pinning, and while a benchmark runs the
+    guest reloads systemd and starts a transient unit once (the partition must
+    survive both); "lab": the guest's ``hostname`` and the public
     ``ssh_key`` root accepts (test_lab.py: Ansible installs the rest).
     All carry boot.sh.
     """
@@ -117,12 +124,14 @@ def build_payload(work: Path, *, mode: str, executions: int = 2, stop: str | Non
             shutil.copy(whl, wheels)
         coldrun_wheel(wheels, work)
     elif mode == "experiment":
-        experiment_dir(pdir / "exp", executions, stop, experiment)
+        experiment_dir(pdir / "exp", executions, stop, experiment, pinning=poke)
         (pdir / "state_dir").write_text(STATE_DIR + "\n")
         if hold:   # COLDRUN_TEST_HOLD_AT for the boot service (supervisor/boot/crash_points.py)
             (pdir / "hold").write_text(hold + "\n")
         if simulate:
             (pdir / "simulate").write_text("1\n")
+        if poke:
+            (pdir / "poke").write_text("1\n")
     elif mode == "lab":
         assert hostname and ssh_key
         (pdir / "hostname").write_text(hostname + "\n")

@@ -99,6 +99,24 @@ if [ ! -e "$M/started" ]; then
     exit 0
 fi
 
+# With a "poke" file: once, while a benchmark runs (its fresh user owns a process), what systemd does on
+# a busy machine: reload its units and start a transient one.  Either may make systemd write "-cpuset" to
+# the root cgroup, which would dissolve the benchmark partition under the running benchmark.
+if [ -e "$P/poke" ] && [ ! -e "$M/poked" ]; then
+    (
+        part=/sys/fs/cgroup/coldrun.bench/cpuset.cpus.partition
+        while ! pgrep -u coldrunbench > /dev/null 2>&1; do sleep 0.5; done
+        before=$(cat "$part" 2>&1)
+        systemctl daemon-reload
+        systemd-run --quiet --wait --unit=vmtest-poke /bin/true
+        after=$(cat "$part" 2>&1)
+        running=$(pgrep -u coldrunbench | wc -l)
+        touch "$M/poked"
+        sync
+        say "POKED partition_before=$before partition_after=$after benchmark_processes=$running"
+    ) &
+fi
+
 # Later boots: watch the experiment with `coldrun status` (reads only, no
 # lock) while `coldrun resume` runs, and power off once coldrun has removed
 # its unit (the experiment is finished).  If the unit is still installed but
