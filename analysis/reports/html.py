@@ -123,8 +123,8 @@ def summary_cells(row: SummaryRow) -> dict[str, str]:
 
 
 COLUMNS = (("bench", "Benchmark", ""), ("vm", "VM", ""), ("class", "Class.", ""),
-           ("steady_iter", "Steady iter (#)", "num"), ("steady_time", "Steady iter (s)", "num"),
-           ("steady_perf", "Steady perf (s)", "num"))
+           ("steady_iter", "Steady iter (#)", "num"), ("steady_time", "Steady iter (time)", "num"),
+           ("steady_perf", "Steady perf (time)", "num"))
 
 
 def table(rows: list[SummaryRow], cells=summary_cells, columns=COLUMNS,
