@@ -125,13 +125,13 @@ def annotate_key(key: str, times: list[list[float]], states: list[str], classifi
     for i, (series, outs) in enumerate(zip(times, found)):
         if not series:
             executions.append(ExecutionAnnotation(outs, [], [], [], None))
-            notes.append(f"{key} process execution {i}: {execution_states.label(states[i])}; not classified")
+            notes.append(f"{key} process execution {execution_states.execution_number(i)}: {execution_states.label(states[i])}; not classified")
             continue
         try:
             seg = cp.segment_execution(series, outs)
         except ValueError as exc:  # too short for R, or values outside what the C code accepts
             executions.append(ExecutionAnnotation(outs, [], [], [], None))
-            notes.append(f"{key} process execution {i}: {exc}; not classified")
+            notes.append(f"{key} process execution {execution_states.execution_number(i)}: {exc}; not classified")
             continue
         executions.append(ExecutionAnnotation(outs, seg.changepoints, seg.means, seg.variances,
                                               classify.classify_execution(seg.changepoints, seg.means, seg.variances,

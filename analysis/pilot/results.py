@@ -130,7 +130,7 @@ def analyse_key(key: str, executions: list[list[float]], states: list[str],
             continue
         estimate = stopping.execution_estimate(times, target)
         rows.append(ExecutionRow(i, state, len(times), estimate))
-        where = f"{key} process execution {i}"
+        where = f"{key} process execution {execution_states.execution_number(i)}"
         if len(times) < stopping.PILOT_MIN_SEGMENT:
             warnings.append(f"{where}: {len(times)} iterations, fewer than {stopping.PILOT_MIN_SEGMENT}: "
                             "no warm-up removal (EDM cannot run); all are analysed")

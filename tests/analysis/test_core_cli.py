@@ -78,7 +78,7 @@ def test_too_short_execution_is_unclassified_not_fatal():
     ann = annotate(results, warn=notes.append)
     assert ann["classifications"]["b:vm:v"] == [None, "flat"]
     assert ann["changepoints"]["b:vm:v"][0] == [] and ann["changepoint_means"]["b:vm:v"][0] == []
-    assert any("process execution 0" in n and "at least 4" in n for n in notes)
+    assert any("process execution #1" in n and "at least 4" in n for n in notes)
 
 
 def test_parallel_and_serial_annotation_agree(results_file):

@@ -104,8 +104,8 @@ def test_bad_executions_warn_one_line_each_and_the_rest_is_analysed(files, capsy
     # Plain noise: EDM over-segments it, and without a dominant segment Pilot uses nothing (a row says so).
     assert all(rows[i]["mean"] is not None or "no stable segment" in rows[i]["note"] for i in range(3))
     lines = [line for line in err.splitlines() if OTHER in line]
-    assert len([line for line in lines if "process execution 3" in line and "same time" in line]) == 1
-    assert len([line for line in lines if "process execution 4" in line and "fewer than 30" in line]) == 1
+    assert len([line for line in lines if "process execution #4" in line and "same time" in line]) == 1
+    assert len([line for line in lines if "process execution #5" in line and "fewer than 30" in line]) == 1
     assert all(line.startswith(f"coldrun-analyze: warning: {files[0]}: ") for line in lines)
 
 
@@ -120,8 +120,8 @@ def test_nan_and_negative_executions_are_rows_and_warnings(tmp_path, capsys):
     states = [r["state"] for r in fib["executions"]]
     assert states == ["invalid", "invalid", "errored", "completed", "completed"]
     assert fib["executions"][0]["note"] == "invalid data (dropped)" and fib["summary"]["usable"] == 2
-    assert "process execution 0: iteration 5 has an invalid time" in err
-    assert "process execution 1: iteration 7 has an invalid time" in err
+    assert "process execution #1: iteration 5 has an invalid time" in err
+    assert "process execution #2: iteration 7 has an invalid time" in err
 
 
 def test_presets_reach_the_report(files, capsys):
@@ -170,6 +170,19 @@ def test_compare_two_results_files(files, capsys):
     assert code == 0 and "Welch" in out and KEY in out and "+5." in out
     code, out, _ = run(["compare", str(files[0]), str(files[1]), "--format", "html"], capsys)
     assert code == 0 and "<table>" in out and KEY in out
+
+
+def test_compare_says_cannot_tell_where_pilot_reports_p_half():
+    """Issue 28 (5): a side with one execution printed 'p 0.5'; the JSON keeps Pilot's 0.5."""
+    from analysis.reports.pilot_tables import render_compare_text
+    key = {"key": "k", "a": {"executions": 1, "mean": 2e-6, "variance": None},
+           "b": {"executions": 3, "mean": 2.2e-6, "variance": 1e-14}, "relative_change": 0.1,
+           "p": 0.5, "dof": None, "diff_ci": None, "executions_for_target_p": None, "note": ""}
+    text = render_compare_text({"file_a": "a", "file_b": "b", "confidence": 0.95, "target_p": 0.05,
+                                "keys": [key], "only_in_a": [], "only_in_b": []})
+    row = next(line for line in text.splitlines() if line.startswith("k "))
+    assert "cannot tell (n = 1)" in row and "0.5 " not in row
+    assert "2.000 µs" in row and "2.200 µs" in row and "+10.0%" in row
 
 
 def test_compare_lists_keys_in_one_file_only(files, tmp_path, capsys):
