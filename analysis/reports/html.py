@@ -213,10 +213,17 @@ def provenance_section(provenances: Sequence[Provenance], parameters: Sequence[t
     return "".join(out)
 
 
+HISTOGRAM_KEY = ("Steady iter (#): the small bar chart is a histogram of the process executions' steady "
+                 "iterations (10 equal bins from the smallest to the largest), the median's bin red; then the "
+                 "median (5th, 95th percentile). Times are in the unit shown beside them.")
+
+
 def legend() -> str:
-    """What each class glyph in the tables means."""
+    """What each class glyph and the steady-iteration histogram in the tables mean."""
     items = "".join(f"<li>{class_symbol(c)}{escape(c)}</li>" for c in PAIR_CLASSES)
-    return f'<h3>Classes</h3>\n<ul class="legend">{items}</ul>\n'
+    example = histogram_svg([1, 2, 2, 3, 3, 3, 4, 9])
+    return (f'<h3>Classes</h3>\n<ul class="legend">{items}</ul>\n'
+            f'<p class="key">{example}{escape(HISTOGRAM_KEY)}</p>\n')
 
 
 def _plot_links(row: SummaryRow, plotted: set[tuple[str, str, str, int]],
