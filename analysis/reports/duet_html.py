@@ -69,10 +69,11 @@ def ratio_plot(pair: dict) -> str:
     for t in ticks:
         parts.append(f'<line x1="{_LEFT - 4}" x2="{_LEFT}" y1="{y(t):.1f}" y2="{y(t):.1f}" stroke="#888" />'
                      f'<text x="{_LEFT - 6}" y="{y(t) + 3.5:.1f}" font-size="10" text-anchor="end">'
-                     f'{f.ratio(t)}</text>')
+                     f'{t:g}</text>')
     parts.append(f'<text transform="translate(12 {(_TOP + _BOTTOM) / 2:.0f}) rotate(-90)" font-size="11" '
                  f'text-anchor="middle">ratio x/y (geometric mean)</text>')
-    for i in sorted({0, len(gms) - 1, (len(gms) - 1) // 2}):
+    step = max(1, math.ceil(len(gms) / 10))   # at most ~10 execution labels
+    for i in sorted(set(range(0, len(gms), step)) | {len(gms) - 1}):
         parts.append(f'<text x="{x(i):.1f}" y="{_BOTTOM + 14}" font-size="10" text-anchor="middle">'
                      f'{execution_number(i)}</text>')
     parts += [f'<circle cx="{x(i):.1f}" cy="{y(g):.1f}" r="3" fill="#c30"><title>pair execution '
@@ -96,19 +97,20 @@ def ci_comparison(pair: dict) -> str:
              f"x − y {f.interval(*pair['sequential_ci'])}, width {f.percent(pair['sequential_relative_ci_width'])} "
              f"of mean y ({f.duration(pair['y_mean'])})")]
     ticks = nice_ticks(min(v for _, ci, _ in rows for v in ci + [1.0]), max(v for _, ci, _ in rows for v in ci + [1.0]))
-    x = _scale(ticks[0], ticks[-1], 12, _W - 12)
+    x = _scale(ticks[0], ticks[-1], 24, _W - 24)   # room for the end ticks' labels
     height = 140
-    parts = [f'<line x1="{x(1.0):.1f}" x2="{x(1.0):.1f}" y1="4" y2="{height - 30}" stroke="#777" '
-             f'stroke-dasharray="4 3" />',
-             f'<line x1="12" x2="{_W - 12}" y1="{height - 30}" y2="{height - 30}" stroke="#888" />']
+    parts = [f'<line x1="24" x2="{_W - 24}" y1="{height - 30}" y2="{height - 30}" stroke="#888" />']
     for t in ticks:
         parts.append(f'<line x1="{x(t):.1f}" x2="{x(t):.1f}" y1="{height - 30}" y2="{height - 26}" stroke="#888" />'
-                     f'<text x="{x(t):.1f}" y="{height - 16}" font-size="10" text-anchor="middle">{f.ratio(t)}</text>')
+                     f'<text x="{x(t):.1f}" y="{height - 16}" font-size="10" text-anchor="middle">{t:g}</text>')
     parts.append(f'<text x="{_W / 2:.0f}" y="{height - 3}" font-size="11" text-anchor="middle">'
                  f'ratio scale (1 = no difference)</text>')
     for i, (label, (lo, hi), numbers) in enumerate(rows):
         yy = 16 + 46 * i
         parts.append(f'<text x="12" y="{yy}" font-size="11">{escape(label)}</text>')
+        # 1 (no difference) beside each bar only, so the line crosses no text
+        parts.append(f'<line x1="{x(1.0):.1f}" x2="{x(1.0):.1f}" y1="{yy + 2}" y2="{yy + 18}" stroke="#777" '
+                     f'stroke-dasharray="3 2" />')
         parts.append(f'<rect x="{x(lo):.1f}" y="{yy + 5}" width="{max(x(hi) - x(lo), 1):.1f}" height="10" '
                      f'fill="{"#236" if i == 0 else "#c30"}"><title>{escape(numbers)}</title></rect>')
         parts.append(f'<text x="12" y="{yy + 28}" font-size="10">{escape(numbers)}</text>')

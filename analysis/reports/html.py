@@ -54,6 +54,7 @@ svg.hist { vertical-align: middle; margin-right: 0.5em; }
 div.plots { display: grid; grid-template-columns: repeat(auto-fill, minmax(560px, 1fr)); gap: 1em; }
 figure { margin: 0; }
 figure img { width: 100%; border: 1px solid #ddd; }
+figure.natural img { width: auto; max-width: 100%; }
 figure.no-data div { border: 1px dashed #b00; color: #b00; padding: 1em; }
 figcaption { font-size: 85%; color: #444; }
 :target { outline: 3px solid #fc0; }
