@@ -54,6 +54,15 @@ def settings_line(settings: dict) -> str:
             "a key's CI is that of its executions' means.")
 
 
+def not_converged(keys: list[dict]) -> str | None:
+    """The sentence naming every key whose CI is still wider than the target, or None."""
+    missed = [k["key"] for k in keys if not k["summary"]["target_met"]]
+    if not missed:
+        return None
+    return (f"Not converged: {len(missed)} of {len(keys)} key(s) have a CI wider than the target "
+            f"(more executions needed): {', '.join(missed)}.")
+
+
 def _key_cells(k: dict) -> list[str]:
     s = k["summary"]
     met = "yes" if s["target_met"] else f"no: {s['more_executions']} more execution(s)"
@@ -89,6 +98,8 @@ def render_text(report: dict) -> str:
             out.append("No benchmarks.")
             continue
         out += aligned([list(KEY_HEADERS)] + [_key_cells(k) for k in item["keys"]])
+        missed = not_converged(item["keys"])
+        out += ["", missed] if missed else []
         out += ["", "Process executions:", ""]
         out += aligned([list(EXEC_HEADERS)] + _exec_rows(item["keys"]))
     return "\n".join(out) + "\n"
@@ -112,6 +123,9 @@ def section(report: dict, heading: str = "Pilot: stable segments and confidence 
             parts.append("<p>No benchmarks.</p>\n")
             continue
         parts.append(_html_table(KEY_HEADERS, [_key_cells(k) for k in item["keys"]], {1, 2, 4, 5, 6, 7}))
+        missed = not_converged(item["keys"])
+        if missed:
+            parts.append(f'<p class="warning"><strong>{escape(missed)}</strong></p>\n')
         rows = _exec_rows(item["keys"])
         parts.append(f"<details><summary>Process executions ({len(rows)})</summary>\n"
                      + _html_table(EXEC_HEADERS, rows, {1, 2, 4, 5, 6, 7}) + "</details>\n")

@@ -172,6 +172,27 @@ def test_compare_two_results_files(files, capsys):
     assert code == 0 and "<table>" in out and KEY in out
 
 
+def test_reports_judge_keys_against_the_experiments_stop_target(tmp_path, capsys):
+    """Issue 28 (3): a coldrun export carries its experiment file; pilot and the HTML use its [stop] target
+    (5% here), as `coldrun status` does, unless an option asks for another; the HTML names unconverged keys."""
+    doc = results_doc()
+    doc["config"] = 'name = "x"\n[stop]\nci_percent = 0.05\nconfidence = 0.9\nmin_executions = 3\n'
+    path = tmp_path / "stop.json"
+    path.write_text(json.dumps(doc))
+    own, _ = report(["pilot", str(path)], capsys)
+    assert own["settings"]["ci_percent"] == 0.05 and own["settings"]["confidence"] == 0.9
+    asked, _ = report(["pilot", str(path), "--ci-percent", "0.2"], capsys)
+    assert asked["settings"]["ci_percent"] == 0.2 and asked["settings"]["confidence"] == 0.95
+    out = tmp_path / "report.html"
+    code, _, err = run(["table", str(path), "--format", "html", "--quality", "low", "--no-plots", "-o", str(out)],
+                       capsys)
+    assert code == 0, err
+    page = out.read_text()
+    assert "target CI width 5% of the mean" in page and "90% confidence" in page
+    if not all(k["summary"]["target_met"] for item in own["results"] for k in item["keys"]):
+        assert "Not converged:" in page
+
+
 def test_compare_says_cannot_tell_where_pilot_reports_p_half():
     """Issue 28 (5): a side with one execution printed 'p 0.5'; the JSON keeps Pilot's 0.5."""
     from analysis.reports.pilot_tables import render_compare_text
