@@ -170,7 +170,11 @@ def pilot_segment(times: np.ndarray) -> tuple[tuple[int, int] | None, str]:
     segment = edm.dominant_segment(times)
     if segment is None:
         return None, "Pilot: no stable segment (none longer than half the run)"
-    return segment, f"Pilot stable\nsegment [{segment[0]}, {segment[1]})"
+    from analysis.pilot.level_shift import level_shift
+
+    shift = level_shift(times, segment)
+    warning = "" if shift is None else f"\nWARNING: spans a level shift at iteration {shift.iteration}"
+    return segment, f"Pilot stable\nsegment [{segment[0]}, {segment[1]}){warning}"
 
 
 def _shade_pilot(ax, segment: tuple[int, int] | None) -> None:

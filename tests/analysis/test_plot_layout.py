@@ -39,10 +39,12 @@ def _adversarial() -> dict[str, list[float]]:
     early_cpt[:3] *= 6.0                                    # a level shift at iteration 3
     late_top = s.copy()
     late_top[250:] *= 4.0                                   # data high on the right
+    jump = _series(51)
+    jump[26:] *= 4.0                                        # Pilot's segment spans it: a longer legend
     everywhere = np.where(np.arange(300) % 2 == 0, 0.001, 0.02)  # no free corner anywhere
     return {"early-outliers": list(early_outliers), "early-changepoint": list(early_cpt),
             "late-shift": list(late_top), "flat": [0.01] * 300, "alternating": list(everywhere),
-            "short-5": list(_series(5)), "short-40": list(_series(40)), "one": [0.02]}
+            "short-5": list(_series(5)), "level-shift": list(jump), "short-40": list(_series(40)), "one": [0.02]}
 
 
 @pytest.fixture(scope="module")

@@ -193,6 +193,26 @@ def test_reports_judge_keys_against_the_experiments_stop_target(tmp_path, capsys
         assert "Not converged:" in page
 
 
+def test_a_stable_segment_spanning_a_level_shift_is_said(tmp_path, capsys):
+    """Issue 28 (2): EDM's segment [0, 51) held a 4x jump at iteration 26 and nothing warned."""
+    rng = np.random.default_rng(1)
+    jump = list(0.001 + rng.normal(0, 0.00002, 51))
+    jump[26:] = [4 * t for t in jump[26:]]
+    steady = [list(0.001 + rng.normal(0, 0.00002, 51)) for _ in range(2)]
+    path = tmp_path / "jump.json"
+    path.write_text(json.dumps({"wallclock_times": {KEY: [steady[0], jump, steady[1]]}, "audit": {"uname": "Linux b 6 #1 x"}}))
+    doc, err = report(["pilot", str(path)], capsys)
+    rows = doc["results"][0]["keys"][0]["executions"]
+    assert rows[1]["stable_segment"] == [0, 51] and "level shift at iteration 26" in rows[1]["note"]
+    assert "level shift" not in rows[0]["note"] + rows[2]["note"]
+    assert "process execution #2: Pilot's stable segment [0, 51) spans a level shift at iteration 26" in err
+    from analysis.inputs import load_input
+    from analysis.prepare import to_annotated
+    annotated = to_annotated(load_input(path), warn=lambda m: None)
+    legend = plots.plot_axes(plots.build_figure(annotated, KEY, 1, "b"))[2].get_legend()
+    assert "WARNING: spans a level shift at iteration 26" in legend.get_texts()[-1].get_text().replace("\n", " ")
+
+
 def test_compare_says_cannot_tell_where_pilot_reports_p_half():
     """Issue 28 (5): a side with one execution printed 'p 0.5'; the JSON keeps Pilot's 0.5."""
     from analysis.reports.pilot_tables import render_compare_text
