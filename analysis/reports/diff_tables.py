@@ -168,7 +168,7 @@ def _latex(diff: dict) -> str:
     legend = (r"\noindent\textbf{%s.} Colours: %s; uncoloured cells are unchanged. %s" "\n\n"
               % (TITLE, key, latex.escape(EXPLANATION)))
     # Ten columns at a paper's text width: small type, narrow gaps, wrapping cells.
-    spec = latex.column_spec([0.1, 0.07, 0.13, 0.09, 0.12, 0.1, 0.11, 0.09, 0.09, 0.1], numeric={3, 4, 5, 6, 7, 8})
+    spec = latex.column_spec([0.1, 0.08, 0.13, 0.09, 0.12, 0.1, 0.11, 0.08, 0.08, 0.11], numeric={3, 4, 5, 6, 7, 8})
     table = latex.longtable([r for r, _, _ in pairs], cells=cells, spec=spec, header=header)
     body = legend + "{\\footnotesize\\setlength{\\tabcolsep}{2pt}\n" + table + "}\n"
     for note in _notes(diff):

@@ -62,13 +62,15 @@ SYMBOL_KEY = (r"\noindent\textbf{Classes:} \flatc\ flat, \warmup\ warmup, \slowd
 
 def column_spec(widths: list[float], numeric: set[int] = frozenset()) -> str:
     """Fixed-width columns, each a fraction of \\linewidth (summing to at most 1),
-    ragged, numbers right-aligned, so long cells wrap instead of running off the page."""
+    ragged, numbers right-aligned, so long cells wrap instead of running off the page; the empty
+    skip lets TeX hyphenate a cell's first word (it never hyphenates the first word of a paragraph)."""
     align = {True: r"\raggedleft", False: r"\raggedright"}
-    return "".join(r">{%s\arraybackslash}p{\dimexpr %.3f\linewidth-2\tabcolsep\relax}" % (align[i in numeric], w)
+    return "".join(r">{%s\arraybackslash\hspace{0pt}}p{\dimexpr %.3f\linewidth-2\tabcolsep\relax}"
+                   % (align[i in numeric], w)
                    for i, w in enumerate(widths))
 
 
-TABLE_SPEC = column_spec([0.15, 0.11, 0.22, 0.2, 0.18, 0.14], numeric={3, 4, 5})
+TABLE_SPEC = column_spec([0.17, 0.11, 0.2, 0.2, 0.18, 0.14], numeric={3, 4, 5})
 HEADER = r"Benchmark & VM & Class. & Steady iter (\#) & Steady iter (time) & Steady perf (time)\\"
 
 _ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",

@@ -184,6 +184,16 @@ def test_latex_compiles_in_one_pass_within_a_papers_text_width(summary, tmp_path
     compile_once(render_latex(summary), tmp_path, "table")
 
 
+def test_long_names_fit_a_narrow_column(tmp_path):
+    """Issue 28 (11): 'spectralnorm' ran 0.8 pt out of its column in the demo's table (one word, unbroken)."""
+    row = {"classification": "flat", "detailed_classification": {"flat": 2},
+           "steady_state_iteration": None, "steady_state_iteration_iqr": None,
+           "steady_state_time_to_reach_secs": None, "steady_state_time_to_reach_secs_iqr": None,
+           "steady_state_time": 0.01314, "steady_state_time_ci": 0.0032}
+    s = {"machines": {"m": {"c": {"spectralnorm": row, "averyveryverylongbenchmarkname": row}}}}
+    compile_once(render_latex(s), tmp_path, "names")
+
+
 def test_a_sub_microsecond_time_is_legible_everywhere():
     """Issue 28 (7): 3.12e-7 ± 1.9e-5 s was '0.00000 ± 0.000019'."""
     s = {"machines": {"m": {"v": {"tiny": {

@@ -55,6 +55,9 @@ def test_plots_and_latex_of_every_example(exports, name, tmp_path):
         for pexec, times in enumerate(executions):
             if times:
                 check_layout(build_figure(results, key, pexec, machine))
-    tex = tmp_path / "table.tex"
+    tex, summary, diff = tmp_path / "table.tex", tmp_path / "summary.json", tmp_path / "diff.tex"
     analyze("table", str(krun), "--format", "latex", "--quality", "low", "-o", str(tex))
     compile_once(tex.read_text(), tmp_path, "table")
+    analyze("summary", str(krun), "-o", str(summary), "--quality", "low")
+    analyze("diff", str(summary), str(summary), "--format", "latex", "-o", str(diff))
+    compile_once(diff.read_text(), tmp_path, "diff")
