@@ -164,7 +164,8 @@ def _latex(diff: dict) -> str:
         return out
 
     header = " & ".join(latex.escape(h) for h in HEADERS) + r"\\"
-    key = " ".join(r"\ccell{%s}{%s}" % (TEX_COLOURS[v], words) for v, (_, words) in zip((BETTER, WORSE, DIFFERENT), KEY))
+    # \colorbox, not \ccell: \cellcolor outside a table colours the table's first cell instead.
+    key = " ".join(r"\colorbox{%s}{%s}" % (TEX_COLOURS[v], words) for v, (_, words) in zip((BETTER, WORSE, DIFFERENT), KEY))
     legend = (r"\noindent\textbf{%s.} Colours: %s; uncoloured cells are unchanged. %s" "\n\n"
               % (TITLE, key, latex.escape(EXPLANATION)))
     # Ten columns at a paper's text width: small type, narrow gaps, wrapping cells.

@@ -70,7 +70,7 @@ def column_spec(widths: list[float], numeric: set[int] = frozenset()) -> str:
                    for i, w in enumerate(widths))
 
 
-TABLE_SPEC = column_spec([0.17, 0.11, 0.2, 0.2, 0.18, 0.14], numeric={3, 4, 5})
+TABLE_SPEC = column_spec([0.16, 0.12, 0.19, 0.17, 0.18, 0.18], numeric={3, 4, 5})
 HEADER = r"Benchmark & VM & Class. & Steady iter (\#) & Steady iter (time) & Steady perf (time)\\"
 
 _ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",

@@ -266,9 +266,10 @@ def test_render_diff_html_colours(mixed_diff):
 
 def test_render_diff_latex_colours(mixed_diff):
     tex = render_diff(mixed_diff, "latex")
-    assert r"\ccell{lightgreen}{better}" in tex
-    assert r"\ccell{lightred}{worse}" in tex
-    assert r"\ccell{lightyellow}{different or not comparable}" in tex
+    assert r"\colorbox{lightgreen}{better}" in tex
+    assert r"\colorbox{lightred}{worse}" in tex
+    assert r"\colorbox{lightyellow}{different or not comparable}" in tex
+    assert r"\ccell{lightred}{" in tex   # the cells themselves
     # Issue 28 (11): the key's words are the HTML's.
     assert '<span class="different">&nbsp;different or not comparable&nbsp;</span>' in render_diff(mixed_diff, "html")
     assert r"\newcommand{\ccell}" in tex
