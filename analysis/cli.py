@@ -355,14 +355,17 @@ def run_table(args: argparse.Namespace) -> int:
 
 
 def pilot_section(annotated: list[tuple[Path, dict]], jobs: int) -> str:
-    """The HTML report's Pilot section: Pilot's analysis of each results file at its library defaults."""
-    from analysis.pilot.presets import LIBRARY_DEFAULTS
+    """The HTML report's Pilot section: Pilot's analysis of each results file against the experiment's
+    [stop] target, or Pilot's library defaults without one."""
+    from analysis.pilot.presets import LIBRARY_DEFAULTS, experiment_target
     from analysis.pilot.results import report_target, reports_dict
     from analysis.pilot.command import analyse_loaded
     from analysis.reports import pilot_tables
 
-    target = report_target(ac_limit=LIBRARY_DEFAULTS.ac_limit, min_samples=LIBRARY_DEFAULTS.min_samples,
-                           ci_percent=LIBRARY_DEFAULTS.ci_percent, ci_width=None, confidence=0.95)
+    stop = experiment_target(annotated)   # the experiment's [stop] target, as `coldrun status` judged it
+    target = report_target(**stop) if stop else report_target(
+        ac_limit=LIBRARY_DEFAULTS.ac_limit, min_samples=LIBRARY_DEFAULTS.min_samples,
+        ci_percent=LIBRARY_DEFAULTS.ci_percent, ci_width=None, confidence=0.95)
     return pilot_tables.section(reports_dict(analyse_loaded(annotated, target, jobs), target))
 
 

@@ -233,7 +233,7 @@ def validate_krun(results: Any, path: Path, warn: WarningSink) -> dict:
             skipped.append(f"{key}: expected a list of process executions")
             del wct[key]
             continue
-        cleaned = [_clean_execution(e, f"{path}: {key} process execution {i}", warn) for i, e in enumerate(execs)]
+        cleaned = [_clean_execution(e, f"{path}: {key} process execution {states.execution_number(i)}", warn) for i, e in enumerate(execs)]
         rejected[key] = {i for i, e in enumerate(cleaned) if e is None}
         wct[key] = [e or [] for e in cleaned]
         lengths = {len(e) for e in wct[key] if e}

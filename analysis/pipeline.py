@@ -125,13 +125,17 @@ def annotate_key(key: str, times: list[list[float]], states: list[str], classifi
     for i, (series, outs) in enumerate(zip(times, found)):
         if not series:
             executions.append(ExecutionAnnotation(outs, [], [], [], None))
-            notes.append(f"{key} process execution {i}: {execution_states.label(states[i])}; not classified")
+            notes.append(f"{key} process execution {execution_states.execution_number(i)}: {execution_states.label(states[i])}; not classified")
             continue
+        if not any(series):   # pilot refuses these; warmup_stats classifies them flat at 0 s: say so
+            notes.append(f"{key} process execution {execution_states.execution_number(i)}: every iteration took "
+                         "0 s (a clock too coarse for the benchmark?); its times and steady perf of 0 s are not "
+                         "measurements")
         try:
             seg = cp.segment_execution(series, outs)
         except ValueError as exc:  # too short for R, or values outside what the C code accepts
             executions.append(ExecutionAnnotation(outs, [], [], [], None))
-            notes.append(f"{key} process execution {i}: {exc}; not classified")
+            notes.append(f"{key} process execution {execution_states.execution_number(i)}: {exc}; not classified")
             continue
         executions.append(ExecutionAnnotation(outs, seg.changepoints, seg.means, seg.variances,
                                               classify.classify_execution(seg.changepoints, seg.means, seg.variances,

@@ -3,9 +3,12 @@
 Main panel: in-process iteration wall-clock times, outliers circled,
 changepoints as dashed vertical lines, segment means as dashed horizontal
 lines, the steady-state segments (the last one and every earlier segment
-equivalent to it) in black and the rest grey; an inset shows the first
-iterations. A zoomed panel narrows the y-axis to the steady state. One panel
-per core follows when the results carry core cycle counts.
+equivalent to it) in black and the rest grey. A zoomed panel narrows the
+y-axis to the steady state. One panel per core follows when the results carry
+core cycle counts. The "first N iterations" panel and the legend sit in a
+column of their own right of the data, so neither can cover a point, a
+changepoint or a mean, whatever the series (tests/analysis/test_plot_layout.py
+checks their boxes against the data in display coordinates).
 
 Beside warmup_stats' changepoints, every time panel shades Pilot's stable
 segment (EDM changepoints, the dominant segment: ``analysis.pilot.edm``) as a
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import io
 import multiprocessing
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,15 +43,15 @@ OTHER_COLOUR = "0.6"
 MARK_COLOUR = "red"
 PILOT_COLOUR = "tab:blue"
 PILOT_ALPHA = 0.13
-# The inset shows this many leading iterations (clamped to the run length):
-# warmup_stats' plots used 50-150.
+# The side panel shows this many leading iterations (clamped to the run
+# length): warmup_stats' plots used 50-150.
 INSET_MIN, INSET_MAX = 50, 150
-# The inset's size and the corners it may take (axes fractions, lower-left
-# x, y), tried in order; its tick labels need INSET_LABEL_PAD more to the left
-# and below, which must be free of data too.
-INSET_SIZE = (0.36, 0.42)
-INSET_CORNERS = ((0.62, 0.52), (0.62, 0.06), (0.08, 0.52), (0.08, 0.06))
-INSET_LABEL_PAD = (0.05, 0.08)
+# Figure width (inches) and the side column's share; type sizes (points) legible
+# when the HTML report shows two plots side by side at 1400 px.
+FIGURE_WIDTH = 8.0
+SIDE_RATIO = (2.6, 1.0)
+LABEL_SIZE, TICK_SIZE, LEGEND_SIZE = 10, 9, 9
+LEGEND_WRAP = 18  # characters per legend line
 DEFAULT_DELTA = "0.001"
 # Title word for an execution the analysis could not classify.
 UNCLASSIFIED = "unclassified"
@@ -166,7 +170,11 @@ def pilot_segment(times: np.ndarray) -> tuple[tuple[int, int] | None, str]:
     segment = edm.dominant_segment(times)
     if segment is None:
         return None, "Pilot: no stable segment (none longer than half the run)"
-    return segment, f"Pilot stable segment [{segment[0]}, {segment[1]})"
+    from analysis.pilot.level_shift import level_shift
+
+    shift = level_shift(times, segment)
+    warning = "" if shift is None else f"\nWARNING: spans a level shift at iteration {shift.iteration}"
+    return segment, f"Pilot stable\nsegment [{segment[0]}, {segment[1]}){warning}"
 
 
 def _shade_pilot(ax, segment: tuple[int, int] | None) -> None:
@@ -175,20 +183,32 @@ def _shade_pilot(ax, segment: tuple[int, int] | None) -> None:
                    zorder=0, gid="pilot-stable-segment")
 
 
-def _legend(ax, pilot_label: str, changepoints: bool) -> None:
-    """Legend of the marks: warmup_stats' changepoints and Pilot's band (a proxy artist each)."""
+def _legend(ax, pilot_label: str, changepoints: bool, outliers: bool, marks: bool, steady: bool) -> None:
+    """In the side column's lower cell (an axes with no frame): every kind of mark
+    the panels draw, each with a proxy artist."""
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
     handles = []
+    if steady:
+        handles.append(Line2D([], [], color=STEADY_COLOUR, linewidth=0.8, label="steady state"))
+    handles.append(Line2D([], [], color=OTHER_COLOUR, linewidth=0.8,
+                          label="not steady" if marks else "not classified"))
+    if marks:
+        handles.append(Line2D([], [], color=MARK_COLOUR, linestyle="dashed", linewidth=0.9, label="segment mean"))
     if changepoints:
         handles.append(Line2D([], [], color=MARK_COLOUR, linestyle="dashed", linewidth=0.9,
-                              label="warmup_stats changepoints"))
+                              label="warmup_stats\nchangepoint", marker="|", markersize=10))
+    if outliers:
+        handles.append(Line2D([], [], linestyle="none", marker="o", markersize=6, markerfacecolor="none",
+                              markeredgecolor=MARK_COLOUR, label="outlier"))
     handles.append(Patch(facecolor=PILOT_COLOUR, alpha=PILOT_ALPHA if "[" in pilot_label else 0.0,
                          edgecolor="none", label=pilot_label))
-    # Above the panel, so it never hides a warm-up in the top left corner.
-    ax.legend(handles=handles, loc="lower left", bbox_to_anchor=(0, 1.0), ncol=len(handles), fontsize=7,
-              frameon=False, borderaxespad=0.2)
+    for h in handles:  # the side column is narrow: wrap long labels
+        h.set_label("\n".join(textwrap.fill(part, LEGEND_WRAP) for part in h.get_label().split("\n")))
+    ax.set_axis_off()
+    ax.legend(handles=handles, loc="upper left", fontsize=LEGEND_SIZE, frameon=False, borderaxespad=0.0,
+              handlelength=1.6, handletextpad=0.5, labelspacing=0.6)
 
 
 def _steady_ylim(times, segments, steady, outliers) -> tuple[float, float]:
@@ -210,29 +230,6 @@ def inset_length(n_iterations: int) -> int:
     """How many leading iterations the inset shows: 10% of the run within
     [INSET_MIN, INSET_MAX], never more than the run."""
     return min(n_iterations, max(INSET_MIN, min(INSET_MAX, n_iterations // 10)))
-
-
-def free_inset_region(xs: np.ndarray, ys: np.ndarray, xlim: tuple[float, float], ylim: tuple[float, float],
-                      size: tuple[float, float] = INSET_SIZE, corners=INSET_CORNERS,
-                      pad: tuple[float, float] = INSET_LABEL_PAD) -> list[float] | None:
-    """[x0, y0, width, height] (axes fractions) of the first corner where the
-    inset and its tick labels cover no data point and no line between two
-    points; None when every corner would cover data (the inset is left out)."""
-    fx = (np.asarray(xs, dtype=float) - xlim[0]) / (xlim[1] - xlim[0])
-    fy = (np.asarray(ys, dtype=float) - ylim[0]) / (ylim[1] - ylim[0])
-    if fx.size == 1:
-        fx, fy = np.repeat(fx, 2), np.repeat(fy, 2)
-    # Each line between neighbours, by its bounding box (conservative: a box
-    # that touches the region counts as covering it).
-    x_lo, x_hi = np.minimum(fx[:-1], fx[1:]), np.maximum(fx[:-1], fx[1:])
-    y_lo, y_hi = np.minimum(fy[:-1], fy[1:]), np.maximum(fy[:-1], fy[1:])
-    width, height = size
-    for x0, y0 in corners:
-        left, bottom, right, top = x0 - pad[0], y0 - pad[1], x0 + width, y0 + height
-        hit = (x_hi >= left) & (x_lo <= right) & (y_hi >= bottom) & (y_lo <= top)
-        if not hit.any():
-            return [x0, y0, width, height]
-    return None
 
 
 def build_figure(annotated: dict, key: str, pexec: int, machine: str) -> Figure:
@@ -268,48 +265,55 @@ def build_figure(annotated: dict, key: str, pexec: int, machine: str) -> Figure:
     cores = [c for c in cores if c]
 
     heights = [3.0, 2.0] + [1.1] * len(cores)
-    fig = Figure(figsize=(10, sum(heights) + 1.0), dpi=100)
+    fig = Figure(figsize=(FIGURE_WIDTH, sum(heights) + 1.2), dpi=100)
     FigureCanvasAgg(fig)
-    grid = fig.add_gridspec(len(heights), 1, height_ratios=heights, hspace=0.35)
-    main = fig.add_subplot(grid[0])
+    grid = fig.add_gridspec(len(heights), 2, height_ratios=heights, width_ratios=SIDE_RATIO, hspace=0.35,
+                            wspace=0.3, left=0.13, right=0.99, top=0.87, bottom=0.09)
+    main = fig.add_subplot(grid[0, 0])
     _draw_run_sequence(main, times, segments, steady, outliers, marks=marks)
     pilot, pilot_label = pilot_segment(times)
     _shade_pilot(main, pilot)
-    main.set_ylabel("Time (secs)")
-    fig.suptitle(f"{bench}, {vm}, {machine}, Proc. exec. {execution_number(pexec)} ({classification})")
+    main.set_ylabel("Time (secs)", fontsize=LABEL_SIZE)
+    fig.suptitle(f"{bench}, {vm}, {machine}, Proc. exec. {execution_number(pexec)} ({classification})", fontsize=12,
+                 y=0.985)
 
-    # The inset zooms into the first iterations; it is left out when it would
-    # repeat the whole plot, or when every corner it could take holds data.
-    inset_len = inset_length(len(times))
-    region = None
-    if inset_len < len(times):
-        region = free_inset_region(np.arange(len(times)), times, main.get_xlim(), main.get_ylim())
-    if region is not None:
-        inset = main.inset_axes(region)
-        _draw_run_sequence(inset, times, segments, steady, outliers, marks=marks, limit=inset_len)
-        _shade_pilot(inset, pilot)
-        inset.text(0.98, 0.95, f"first {inset_len} iterations", transform=inset.transAxes,
-                   fontsize=7, ha="right", va="top")
-        inset.tick_params(labelsize=6)
-
-    zoom = fig.add_subplot(grid[1], sharex=main)
+    zoom = fig.add_subplot(grid[1, 0], sharex=main)
     _draw_run_sequence(zoom, times, segments, steady, outliers, marks=marks)
     _shade_pilot(zoom, pilot)
-    _legend(main, pilot_label, changepoints=marks and len(segments) > 1)
     zoomed = _steady_ylim(times, segments, steady, outliers)
     top_lo, top_hi = main.get_ylim()  # never wider than the main panel
     zoom.set_ylim(max(zoomed[0], top_lo), min(zoomed[1], top_hi))
-    zoom.set_ylabel("Time (secs)\n(zoomed)")
+    zoom.set_ylabel("Time (secs)\n(zoomed)", fontsize=LABEL_SIZE)
 
     last = zoom
     for core, counts in enumerate(cores):
-        ax = fig.add_subplot(grid[2 + core], sharex=main)
+        ax = fig.add_subplot(grid[2 + core, 0], sharex=main)
         ax.plot(range(len(counts)), counts, color=STEADY_COLOUR, linewidth=0.5)
-        ax.set_ylabel(f"CC #{core}")
+        ax.set_ylabel(f"CC #{core}", fontsize=LABEL_SIZE)
         ax.ticklabel_format(axis="y", style="sci", scilimits=(0, 0))
         last = ax
-    last.set_xlabel("In-process iteration")
+    last.set_xlabel("In-process iteration", fontsize=LABEL_SIZE)
+
+    # The first iterations, beside the main panel (left out when it would repeat it).
+    inset_len = inset_length(len(times))
+    if inset_len < len(times):
+        inset = fig.add_subplot(grid[0, 1], label="first-iterations")
+        _draw_run_sequence(inset, times, segments, steady, outliers, marks=marks, limit=inset_len)
+        _shade_pilot(inset, pilot)
+        inset.set_title(f"first {inset_len} iterations", fontsize=LABEL_SIZE)
+        inset.tick_params(labelsize=TICK_SIZE - 1)
+    _legend(fig.add_subplot(grid[1:, 1], label="legend"), pilot_label,
+            changepoints=marks and len(segments) > 1, outliers=bool(outliers), marks=marks, steady=bool(steady))
+    for ax in (main, zoom, *fig.axes[2:]):
+        ax.tick_params(labelsize=TICK_SIZE)
     return fig
+
+
+def plot_axes(fig: Figure) -> tuple[list, object | None, object]:
+    """(data panels, the first-iterations panel or None, the legend's axes) of a build_figure figure."""
+    by_label = {ax.get_label(): ax for ax in fig.axes}
+    data = [ax for ax in fig.axes if ax.get_label() not in ("first-iterations", "legend")]
+    return data, by_label.get("first-iterations"), by_label["legend"]
 
 
 def execution_png(annotated: dict, key: str, pexec: int, machine: str, dpi: int = 100) -> bytes:

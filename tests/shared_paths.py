@@ -25,3 +25,15 @@ def _find_shared() -> Path:
 
 SHARED = _find_shared()
 GOLDEN = SHARED / "golden"
+
+
+def golden_annotated_corpus() -> dict:
+    """warmup_stats' corpus_500: its Krun input with warmup_stats' own annotations (outliers, changepoints)."""
+    import bz2
+    import json
+
+    corpus = GOLDEN / "warmup_stats" / "corpus_500"
+    with bz2.open(corpus / "input.json.bz2") as fh:
+        results = json.load(fh)
+    results.update(json.loads((corpus / "annotated.json").read_text()))
+    return results

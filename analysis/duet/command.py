@@ -25,7 +25,7 @@ interval; bench/bench_coverage.py measures it). ``--json`` prints one object:
 - ``reduction`` (sequential / duet relative width; null when the duet CI has zero width);
 - ``y_mean`` (the mean of y's execution means, the sequential widths' reference);
 - ``shuffle_pairing``, ``shuffle_gms``, ``shuffle_ci``, ``shuffle_relative_ci_width``;
-- ``seed`` (the one used, drawn and reported when not given), ``confidence``,
+- ``seed`` (default 1, as every analysis: two runs give the same intervals), ``confidence``,
   ``resamples``, ``steady_state``, ``procedure`` (which procedure made the ratio,
   in words), ``executions``, ``iterations`` (kept per
   execution), ``excluded`` (per execution: kept [begin, end), excluded before
@@ -44,6 +44,7 @@ from pathlib import Path
 from statistics import fmean
 from typing import Callable
 
+from analysis.bootstrap import DEFAULT_SEED
 from analysis.errors import AnalysisError
 from analysis.execution_states import execution_number
 
@@ -83,7 +84,8 @@ def add_duet_command(subparsers, *, level: ArgumentType, count: ArgumentType) ->
     duet.add_argument("--confidence", type=level, default=DEFAULT_CONFIDENCE,
                       help="CI level (default 0.99, as the paper)")
     duet.add_argument("--resamples", type=count, default=DEFAULT_RESAMPLES, help="bootstrap resamples (default 10000)")
-    duet.add_argument("--seed", type=count, help="seed for the bootstrap and the shuffle (default: drawn, reported)")
+    duet.add_argument("--seed", type=count, default=DEFAULT_SEED,
+                      help=f"seed for the bootstrap and the shuffle (default {DEFAULT_SEED}, as every analysis)")
     cut = duet.add_mutually_exclusive_group()
     cut.add_argument("--steady-state", dest="steady_state", action="store_true",
                      help="cut each execution to its sides' EDM stable segments first (not the paper's procedure)")
@@ -93,7 +95,7 @@ def add_duet_command(subparsers, *, level: ArgumentType, count: ArgumentType) ->
 
 
 def report(path: str, *, confidence: float = float(DEFAULT_CONFIDENCE), resamples: int = DEFAULT_RESAMPLES,
-           seed: int | None = None, steady_state: bool = False) -> dict:
+           seed: int | None = DEFAULT_SEED, steady_state: bool = False) -> dict:
     """The ``--json`` object for the pairs file at ``path``."""
     from analysis.duet.pairs import load_pairs
 
@@ -102,7 +104,7 @@ def report(path: str, *, confidence: float = float(DEFAULT_CONFIDENCE), resample
 
 
 def results_report(path: str, *, confidence: float = float(DEFAULT_CONFIDENCE), resamples: int = DEFAULT_RESAMPLES,
-                   seed: int | None = None, steady_state: bool = False) -> dict:
+                   seed: int | None = DEFAULT_SEED, steady_state: bool = False) -> dict:
     """The ``--json`` object for a native export of a [duet] experiment: one report per pair."""
     from analysis.duet.native import exported_pairs
     from analysis.inputs import read_document
@@ -112,7 +114,7 @@ def results_report(path: str, *, confidence: float = float(DEFAULT_CONFIDENCE), 
     for p in pairs:
         doc = report_runs(p.runs, f"{path}: pair {p.pair}", confidence=confidence, resamples=resamples, seed=seed,
                           steady_state=steady_state, cut=p.cut)
-        seed = doc["seed"]      # one seed for the whole report, drawn once when not given
+        seed = doc["seed"]      # one seed for the whole report (drawn once if None was asked for)
         docs.append({"pair": p.pair, "a": p.a, "b": p.b, "pexecs": list(p.pexecs),
                      "left_out": {str(k): v for k, v in p.left_out.items()}, "pairing": p.pairing,
                      "overlap": None if p.overlap is None else
@@ -172,7 +174,8 @@ def render_results_text(doc: dict) -> str:
     for p in doc["pairs"]:
         left = ("; left out: " + ", ".join(f"{execution_number(int(k))} {v}" for k, v in p["left_out"].items())
                 if p["left_out"] else "")
-        parts.append(f"pair {p['a']} / {p['b']} (x = a, y = b), pair executions {p['pexecs']}{left}\n"
+        numbers = ", ".join(execution_number(int(i)) for i in p["pexecs"])
+        parts.append(f"pair {p['a']} / {p['b']} (x = a, y = b), pair executions {numbers}{left}\n"
                      + f"  pairing            {_pairing_text(p)}\n" + render_text(p))
     return "\n".join(parts)
 
@@ -188,24 +191,27 @@ def _pairing_text(p: dict) -> str:
 
 
 def render_text(doc: dict) -> str:
+    from analysis.reports import formats as f
+
     level = f"{doc['confidence'] * 100:g}%"
     lines = [
         f"duet: {doc['pairs']}: {doc['executions']} executions, kept iterations {doc['iterations']}",
-        f"  ggms (x/y)         {doc['ggms']:.6g}   {level} CI [{doc['ci'][0]:.6g}, {doc['ci'][1]:.6g}]"
-        f"   relative width {doc['relative_ci_width']:.3%}" + ("" if doc["ci_reliable"] else "   UNRELIABLE (see note)"),
-        f"  t on log gms       {level} CI [{doc['t_ci'][0]:.6g}, {doc['t_ci'][1]:.6g}]",
-        f"  sequential x - y   {doc['sequential_difference']:.6g}   {level} CI [{doc['sequential_ci'][0]:.6g}, "
-        f"{doc['sequential_ci'][1]:.6g}]   relative width {doc['sequential_relative_ci_width']:.3%} (of y's mean)",
+        f"  ggms (x/y, ratio)  {f.ratio(doc['ggms'])}   {level} CI [{f.ratio(doc['ci'][0])}, {f.ratio(doc['ci'][1])}]"
+        f"   relative width {f.percent(doc['relative_ci_width'])}" + ("" if doc["ci_reliable"] else "   UNRELIABLE (see note)"),
+        f"  t on log gms       {level} CI [{f.ratio(doc['t_ci'][0])}, {f.ratio(doc['t_ci'][1])}]",
+        f"  sequential x - y   {f.signed_duration(doc['sequential_difference'])}   {level} CI "
+        f"{f.interval(*doc['sequential_ci'])}   relative width {f.percent(doc['sequential_relative_ci_width'])} "
+        f"(of y's mean, {f.duration(doc['y_mean'])})",
         "  reduction          " + ("none (the duet CI has zero width)" if doc["reduction"] is None
-                                   else f"{doc['reduction']:.3g}x (sequential / duet relative width)"),
-        f"  shuffle control    {level} CI [{doc['shuffle_ci'][0]:.6g}, {doc['shuffle_ci'][1]:.6g}]"
-        f"   relative width {doc['shuffle_relative_ci_width']:.3%}   (y executions {doc['shuffle_pairing']})",
+                                   else f"{f.ratio(doc['reduction'])}x (sequential / duet relative width)"),
+        f"  shuffle control    {level} CI [{f.ratio(doc['shuffle_ci'][0])}, {f.ratio(doc['shuffle_ci'][1])}]"
+        f"   relative width {f.percent(doc['shuffle_relative_ci_width'])}   (y executions {doc['shuffle_pairing']})",
     ]
     if doc["steady_state"]:
         for e in doc["excluded"]:
             sides = "; ".join(f"{side}: {e[side + '_note'] or 'segment %s' % e[side + '_segment']}"
                               for side in ("x", "y"))
-            lines.append(f"  execution {e['execution']}: kept [{e['kept'][0]}, {e['kept'][1]}), excluded "
+            lines.append(f"  execution {execution_number(e['execution'])}: kept [{e['kept'][0]}, {e['kept'][1]}), excluded "
                          f"{e['excluded_before']} before, {e['excluded_after']} after ({sides})")
     else:
         lines.append("  steady-state removal off: every iteration kept")

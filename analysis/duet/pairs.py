@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from analysis.errors import AnalysisError
+from analysis.execution_states import execution_number
 
 SIDES = ("x", "y")
 
@@ -81,7 +82,7 @@ def paired_runs(document: object, source: str) -> PairedRuns:
                             "each execution needs both sides")
     for r, (xr, yr) in enumerate(zip(x, y)):
         if len(xr) != len(yr):
-            raise AnalysisError(f"{source}: execution {r} has {len(xr)} x iterations but {len(yr)} y iterations; "
+            raise AnalysisError(f"{source}: execution {execution_number(r)} has {len(xr)} x iterations but {len(yr)} y iterations; "
                                 "iterations are paired by position")
     return PairedRuns(x, y)
 

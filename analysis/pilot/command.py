@@ -75,6 +75,7 @@ READINGS_ONLY = ("mean", "subsession_size", "edm_percent", "edm_min_size", "no_w
 WPS_ONLY = ("variant", "duration_threshold_ns")
 FILES_ONLY = ("vm", "language", "uname", "jobs")
 TARGET_OPTIONS = ("ci_percent", "ci_width", "min_samples")
+DEFAULT_REPORT_CONFIDENCE = 0.95
 
 
 def _number(text: str, *, low: float, high: float = math.inf, low_open: bool = False,
@@ -147,7 +148,8 @@ def _add_target_options(p: argparse.ArgumentParser) -> None:
                    help="target FULL CI width, absolute (alone it replaces --ci-percent; both: the smaller)")
     g.add_argument("--min-samples", type=_count(0), metavar="N",
                    help="Pilot's minimum subsession sample size within one series (200)")
-    g.add_argument("--confidence", type=_confidence, default=0.95, help="confidence level (0.95)")
+    g.add_argument("--confidence", type=_confidence, default=DEFAULT_REPORT_CONFIDENCE,
+                   help="confidence level (0.95)")
 
 
 def _add_format_options(p: argparse.ArgumentParser) -> None:
@@ -347,20 +349,29 @@ def _jobs(args: argparse.Namespace) -> int:
     return args.jobs or default_jobs()
 
 
-def _report_target(args: argparse.Namespace):
+def _report_target(args: argparse.Namespace, loaded=()):
+    """The options' target; with none of them given, the experiment's own [stop] target when the files
+    carry one (presets.experiment_target), so the report judges keys as `coldrun status` did."""
+    from analysis.pilot.presets import experiment_target
     from analysis.pilot.results import report_target
 
+    chosen = any(getattr(args, name, None) is not None for name in ("preset", "ac_limit", *TARGET_OPTIONS))
+    stop = None if chosen or args.confidence != DEFAULT_REPORT_CONFIDENCE else experiment_target(loaded)
+    if stop is not None:
+        return report_target(**stop)
     return report_target(confidence=args.confidence, **resolved_target(args)._asdict())
 
 
-def analyse_files(paths, args: argparse.Namespace, target) -> list[tuple[str, str, list]]:
-    """(path, machine, key reports) of each results file, read through analysis.inputs."""
+def analyse_files(paths, args: argparse.Namespace):
+    """(target, [(path, machine, key reports)]) of the results files, read through analysis.inputs."""
     from analysis.inputs import load_input
     from analysis.prepare import AnalysisOptions, raw_results
 
     options = AnalysisOptions(vm=args.vm, language=args.language, uname=args.uname)
     items = [load_input(path) for path in paths]
-    return analyse_loaded([(item.path, raw_results(item, options)) for item in items], target, _jobs(args))
+    loaded = [(item.path, raw_results(item, options)) for item in items]
+    target = _report_target(args, loaded)
+    return target, analyse_loaded(loaded, target, _jobs(args))
 
 
 def analyse_loaded(loaded, target, jobs: int) -> list[tuple[str, str, list]]:
@@ -384,8 +395,8 @@ def _results_report(args: argparse.Namespace) -> str:
     from analysis.pilot.results import reports_dict
     from analysis.reports import pilot_tables
 
-    target = _report_target(args)
-    report = reports_dict(analyse_files(args.results, args, target), target)
+    target, analysed = analyse_files(args.results, args)
+    report = reports_dict(analysed, target)
     if args.format == "json":
         return _json(report)
     return pilot_tables.render_html(report) if args.format == "html" else pilot_tables.render_text(report)
@@ -437,8 +448,7 @@ def _compare_files(args: argparse.Namespace) -> str:
     from analysis.pilot.compare import DEFAULT_TARGET_P, compare_reports
     from analysis.reports import pilot_tables
 
-    target = _report_target(args)
-    (path_a, _, a), (path_b, _, b) = analyse_files(args.results, args, target)
+    target, ((path_a, _, a), (path_b, _, b)) = analyse_files(args.results, args)
     comparison = compare_reports(a, b, confidence=args.confidence,
                                  target_p=args.target_p if args.target_p is not None else DEFAULT_TARGET_P)
     doc = {"file_a": path_a, "file_b": path_b, **comparison.as_dict()}

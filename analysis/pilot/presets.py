@@ -41,3 +41,28 @@ LIBRARY_DEFAULTS = Preset(ss.DEFAULT_AC_LIMIT, 0.1, ss.DEFAULT_MIN_SAMPLES)
 def preset(name: str | None) -> Preset:
     """The named preset, or the library defaults for None."""
     return LIBRARY_DEFAULTS if name is None else PRESETS[name]
+
+
+def experiment_target(loaded) -> dict | None:
+    """The target of the experiment the results came from: its [stop] table (ci_percent, ci_width,
+    confidence, ac_limit, min_samples), read from the experiment file a coldrun export carries ('config'),
+    when every file has the same one; else None (a Krun file, no [stop], or files that disagree). The
+    analysis then judges keys as `coldrun status` did, not against Pilot's defaults."""
+    import tomllib
+
+    stops = []
+    for _, results in loaded:
+        try:
+            stop = tomllib.loads(results.get("config") or "").get("stop")
+        except (tomllib.TOMLDecodeError, TypeError, AttributeError):
+            return None
+        if not isinstance(stop, dict):
+            return None
+        stops.append(stop)
+    if not stops or any(s != stops[0] for s in stops):
+        return None
+    stop = stops[0]
+    return {"ci_percent": stop.get("ci_percent"), "ci_width": stop.get("ci_width"),
+            "confidence": float(stop.get("confidence", ss.DEFAULT_CONFIDENCE)),
+            "ac_limit": float(stop.get("ac_limit", LIBRARY_DEFAULTS.ac_limit)),
+            "min_samples": int(stop.get("min_samples", LIBRARY_DEFAULTS.min_samples))}

@@ -33,6 +33,7 @@ from typing import Any, Iterable
 from analysis import execution_states
 from analysis.errors import WarningSink, stderr_warning
 from analysis.pilot import stopping
+from analysis.pilot.level_shift import level_shift
 from analysis.pilot.stopping import ExecutionEstimate, KeyDecision, StopTarget
 
 # decide_key caps the executions it asks for at max_executions; a report
@@ -49,6 +50,7 @@ class ExecutionRow:
     state: str  # analysis.execution_states
     iterations: int
     estimate: ExecutionEstimate | None  # None: no data
+    warning: str | None = None  # what the reader must know about this estimate (a level shift)
 
     def as_dict(self) -> dict:
         e = self.estimate
@@ -61,7 +63,7 @@ class ExecutionRow:
             "mean": e.mean if e else None,
             "ci_width": e.ci_width if e else None,
             "required_samples": e.required_iterations if e else None,
-            "note": e.reason if e else execution_states.label(self.state),
+            "note": "; ".join(filter(None, (e.reason, self.warning))) if e else execution_states.label(self.state),
         }
 
 
@@ -130,10 +132,14 @@ def analyse_key(key: str, executions: list[list[float]], states: list[str],
             continue
         estimate = stopping.execution_estimate(times, target)
         rows.append(ExecutionRow(i, state, len(times), estimate))
-        where = f"{key} process execution {i}"
+        where = f"{key} process execution {execution_states.execution_number(i)}"
         if len(times) < stopping.PILOT_MIN_SEGMENT:
             warnings.append(f"{where}: {len(times)} iterations, fewer than {stopping.PILOT_MIN_SEGMENT}: "
                             "no warm-up removal (EDM cannot run); all are analysed")
+        elif estimate.segment is not None and (shift := level_shift(times, estimate.segment)) is not None:
+            b, e = estimate.segment
+            rows[-1] = ExecutionRow(i, state, len(times), estimate, shift.phrase())
+            warnings.append(f"{where}: Pilot's stable segment [{b}, {e}) {shift.phrase()}")
         elif estimate.segment is not None and estimate.ci_width == 0.0:
             b, e = estimate.segment
             warnings.append(f"{where}: all {e - b} stable iterations take the same time (a coarse clock?); "

@@ -1,11 +1,12 @@
 """Text, HTML and LaTeX tables of a diff (analysis.diff.diff_summaries).
 
-Rows are the *after* summary's pairs. The change in steady perf time and
-the change in its CI width are separate columns, each with its own word
-(faster/slower, CI narrower/wider), and the verdict names what made it
-better or worse, so "better" never reads as "faster" when only the interval
-narrowed. Coloured cells (HTML, LaTeX): green better, red worse, yellow
-different.
+Rows are the *after* summary's pairs. The verdict is about time alone,
+decided by the steady perf intervals (faster / slower when they are apart,
+same when they overlap); the change in the interval's width is its own
+column with its own words (CI narrower / wider), so a narrower interval never
+reads as a faster time. Other columns are coloured by their own slot of
+warmup_stats' verdict vector (unchanged in the JSON). One colour key in every
+format: green better, red worse, yellow different or not comparable.
 """
 
 from __future__ import annotations
@@ -14,23 +15,22 @@ from html import escape as html_escape
 
 from analysis.summary_json import SummaryRow, bootstrap_settings, summary_rows
 
-from ..diff import (BETTER, CLASSIFICATIONS, DIFFERENT, INTERSECTION, STEADY_ITER, STEADY_ITER_VAR,
-                    STEADY_STATE_TIME, STEADY_STATE_TIME_VAR, VERDICT_NAMES, WORSE)
+from ..diff import (BETTER, CLASSIFICATIONS, DIFFERENT, SAME, STEADY_ITER, STEADY_ITER_VAR, STEADY_STATE_TIME,
+                    STEADY_STATE_TIME_VAR, WORSE)
 from . import formats, html, latex
 from .rows import class_phrase
 from .text import aligned
 
 FORMATS = ("text", "html", "latex")
 TITLE = "Diff against previous results"
-HEADERS = ("Benchmark", "VM", "Class.", "Steady iter (#)", "Δ steady iter (#)", "Steady iter range was",
-           "Steady iter (s)", "Steady perf (s)", "Δ time (s)", "Δ CI (s)", "Verdict")
-# Which verdict slot colours which column.
-COLUMN_SLOTS = (INTERSECTION, None, CLASSIFICATIONS, STEADY_ITER, STEADY_ITER, STEADY_ITER_VAR, STEADY_ITER,
-                None, STEADY_STATE_TIME, STEADY_STATE_TIME_VAR, INTERSECTION)
+HEADERS = ("Benchmark", "VM", "Class.", "Steady iter (#)", "Δ steady iter (#)", "Steady iter (time)",
+           "Steady perf (time)", "Δ time", "Δ CI", "Verdict (time)")
+VERDICT_COLUMN = len(HEADERS) - 1
+# Which verdict slot colours which column (the verdict: the time's).
+COLUMN_SLOTS = (STEADY_STATE_TIME, None, CLASSIFICATIONS, STEADY_ITER, STEADY_ITER, STEADY_ITER,
+                None, STEADY_STATE_TIME, STEADY_STATE_TIME_VAR, STEADY_STATE_TIME)
 # The columns that name their slot's verdict in words (the rest show values).
-WORDED_COLUMNS = (2, 4, 5, 8, 9)
-# What a verdict means for each slot: the cells' words, and the reasons the
-# Verdict column gives for a better/worse/different pair.
+WORDED_COLUMNS = (2, 4, 7, 8)
 SLOT_WORDS = {
     CLASSIFICATIONS: {BETTER: "classes better", WORSE: "classes worse", DIFFERENT: "classes differ"},
     STEADY_ITER: {BETTER: "steady sooner", WORSE: "steady later", DIFFERENT: "steady iter not comparable"},
@@ -40,39 +40,46 @@ SLOT_WORDS = {
 }
 CSS = {BETTER: "better", WORSE: "worse", DIFFERENT: "different"}
 TEX_COLOURS = {BETTER: "lightgreen", WORSE: "lightred", DIFFERENT: "lightyellow"}
-EXPLANATION = ("Δ time is the change in the steady perf median, Δ CI the change in the half-width of its "
-               "interval: a narrower interval is not a faster time.")
+# The colour key, worded alike in HTML and LaTeX.
+KEY = (("better", "better"), ("worse", "worse"), ("different", "different or not comparable"))
+EXPLANATION = ("Verdict (time): faster or slower when the steady perf intervals (median ± half-width) of "
+               "before and after do not overlap, same when they do. Δ time is the change in the steady perf "
+               "median, Δ CI the change in the half-width of its interval: a narrower interval is not a "
+               "faster time.")
 
 
-def verdict_phrase(verdicts: list | None) -> str:
-    """'better (CI narrower)': the overall verdict and the slots behind it."""
-    if verdicts is None:
+def time_verdict(row: SummaryRow, before: SummaryRow | None, verdicts: list | None) -> str:
+    """The verdict on time alone (module doc)."""
+    if before is None or verdicts is None:
         return "not compared"
-    reasons = [SLOT_WORDS[slot][verdicts[slot]] for slot in SLOT_WORDS if verdicts[slot] in CSS]
-    overall = VERDICT_NAMES[verdicts[INTERSECTION]]
-    return f"{overall} ({', '.join(reasons)})" if reasons else overall
-
-
-def _change(after: float | None, before: float | None, decimals: int) -> str:
-    if after is None or before is None:
-        return formats.BLANK
-    return formats.signed(after - before, decimals)
+    if row.steady_perf is None and before.steady_perf is None:
+        return "no data (no steady perf before or after)"
+    if row.steady_perf is None or before.steady_perf is None:
+        return "not comparable (no steady perf " + ("after)" if row.steady_perf is None else "before)")
+    slot = verdicts[STEADY_STATE_TIME]
+    if slot in (BETTER, WORSE):
+        return ("faster" if slot == BETTER else "slower") + " (intervals apart)"
+    if slot == SAME:
+        return "same (intervals overlap)"
+    return "not comparable"
 
 
 def diff_cells(row: SummaryRow, before: SummaryRow | None, verdicts: list | None = None) -> list[str]:
     """Plain-text content of each column (before and verdicts may be missing)."""
-    it_change = range_was = perf_change = ci_change = formats.BLANK
+    it_change = perf_change = ci_change = formats.BLANK
     if before is not None:
         if row.steady_iter and before.steady_iter:
             it_change = formats.signed(row.steady_iter.median - before.steady_iter.median, formats.ITER_DECIMALS)
         if before.steady_iter:
-            range_was = "(%s, %s)" % formats.steady_iter_parts(before.steady_iter)[1:]
-        perf_change = _change(row.steady_perf, before.steady_perf, formats.PERF_DECIMALS)
-        ci_change = _change(row.steady_perf_ci, before.steady_perf_ci, formats.PERF_CI_DECIMALS)
-    cells = [row.bench, row.vm, class_phrase(row), formats.steady_iter(row.steady_iter), it_change, range_was,
+            it_change += " (was %s, range %s-%s)" % formats.steady_iter_parts(before.steady_iter)
+        if row.steady_perf is not None and before.steady_perf is not None:
+            perf_change = formats.signed_duration(row.steady_perf - before.steady_perf)
+        if row.steady_perf_ci is not None and before.steady_perf_ci is not None:
+            ci_change = formats.signed_duration(row.steady_perf_ci - before.steady_perf_ci, formats.SPREAD_DIGITS)
+    cells = [row.bench, row.vm, class_phrase(row), formats.steady_iter(row.steady_iter), it_change,
              formats.steady_time_to_reach(row.steady_time_to_reach),
              formats.steady_perf(row.steady_perf, row.steady_perf_ci), perf_change, ci_change,
-             verdict_phrase(verdicts)]
+             time_verdict(row, before, verdicts)]
     if verdicts is not None:
         for i in WORDED_COLUMNS:
             word = SLOT_WORDS[COLUMN_SLOTS[i]].get(verdicts[COLUMN_SLOTS[i]])
@@ -108,7 +115,7 @@ def _text(diff: dict) -> str:
 
 
 def _html(diff: dict) -> str:
-    columns = tuple((f"c{i}", title, "num" if 3 <= i < len(HEADERS) - 1 else "") for i, title in enumerate(HEADERS))
+    columns = tuple((f"c{i}", title, "num" if 3 <= i < VERDICT_COLUMN else "") for i, title in enumerate(HEADERS))
     pairs = list(_pairs(diff))
     by_row = {id(row): (before, v) for row, before, v in pairs}
 
@@ -125,21 +132,14 @@ def _html(diff: dict) -> str:
         return {f"c{i}": CSS[v[slot]] for i, slot in enumerate(COLUMN_SLOTS)
                 if slot is not None and v[slot] in CSS}
 
-    legend = ('<p>Cells: <span class="better">&nbsp;better&nbsp;</span> '
-              '<span class="worse">&nbsp;worse&nbsp;</span> '
-              '<span class="different">&nbsp;different&nbsp;</span>; uncoloured cells are unchanged. '
-              f'{html_escape(EXPLANATION)}</p>\n'
+    key = " ".join(f'<span class="{css}">&nbsp;{words}&nbsp;</span>' for css, words in KEY)
+    legend = (f'<p>Colours: {key}; uncoloured cells are unchanged. {html_escape(EXPLANATION)}</p>\n'
               '<style>span.better{background:#c0f2c0} span.worse{background:#ffc0c0} '
               'span.different{background:#ffff99}</style>\n')
     body = legend + html.table([r for r, _, _ in pairs], cells=cells, columns=columns, cell_classes=classes)
     for note in _notes(diff):
         body += f"<p>{html_escape(note)}</p>\n"
     return html.page(TITLE, body)
-
-
-def _tex(text: str) -> str:
-    """Escaped, with the two non-ASCII signs the cells use in math mode."""
-    return latex.escape(text).replace("Δ", r"$\Delta$").replace("±", r"$\pm$")
 
 
 def _tex_cell(text: str, verdict) -> str:
@@ -155,21 +155,25 @@ def _latex(diff: dict) -> str:
     def cells(row: SummaryRow, vm_cell: str) -> list[str]:
         before, v = by_row[id(row)]
         plain = diff_cells(row, before, v)
-        out = ["--" if c == formats.BLANK else _tex(c) for c in plain]
-        out[1] = vm_cell
+        out = ["--" if c == formats.BLANK else latex.escape(c) for c in plain]
+        out[0], out[1] = latex.name(row.bench), vm_cell
         word = SLOT_WORDS[CLASSIFICATIONS].get(v[CLASSIFICATIONS]) if v is not None else None
         out[2] = latex.class_cell(row) + (f" {word}" if word else "")
         if v is not None:
             out = [_tex_cell(c, v[slot]) if slot is not None else c for c, slot in zip(out, COLUMN_SLOTS)]
         return out
 
-    header = " & ".join(_tex(h) for h in HEADERS) + r"\\"
-    legend = (r"\noindent\textbf{%s:} \ccell{lightgreen}{improved} \ccell{lightred}{worsened} "
-              r"\ccell{lightyellow}{different}; uncoloured cells are unchanged. %s" "\n\n"
-              % (TITLE, _tex(EXPLANATION)))
-    body = legend + latex.longtable([r for r, _, _ in pairs], cells=cells, spec="l" * len(HEADERS), header=header)
+    header = " & ".join(latex.escape(h) for h in HEADERS) + r"\\"
+    # \colorbox, not \ccell: \cellcolor outside a table colours the table's first cell instead.
+    key = " ".join(r"\colorbox{%s}{%s}" % (TEX_COLOURS[v], words) for v, (_, words) in zip((BETTER, WORSE, DIFFERENT), KEY))
+    legend = (r"\noindent\textbf{%s.} Colours: %s; uncoloured cells are unchanged. %s" "\n\n"
+              % (TITLE, key, latex.escape(EXPLANATION)))
+    # Ten columns at a paper's text width: small type, narrow gaps, wrapping cells.
+    spec = latex.column_spec([0.1, 0.08, 0.13, 0.09, 0.12, 0.1, 0.11, 0.08, 0.08, 0.11], numeric={3, 4, 5, 6, 7, 8})
+    table = latex.longtable([r for r, _, _ in pairs], cells=cells, spec=spec, header=header)
+    body = legend + "{\\footnotesize\\setlength{\\tabcolsep}{2pt}\n" + table + "}\n"
     for note in _notes(diff):
-        body += "\n" + _tex(note) + "\n"
+        body += "\n" + latex.escape(note) + "\n"
     return latex.PREAMBLE + latex.SYMBOL_KEY + body + "\\end{document}\n"
 
 

@@ -54,6 +54,7 @@ svg.hist { vertical-align: middle; margin-right: 0.5em; }
 div.plots { display: grid; grid-template-columns: repeat(auto-fill, minmax(560px, 1fr)); gap: 1em; }
 figure { margin: 0; }
 figure img { width: 100%; border: 1px solid #ddd; }
+figure.natural img { width: auto; max-width: 100%; }
 figure.no-data div { border: 1px dashed #b00; color: #b00; padding: 1em; }
 figcaption { font-size: 85%; color: #444; }
 :target { outline: 3px solid #fc0; }
@@ -123,8 +124,8 @@ def summary_cells(row: SummaryRow) -> dict[str, str]:
 
 
 COLUMNS = (("bench", "Benchmark", ""), ("vm", "VM", ""), ("class", "Class.", ""),
-           ("steady_iter", "Steady iter (#)", "num"), ("steady_time", "Steady iter (s)", "num"),
-           ("steady_perf", "Steady perf (s)", "num"))
+           ("steady_iter", "Steady iter (#)", "num"), ("steady_time", "Steady iter (time)", "num"),
+           ("steady_perf", "Steady perf (time)", "num"))
 
 
 def table(rows: list[SummaryRow], cells=summary_cells, columns=COLUMNS,
@@ -213,10 +214,17 @@ def provenance_section(provenances: Sequence[Provenance], parameters: Sequence[t
     return "".join(out)
 
 
+HISTOGRAM_KEY = ("Steady iter (#): the small bar chart is a histogram of the process executions' steady "
+                 "iterations (10 equal bins from the smallest to the largest), the median's bin red; then the "
+                 "median (5th, 95th percentile). Times are in the unit shown beside them.")
+
+
 def legend() -> str:
-    """What each class glyph in the tables means."""
+    """What each class glyph and the steady-iteration histogram in the tables mean."""
     items = "".join(f"<li>{class_symbol(c)}{escape(c)}</li>" for c in PAIR_CLASSES)
-    return f'<h3>Classes</h3>\n<ul class="legend">{items}</ul>\n'
+    example = histogram_svg([1, 2, 2, 3, 3, 3, 4, 9])
+    return (f'<h3>Classes</h3>\n<ul class="legend">{items}</ul>\n'
+            f'<p class="key">{example}{escape(HISTOGRAM_KEY)}</p>\n')
 
 
 def _plot_links(row: SummaryRow, plotted: set[tuple[str, str, str, int]],

@@ -1,6 +1,6 @@
 """LaTeX summary table in the layout of the warmup paper (warmup_stats' table).
 
-Columns: benchmark, VM, Class., Steady iter (#), Steady iter (s), Steady perf (s).
+Columns: benchmark, VM, Class., Steady iter (#), Steady iter (time), Steady perf (time).
 Classes are drawn by the macros ``\\flatc \\warmup \\slowdown \\nosteadystate
 \\goodinconsistent \\badinconsistent``; the preamble defines them with plain
 LaTeX picture commands so the document needs only packages from
@@ -36,8 +36,14 @@ SYMBOL_DEFINITIONS = r"""
 \newcommand{\badinconsistent}{\classpic{{\color{darkred}\qbezier(0,1)(1.5,6)(5,6)\qbezier(5,6)(8.5,6)(12,6)\qbezier(0,1)(3,4)(6,1)\qbezier(6,1)(9,4)(12,1)}}}
 """
 
-PREAMBLE = r"""\documentclass[10pt]{article}
-\usepackage[landscape,margin=1.5cm]{geometry}
+# A paper's page: A4 portrait, 2.5 cm margins, a text width of ~455 pt (US
+# letter with 1-inch margins: 469 pt). Every table's columns are fractions of
+# \linewidth, so the tables fit there and in any wider text; and because no
+# column's width depends on its content, one pdflatex pass is enough.
+PREAMBLE = r"""% One pdflatex pass suffices: every longtable column has a fixed width.
+\documentclass[10pt]{article}
+\usepackage[a4paper,margin=2.5cm]{geometry}
+\usepackage{array}
 \usepackage{longtable}
 \usepackage{booktabs}
 \usepackage[table]{xcolor}
@@ -54,16 +60,33 @@ SYMBOL_KEY = (r"\noindent\textbf{Classes:} \flatc\ flat, \warmup\ warmup, \slowd
               r"\nosteadystate\ no steady state, \goodinconsistent\ good inconsistent, "
               r"\badinconsistent\ bad inconsistent." "\n\n")
 
-TABLE_SPEC = "llllrr"
-HEADER = (r"Benchmark & VM & Class. & \multicolumn{1}{c}{Steady iter (\#)} & "
-          r"\multicolumn{1}{c}{Steady iter (s)} & \multicolumn{1}{c}{Steady perf (s)}\\")
+def column_spec(widths: list[float], numeric: set[int] = frozenset()) -> str:
+    """Fixed-width columns, each a fraction of \\linewidth (summing to at most 1),
+    ragged, numbers right-aligned, so long cells wrap instead of running off the page; the empty
+    skip lets TeX hyphenate a cell's first word (it never hyphenates the first word of a paragraph)."""
+    align = {True: r"\raggedleft", False: r"\raggedright"}
+    return "".join(r">{%s\arraybackslash\hspace{0pt}}p{\dimexpr %.3f\linewidth-2\tabcolsep\relax}"
+                   % (align[i in numeric], w)
+                   for i, w in enumerate(widths))
+
+
+TABLE_SPEC = column_spec([0.16, 0.12, 0.19, 0.17, 0.18, 0.18], numeric={3, 4, 5})
+HEADER = r"Benchmark & VM & Class. & Steady iter (\#) & Steady iter (time) & Steady perf (time)\\"
 
 _ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
             "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
 
 
 def escape(text: str) -> str:
-    return "".join(_ESCAPES.get(ch, ch) for ch in text)
+    """LaTeX-safe text; µ, ±, Δ, × (the formats' signs) in math mode."""
+    return "".join(_ESCAPES.get(ch, ch) for ch in text).replace("µ", r"$\mu$").replace(
+        "±", r"$\pm$").replace("Δ", r"$\Delta$").replace("×", r"$\times$")
+
+
+
+def name(text: str) -> str:
+    """A benchmark or VM name that may break after '_' or '/' in a narrow column."""
+    return escape(text).replace(r"\_", r"\_\allowbreak{}").replace("/", r"/\allowbreak{}")
 
 
 def class_cell(row: SummaryRow) -> str:
@@ -116,17 +139,19 @@ def _time_to_reach_cell(row: SummaryRow) -> str:
     iv = row.steady_time_to_reach
     if iv is None:
         return "--"
-    return r"%s {\scriptsize(%s, %s)}" % formats.steady_time_to_reach_parts(iv)
+    median, low, high, unit = formats.steady_time_to_reach_parts(iv)
+    return r"%s {\scriptsize(%s, %s)}~%s" % (median, low, high, escape(unit))
 
 
 def _perf_cell(row: SummaryRow) -> str:
     if row.steady_perf is None or row.steady_perf_ci is None:
         return "--"
-    return r"$%s$ {\scriptsize$\pm %s$}" % formats.steady_perf_parts(row.steady_perf, row.steady_perf_ci)
+    median, half, unit = formats.steady_perf_parts(row.steady_perf, row.steady_perf_ci)
+    return r"$%s$ {\scriptsize$\pm %s$}~%s" % (median, half, escape(unit))
 
 
 def row_cells(row: SummaryRow, vm_cell: str) -> list[str]:
-    return [escape(row.bench), vm_cell, class_cell(row), _steady_iter_cell(row),
+    return [name(row.bench), vm_cell, class_cell(row), _steady_iter_cell(row),
             _time_to_reach_cell(row), _perf_cell(row)]
 
 
@@ -140,7 +165,7 @@ def longtable(rows: list[SummaryRow], cells=row_cells, spec: str = TABLE_SPEC,
         group = (row.machine, row.vm)
         if previous is not None and group != previous:
             out.append(r"\midrule")
-        vm_cell = r"\textbf{%s}" % escape(row.vm) if group != previous else ""
+        vm_cell = r"\textbf{%s}" % name(row.vm) if group != previous else ""
         out.append(" & ".join(cells(row, vm_cell)) + r" \\")
         previous = group
     out.append(r"\end{longtable}")
@@ -149,16 +174,17 @@ def longtable(rows: list[SummaryRow], cells=row_cells, spec: str = TABLE_SPEC,
 
 def failed_tabular(rows: list[FailedRow]) -> str:
     """The process executions without data: counted, then one row each."""
-    out = [escape(failed_summary(rows)) + ".", "", r"\begin{longtable}{llrl}", r"\toprule",
+    spec = column_spec([0.3, 0.2, 0.2, 0.3], numeric={2})
+    out = [escape(failed_summary(rows)) + ".", "", r"\begin{longtable}{%s}" % spec, r"\toprule",
            " & ".join(FAILED_HEADERS) + r"\\", r"\midrule"]
-    out += [f"{escape(r.bench)} & {escape(r.vm)} & {escape(execution_number(r.index))} & {escape(r.label)} \\\\" for r in rows]
+    out += [f"{name(r.bench)} & {name(r.vm)} & {escape(execution_number(r.index))} & {escape(r.label)} \\\\" for r in rows]
     out += [r"\bottomrule", r"\end{longtable}"]
     return "\n".join(out) + "\n"
 
 
 def bootstrap_footer(summary: dict) -> str:
     """How steady perf was bootstrapped (the seed), under the tables."""
-    note = escape(formats.bootstrap_note(bootstrap_settings(summary))).replace("±", r"$\pm$")
+    note = escape(formats.bootstrap_note(bootstrap_settings(summary)))
     return r"\noindent{\footnotesize %s}" % note + "\n"
 
 

@@ -14,18 +14,18 @@ from html import escape
 
 from analysis.execution_states import execution_number
 
-from . import html
+from . import formats, html
 from .text import aligned
 
 TITLE = "Pilot analysis"
 COMPARE_TITLE = "Pilot comparison"
 DASH = "-"
 KEY_HEADERS = ("Benchmark key", "Executions", "Usable", "Stable segment (median)", "q (median)",
-               "Mean (s)", "CI width (s)", "Target (s)", "Target met")
-EXEC_HEADERS = ("Benchmark key", "Exec", "Iterations", "Stable segment", "q", "Mean (s)", "CI width (s)",
+               "Mean", "CI width", "Target", "Target met")
+EXEC_HEADERS = ("Benchmark key", "Exec", "Iterations", "Stable segment", "q", "Mean", "CI width",
                 "Required", "Note")
-COMPARE_HEADERS = ("Benchmark key", "A execs", "A mean (s)", "B execs", "B mean (s)", "Change", "p", "dof",
-                   "CI of A - B (s)", "B execs for p", "Note")
+COMPARE_HEADERS = ("Benchmark key", "A execs", "A mean", "B execs", "B mean", "Change", "p", "dof",
+                   "CI of A - B", "B execs for p", "Note")
 STYLE = "details { margin-bottom: 2em; } p.settings { color: #444; }\n"
 
 
@@ -46,7 +46,7 @@ def settings_line(settings: dict) -> str:
     if settings.get("ci_percent") is not None:
         target.append(f"{settings['ci_percent'] * 100:g}% of the mean")
     if settings.get("ci_width") is not None:
-        target.append(f"{settings['ci_width']:g} s")
+        target.append(formats.duration(settings['ci_width']))
     return (f"Stable segments by EDM (Pilot's dominant segment); CIs by subsession analysis at AC limit "
             f"{settings['ac_limit']:g}, {settings['confidence'] * 100:g}% confidence; target CI width "
             f"{' or '.join(target)} (the smaller); at least {settings['min_samples']} samples per execution "
@@ -54,11 +54,21 @@ def settings_line(settings: dict) -> str:
             "a key's CI is that of its executions' means.")
 
 
+def not_converged(keys: list[dict]) -> str | None:
+    """The sentence naming every key whose CI is still wider than the target, or None."""
+    missed = [k["key"] for k in keys if not k["summary"]["target_met"]]
+    if not missed:
+        return None
+    return (f"Not converged: {len(missed)} of {len(keys)} key(s) have a CI wider than the target "
+            f"(more executions needed): {', '.join(missed)}.")
+
+
 def _key_cells(k: dict) -> list[str]:
     s = k["summary"]
     met = "yes" if s["target_met"] else f"no: {s['more_executions']} more execution(s)"
     return [k["key"], str(s["executions"]), str(s["usable"]), _segment(s["median_stable_segment"]),
-            _int(s["median_q"]), _num(s["mean"]), _num(s["ci_width"], 3), _num(s["target_ci_width"], 3), met]
+            _int(s["median_q"]), formats.duration(s["mean"]), formats.duration(s["ci_width"], formats.SPREAD_DIGITS),
+            formats.duration(s["target_ci_width"], formats.SPREAD_DIGITS), met]
 
 
 def _note(row: dict) -> str:
@@ -72,7 +82,8 @@ def _note(row: dict) -> str:
 
 def _exec_cells(key: str, row: dict) -> list[str]:
     return [key, execution_number(row["pexec"]), str(row["iterations"]), _segment(row["stable_segment"]), _int(row["q"]),
-            _num(row["mean"]), _num(row["ci_width"], 3), _int(row["required_samples"]), _note(row)]
+            formats.duration(row["mean"]), formats.duration(row["ci_width"], formats.SPREAD_DIGITS),
+            _int(row["required_samples"]), _note(row)]
 
 
 def _exec_rows(keys: list[dict]) -> list[list[str]]:
@@ -87,6 +98,8 @@ def render_text(report: dict) -> str:
             out.append("No benchmarks.")
             continue
         out += aligned([list(KEY_HEADERS)] + [_key_cells(k) for k in item["keys"]])
+        missed = not_converged(item["keys"])
+        out += ["", missed] if missed else []
         out += ["", "Process executions:", ""]
         out += aligned([list(EXEC_HEADERS)] + _exec_rows(item["keys"]))
     return "\n".join(out) + "\n"
@@ -110,6 +123,9 @@ def section(report: dict, heading: str = "Pilot: stable segments and confidence 
             parts.append("<p>No benchmarks.</p>\n")
             continue
         parts.append(_html_table(KEY_HEADERS, [_key_cells(k) for k in item["keys"]], {1, 2, 4, 5, 6, 7}))
+        missed = not_converged(item["keys"])
+        if missed:
+            parts.append(f'<p class="warning"><strong>{escape(missed)}</strong></p>\n')
         rows = _exec_rows(item["keys"])
         parts.append(f"<details><summary>Process executions ({len(rows)})</summary>\n"
                      + _html_table(EXEC_HEADERS, rows, {1, 2, 4, 5, 6, 7}) + "</details>\n")
@@ -120,11 +136,20 @@ def render_html(report: dict) -> str:
     return html.page(TITLE, section(report, heading="Stable segments and confidence intervals"))
 
 
+def p_cell(k: dict) -> str:
+    """p, or why there is none: Pilot's p = 0.5 for a side below 2 executions means 'cannot tell'."""
+    if k["p"] is not None and k["dof"] is None:
+        return f"cannot tell (n = {min(k['a']['executions'], k['b']['executions'])})"
+    return _num(k["p"], 4)
+
+
 def _compare_cells(k: dict) -> list[str]:
-    change = DASH if k["relative_change"] is None else f"{k['relative_change'] * 100:+.2f}%"
-    ci = DASH if not k["diff_ci"] else f"[{k['diff_ci'][0]:.4g}, {k['diff_ci'][1]:.4g}]"
-    return [k["key"], str(k["a"]["executions"]), _num(k["a"]["mean"]), str(k["b"]["executions"]),
-            _num(k["b"]["mean"]), change, _num(k["p"], 4), _num(k["dof"], 4), ci,
+    change = DASH if k["relative_change"] is None else formats.percent(k["relative_change"])
+    if k["relative_change"] is not None and k["relative_change"] >= 0:
+        change = "+" + change
+    ci = DASH if not k["diff_ci"] else formats.interval(*k["diff_ci"])
+    return [k["key"], str(k["a"]["executions"]), formats.duration(k["a"]["mean"]), str(k["b"]["executions"]),
+            formats.duration(k["b"]["mean"]), change, p_cell(k), _num(k["dof"], 4), ci,
             _int(k["executions_for_target_p"]), k["note"]]
 
 

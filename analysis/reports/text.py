@@ -8,7 +8,7 @@ from analysis.summary_json import SummaryRow, bootstrap_settings
 from . import formats
 from .rows import FAILED_HEADERS, by_machine, class_phrase, failed_summary
 
-HEADERS = ("Benchmark", "VM", "Class.", "Steady iter (#)", "Steady iter (s)", "Steady perf (s)")
+HEADERS = ("Benchmark", "VM", "Class.", "Steady iter (#)", "Steady iter (time)", "Steady perf (time)")
 
 
 def _cells(row: SummaryRow) -> tuple[str, ...]:

@@ -78,7 +78,17 @@ def test_too_short_execution_is_unclassified_not_fatal():
     ann = annotate(results, warn=notes.append)
     assert ann["classifications"]["b:vm:v"] == [None, "flat"]
     assert ann["changepoints"]["b:vm:v"][0] == [] and ann["changepoint_means"]["b:vm:v"][0] == []
-    assert any("process execution 0" in n and "at least 4" in n for n in notes)
+    assert any("process execution #1" in n and "at least 4" in n for n in notes)
+
+
+def test_all_zero_times_are_classified_as_warmup_stats_does_but_said():
+    """Issue 28 (6): all-zero times were a silent 'flat 0.00000 ± 0'."""
+    results = {"wallclock_times": {"b:vm:v": [[0.0] * 20, [1.0, 1.01, 0.99, 1.0, 1.02, 1.0]]}}
+    notes: list[str] = []
+    ann = annotate(results, warn=notes.append)
+    assert ann["classifications"]["b:vm:v"][0] == "flat"
+    assert [n for n in notes if "every iteration took 0 s" in n] == [n for n in notes if "#1" in n]
+    assert len([n for n in notes if "every iteration took 0 s" in n]) == 1
 
 
 def test_parallel_and_serial_annotation_agree(results_file):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -50,8 +51,11 @@ def test_toy_data_json(tmp_path, capsys):
 
 
 def test_same_seed_same_answer_and_options_reach_it(tmp_path, capsys):
+    """Issue 28 (4): without --seed the seed is 1, as every analysis, so two runs give the same intervals."""
     path = write(tmp_path, TOY)
     first = run_json(capsys, "--pairs", path)
+    assert first["seed"] == 1
+    assert run_json(capsys, "--pairs", path) == first
     again = run_json(capsys, "--pairs", path, "--seed", str(first["seed"]))
     assert first == again
     other = run_json(capsys, "--pairs", path, "--seed", "1", "--confidence", "0.5")
@@ -64,13 +68,14 @@ def test_same_seed_same_answer_and_options_reach_it(tmp_path, capsys):
 def test_text_report(tmp_path, capsys):
     assert main(["duet", "--pairs", write(tmp_path, TOY), "--seed", "5", "--steady-state"]) == 0
     out = capsys.readouterr().out
-    assert "ggms (x/y)         1.08433   99% CI [1.07259, 1.09276]" in out
+    assert "ggms (x/y, ratio)  1.084   99% CI [1.073, 1.093]" in out
+    assert re.search(r"sequential x - y   [+-]\d+\.?\d* (s|ms|µs|ns)   99% CI \[.*\] (s|ms|µs|ns)   relative width", out)
     assert "reduction" in out and "shuffle control" in out and "seed 5, 10000 resamples" in out
     assert out.count("too short for EDM") == 6
 
 
 @pytest.mark.parametrize("document, problem", [
-    ({"x": [[1.0, 2.0]], "y": [[1.0]]}, "execution 0 has 2 x iterations but 1 y iterations"),
+    ({"x": [[1.0, 2.0]], "y": [[1.0]]}, "execution #1 has 2 x iterations but 1 y iterations"),
     ({"x": [[1.0], [1.0]], "y": [[1.0]]}, '"x" has 2 executions but "y" has 1'),
     ({"x": [[1.0, 0]], "y": [[1.0, 1.0]]}, "x[0][1] is 0; iteration times must be positive finite numbers"),
     ({"x": [[1.0, -3]], "y": [[1.0, 1.0]]}, "x[0][1] is -3"),

@@ -61,8 +61,8 @@ def test_text_report_names_each_pair_a_over_b(tmp_path, capsys):
     path = _write(tmp_path, _export({f"{A}/{B}": (TOY, ["completed"] * 3)}), "native.json")
     assert main(["duet", path, "--no-steady-state", "--seed", "3", "--resamples", "500"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith(f"pair {A} / {B} (x = a, y = b), pair executions [0, 1, 2]\n")
-    assert f"ggms (x/y)         {TOY_GGMS:.6g}" in out
+    assert out.startswith(f"pair {A} / {B} (x = a, y = b), pair executions #1, #2, #3\n")
+    assert f"ggms (x/y, ratio)  {TOY_GGMS:.4g}" in out
 
 
 @pytest.mark.parametrize("doc, message", [
@@ -73,7 +73,7 @@ def test_text_report_names_each_pair_a_over_b(tmp_path, capsys):
      f"pair execution {A}/{B}#0 has only side(s) a"),
     ({"format": "coldrun-native", "format_version": 1, "jobs": [],
       "executions": [_slot(f"{A}/{B}", 0, "a", A, [1.0, 2.0]), _slot(f"{A}/{B}", 0, "b", B, [1.0])]},
-     "execution 0 has 2 x iterations but 1 y iterations"),
+     "execution #1 has 2 x iterations but 1 y iterations"),
 ])
 def test_bad_exports_are_one_line_naming_the_file(tmp_path, capsys, doc, message):
     path = _write(tmp_path, doc, "bad.json")

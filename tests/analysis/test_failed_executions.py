@@ -133,8 +133,8 @@ def test_annotate_keeps_every_slot_with_its_state(results_file, tmp_path, capsys
     assert ann["classifications"]["fib:PyPy:default-python"] == ["warmup", None, "warmup", None]
     assert ann["classifications"]["nbody:PyPy:default-python"] == [None, "flat", "flat"]
     assert ann["classifications"]["spec:PyPy:default-python"] == [None, None]
-    assert "fib:PyPy:default-python process execution 1: errored (no data); not classified" in err
-    assert "fib:PyPy:default-python process execution 3: timed out (no data); not classified" in err
+    assert "fib:PyPy:default-python process execution #2: errored (no data); not classified" in err
+    assert "fib:PyPy:default-python process execution #4: timed out (no data); not classified" in err
 
 
 def test_summary_lists_failed_executions_apart(results_file, tmp_path, capsys):

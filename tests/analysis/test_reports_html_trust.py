@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from analysis.cli import main
-from analysis.plots import INSET_LABEL_PAD, build_figure, free_inset_region, inset_length
+from analysis.plots import build_figure, inset_length, plot_axes
 from analysis.reports.html import execution_caption
 from analysis.reports.provenance import NOT_RECORDED
 from analysis.summary_json import PAIR_CLASSES
@@ -169,33 +169,6 @@ def test_execution_numbers_agree_in_table_captions_and_titles(pages, tmp_path):
         assert title.startswith(caption + " (") and caption in captions.values()
 
 
-def _covered(region, xs, ys, xlim, ylim) -> bool:
-    x0, y0, w, h = region
-    fx = (xs - xlim[0]) / (xlim[1] - xlim[0])
-    fy = (ys - ylim[0]) / (ylim[1] - ylim[0])
-    inside = (fx >= x0 - INSET_LABEL_PAD[0]) & (fx <= x0 + w) & (fy >= y0 - INSET_LABEL_PAD[1]) & (fy <= y0 + h)
-    return bool(inside.any())
-
-
-def test_inset_region_holds_no_data():
-    # A warm-up: high at the start, low afterwards: the top right is free, the
-    # bottom corners are not.
-    xs = np.arange(200.0)
-    ys = np.where(xs < 20, 10.0, 1.0)
-    xlim, ylim = (-0.5, 199.5), (0.0, 10.5)
-    region = free_inset_region(xs, ys, xlim, ylim)
-    assert region is not None and region[1] > 0.5
-    assert not _covered(region, xs, ys, xlim, ylim)
-    assert _covered([0.08, 0.06, 0.36, 0.42], xs, ys, xlim, ylim)  # the bottom left holds data
-    # The line between two points counts, not only the points: a line across
-    # the top rules out both top corners though no point lies in them.
-    across = free_inset_region(np.array([0.0, 1.0]), np.array([0.75, 0.75]), (0.0, 1.0), (0.0, 1.0))
-    assert across is not None and across[1] < 0.5
-    # Data everywhere: no corner is free, the inset is left out.
-    noisy = np.where(xs % 2 == 0, 0.5, 10.0)
-    assert free_inset_region(xs, noisy, xlim, ylim) is None
-
-
 def _annotated(tmp_path, times: list[float]) -> dict:
     path = tmp_path / "one.json"
     path.write_text(json.dumps({"wallclock_times": {"b:v:x": [times]}, "audit": {"uname": UNAME}}))
@@ -209,19 +182,7 @@ def test_inset_left_out_when_it_would_repeat_the_whole_plot(tmp_path):
     short = [float((2.0 if i < 5 else 1.0) + rng.normal(0, 0.001)) for i in range(40)]
     assert inset_length(len(short)) >= len(short)
     fig = build_figure(_annotated(tmp_path, short), "b:v:x", 0, "rig1")
-    assert fig.axes[0].child_axes == []
-
-
-def test_inset_drawn_where_the_data_is_not(tmp_path):
-    rng = np.random.default_rng(1)
-    times = [float((2.0 if i < 20 else 1.0) + rng.normal(0, 0.001)) for i in range(300)]
-    fig = build_figure(_annotated(tmp_path, times), "b:v:x", 0, "rig1")
-    main_ax = fig.axes[0]
-    (inset,) = main_ax.child_axes
-    fig.canvas.draw()
-    ip, mp = inset.get_position(), main_ax.get_position()
-    region = [(ip.x0 - mp.x0) / mp.width, (ip.y0 - mp.y0) / mp.height, ip.width / mp.width, ip.height / mp.height]
-    assert not _covered(region, np.arange(300.0), np.array(times), main_ax.get_xlim(), main_ax.get_ylim())
+    assert plot_axes(fig)[1] is None
 
 
 def test_pilot_section_numbers_executions_as_the_rest(tmp_path):

@@ -44,8 +44,9 @@ def table(path, fmt, capsys, *extra) -> str:
 
 
 # Per format: the row of a benchmark, then its numbers
-# (steady iter (#) x3, steady iter (s) x3, steady perf, CI).
-NUM = r"(-?\d+\.\d+)"
+# (steady iter (#) x3, steady iter (time) x3 and unit, steady perf, CI and unit).
+NUM = r"(-?\d+(?:\.\d+)?)"
+UNIT = r"(s|ms|µs|ns)"
 ROW = {
     "text": lambda page, bench: next(line for line in page.splitlines() if line.startswith(bench + " ")),
     "html": lambda page, bench: re.sub(r"<svg.*?</svg>", "", re.search(
@@ -54,11 +55,11 @@ ROW = {
         line for line in page.splitlines() if line.startswith(bench + " &"))),
 }
 CELLS = {
-    "text": [rf"{NUM} \({NUM}, {NUM}\)\s+{NUM} \({NUM}, {NUM}\)\s+{NUM} ± {NUM}"],
+    "text": [rf"{NUM} \({NUM}, {NUM}\)\s+{NUM} \({NUM}, {NUM}\) {UNIT}\s+{NUM} ± {NUM} {UNIT}"],
     "html": [rf"{NUM} <span class=\"range\">\({NUM}, {NUM}\)</span></td><td class=\"num\">{NUM} "
-             rf"<span class=\"range\">\({NUM}, {NUM}\)</span></td><td class=\"num\">{NUM} ± {NUM}"],
-    "latex": [rf"{NUM} {{\\scriptsize\({NUM}, {NUM}\)}} & {NUM} {{\\scriptsize\({NUM}, {NUM}\)}} & "
-              rf"\${NUM}\$ {{\\scriptsize\$\\pm {NUM}\$}}"],
+             rf"<span class=\"range\">\({NUM}, {NUM}\) {UNIT}</span></td><td class=\"num\">{NUM} ± {NUM} {UNIT}"],
+    "latex": [rf"{NUM} {{\\scriptsize\({NUM}, {NUM}\)}} & {NUM} {{\\scriptsize\({NUM}, {NUM}\)}}~{UNIT} & "
+              rf"\${NUM}\$ {{\\scriptsize\$\\pm {NUM}\$}}~{UNIT}"],
 }
 SEED = {"text": r"seed (\d+)\.", "html": r'<p class="bootstrap">[^<]*seed (\d+)\.</p>',
         "latex": r"\\footnotesize [^\n]*seed (\d+)\.}"}
@@ -85,7 +86,7 @@ def test_every_format_shows_the_same_numbers_and_the_default_seed(raw_file, caps
     pages = {fmt: table(raw_file, fmt, capsys) for fmt in ("text", "html", "latex")}
     parsed = {fmt: numbers(page, fmt) for fmt, page in pages.items()}
     assert parsed["text"] == parsed["html"] == parsed["latex"]
-    assert len(parsed["text"]) == 2 and all(len(v) == 8 for v in parsed["text"].values())
+    assert len(parsed["text"]) == 2 and all(len(v) == 10 for v in parsed["text"].values())
     for fmt, page in pages.items():
         assert seed_shown(page, fmt) == bootstrap.DEFAULT_SEED
         assert "10000 resamples" in page

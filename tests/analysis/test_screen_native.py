@@ -73,7 +73,7 @@ def test_steady_state_default_and_boot_section(capsys):
 def test_text_and_html(tmp_path, capsys):
     assert main(["screen", str(FIXTURE), "--fixed", "--resamples", "2000"]) == 0
     out = capsys.readouterr().out
-    assert "== loop ==" in out and "Boot dependency" in out and "env=1" in out
+    assert "== loop ==" in out and "Boot dependency" in out and "env: on vs off" in out
     html = tmp_path / "s.html"
     assert main(["screen", str(FIXTURE), "--fixed", "--resamples", "2000", "--format", "html", "-o", str(html)]) == 0
     assert html.read_text().count("data:image/png;base64,") == 4  # 2-level design: half-normal too

@@ -178,7 +178,8 @@ def test_resolution_iv_aliases_are_reported_once_and_the_half_normal_plot_has_in
     assert all(p["consistent"] is None for p in doc["block_plots"].values())   # no complete box repeats
     assert main(["screen", "--table", str(tmp_path / "frac.csv"), "--fixed", "--resamples", "500"]) == 0
     out = capsys.readouterr().out
-    assert "cannot tell" in out and out.count("A:B = C:D") == 2     # the effects table and the aliases note
+    # the effects table and the aliases note, by the report's names of effects (issue 28)
+    assert "cannot tell" in out and out.count("A × B = C × D") == 2
 
 
 def test_resolution_iii_reports_a_main_effect_under_its_interaction_alias(tmp_path, capsys):

@@ -104,8 +104,8 @@ def test_bad_executions_warn_one_line_each_and_the_rest_is_analysed(files, capsy
     # Plain noise: EDM over-segments it, and without a dominant segment Pilot uses nothing (a row says so).
     assert all(rows[i]["mean"] is not None or "no stable segment" in rows[i]["note"] for i in range(3))
     lines = [line for line in err.splitlines() if OTHER in line]
-    assert len([line for line in lines if "process execution 3" in line and "same time" in line]) == 1
-    assert len([line for line in lines if "process execution 4" in line and "fewer than 30" in line]) == 1
+    assert len([line for line in lines if "process execution #4" in line and "same time" in line]) == 1
+    assert len([line for line in lines if "process execution #5" in line and "fewer than 30" in line]) == 1
     assert all(line.startswith(f"coldrun-analyze: warning: {files[0]}: ") for line in lines)
 
 
@@ -120,8 +120,8 @@ def test_nan_and_negative_executions_are_rows_and_warnings(tmp_path, capsys):
     states = [r["state"] for r in fib["executions"]]
     assert states == ["invalid", "invalid", "errored", "completed", "completed"]
     assert fib["executions"][0]["note"] == "invalid data (dropped)" and fib["summary"]["usable"] == 2
-    assert "process execution 0: iteration 5 has an invalid time" in err
-    assert "process execution 1: iteration 7 has an invalid time" in err
+    assert "process execution #1: iteration 5 has an invalid time" in err
+    assert "process execution #2: iteration 7 has an invalid time" in err
 
 
 def test_presets_reach_the_report(files, capsys):
@@ -172,6 +172,60 @@ def test_compare_two_results_files(files, capsys):
     assert code == 0 and "<table>" in out and KEY in out
 
 
+def test_reports_judge_keys_against_the_experiments_stop_target(tmp_path, capsys):
+    """Issue 28 (3): a coldrun export carries its experiment file; pilot and the HTML use its [stop] target
+    (5% here), as `coldrun status` does, unless an option asks for another; the HTML names unconverged keys."""
+    doc = results_doc()
+    doc["config"] = 'name = "x"\n[stop]\nci_percent = 0.05\nconfidence = 0.9\nmin_executions = 3\n'
+    path = tmp_path / "stop.json"
+    path.write_text(json.dumps(doc))
+    own, _ = report(["pilot", str(path)], capsys)
+    assert own["settings"]["ci_percent"] == 0.05 and own["settings"]["confidence"] == 0.9
+    asked, _ = report(["pilot", str(path), "--ci-percent", "0.2"], capsys)
+    assert asked["settings"]["ci_percent"] == 0.2 and asked["settings"]["confidence"] == 0.95
+    out = tmp_path / "report.html"
+    code, _, err = run(["table", str(path), "--format", "html", "--quality", "low", "--no-plots", "-o", str(out)],
+                       capsys)
+    assert code == 0, err
+    page = out.read_text()
+    assert "target CI width 5% of the mean" in page and "90% confidence" in page
+    if not all(k["summary"]["target_met"] for item in own["results"] for k in item["keys"]):
+        assert "Not converged:" in page
+
+
+def test_a_stable_segment_spanning_a_level_shift_is_said(tmp_path, capsys):
+    """Issue 28 (2): EDM's segment [0, 51) held a 4x jump at iteration 26 and nothing warned."""
+    rng = np.random.default_rng(1)
+    jump = list(0.001 + rng.normal(0, 0.00002, 51))
+    jump[26:] = [4 * t for t in jump[26:]]
+    steady = [list(0.001 + rng.normal(0, 0.00002, 51)) for _ in range(2)]
+    path = tmp_path / "jump.json"
+    path.write_text(json.dumps({"wallclock_times": {KEY: [steady[0], jump, steady[1]]}, "audit": {"uname": "Linux b 6 #1 x"}}))
+    doc, err = report(["pilot", str(path)], capsys)
+    rows = doc["results"][0]["keys"][0]["executions"]
+    assert rows[1]["stable_segment"] == [0, 51] and "level shift at iteration 26" in rows[1]["note"]
+    assert "level shift" not in rows[0]["note"] + rows[2]["note"]
+    assert "process execution #2: Pilot's stable segment [0, 51) spans a level shift at iteration 26" in err
+    from analysis.inputs import load_input
+    from analysis.prepare import to_annotated
+    annotated = to_annotated(load_input(path), warn=lambda m: None)
+    legend = plots.plot_axes(plots.build_figure(annotated, KEY, 1, "b"))[2].get_legend()
+    assert "WARNING: spans a level shift at iteration 26" in legend.get_texts()[-1].get_text().replace("\n", " ")
+
+
+def test_compare_says_cannot_tell_where_pilot_reports_p_half():
+    """Issue 28 (5): a side with one execution printed 'p 0.5'; the JSON keeps Pilot's 0.5."""
+    from analysis.reports.pilot_tables import render_compare_text
+    key = {"key": "k", "a": {"executions": 1, "mean": 2e-6, "variance": None},
+           "b": {"executions": 3, "mean": 2.2e-6, "variance": 1e-14}, "relative_change": 0.1,
+           "p": 0.5, "dof": None, "diff_ci": None, "executions_for_target_p": None, "note": ""}
+    text = render_compare_text({"file_a": "a", "file_b": "b", "confidence": 0.95, "target_p": 0.05,
+                                "keys": [key], "only_in_a": [], "only_in_b": []})
+    row = next(line for line in text.splitlines() if line.startswith("k "))
+    assert "cannot tell (n = 1)" in row and "0.5 " not in row
+    assert "2.000 µs" in row and "2.200 µs" in row and "+10.0%" in row
+
+
 def test_compare_lists_keys_in_one_file_only(files, tmp_path, capsys):
     doc = results_doc()
     doc["wallclock_times"]["extra:CPython:default-python"] = doc["wallclock_times"].pop(OTHER)
@@ -205,16 +259,16 @@ def test_plot_shades_pilots_stable_segment(files, tmp_path):
     times = annotated["wallclock_times"][KEY][0]
     begin, end = edm.dominant_segment(times)
     fig = plots.build_figure(annotated, KEY, 0, "pilotbox")
-    main, zoom = fig.axes[0], fig.axes[1]  # the inset is a child of main
+    (main, zoom), _, legend = plots.plot_axes(fig)
     for ax in (main, zoom):
         (band,) = [p for p in ax.patches if p.get_gid() == "pilot-stable-segment"]
         xs = band.get_x(), band.get_x() + band.get_width()
         assert xs == (begin - 0.5, end - 0.5)
-    labels = [t.get_text() for t in main.get_legend().get_texts()]
-    assert labels == ["warmup_stats changepoints", f"Pilot stable segment [{begin}, {end})"]
+    labels = [t.get_text() for t in legend.get_legend().get_texts()]
+    assert "warmup_stats\nchangepoint" in labels and labels[-1] == f"Pilot stable\nsegment [{begin}, {end})"
     short = plots.build_figure(annotated, OTHER, 4, "pilotbox")
     assert not [p for p in short.axes[0].patches if p.get_gid() == "pilot-stable-segment"]
-    assert "too few for EDM" in short.axes[0].get_legend().get_texts()[-1].get_text()
+    assert "too few for EDM" in plots.plot_axes(short)[2].get_legend().get_texts()[-1].get_text().replace("\n", " ")
 
 
 def test_help_loads_no_numerics():
