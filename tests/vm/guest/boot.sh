@@ -107,13 +107,14 @@ if [ -e "$P/poke" ] && [ ! -e "$M/poked" ]; then
         part=/sys/fs/cgroup/coldrun.bench/cpuset.cpus.partition
         while ! pgrep -u coldrunbench > /dev/null 2>&1; do sleep 0.5; done
         before=$(cat "$part" 2>&1)
+        running_before=$(pgrep -u coldrunbench | wc -l)
         systemctl daemon-reload
         systemd-run --quiet --wait --unit=vmtest-poke /bin/true
         after=$(cat "$part" 2>&1)
         running=$(pgrep -u coldrunbench | wc -l)
         touch "$M/poked"
         sync
-        say "POKED partition_before=$before partition_after=$after benchmark_processes=$running"
+        say "POKED partition_before=$before partition_after=$after benchmark_processes=$running_before,$running"
     ) &
 fi
 
