@@ -205,7 +205,10 @@ static void test_third_runner_and_missing_barrier(void)
     fresh_barrier();
     struct runner a = start_runner("5", 1, NULL, -1);
     struct runner b = start_runner("5", 1, NULL, 0);
-    sleep_ms(200);
+    /* Both slots are taken once A has timed its iteration: the barrier met B first (a fixed sleep
+       was not enough on a loaded machine, where C then took B's place). */
+    int64_t first;
+    CHECK(read(a.out, &first, sizeof(first)) == sizeof(first));
     struct runner c = start_runner("5", 1, NULL, -1);
     CHECK(finish(c, err, sizeof(err), starts, NULL) == KRUN_EXIT_SETUP);
     CHECK(strstr(err, "already has its two runners") != NULL);
