@@ -26,9 +26,9 @@ def demo_file(tmp_path, text: str | None = None) -> str:
     return str(p)
 
 
-def test_check_prints_design_order_boots_and_eta(demo_built):
-    r = coldrun("check", "configs/screening.toml")
-    assert r.returncode == 0, r.stderr
+def test_check_prints_design_order_boots_and_eta(demo_built, tmp_path):
+    r = coldrun("check", demo_file(tmp_path))   # as root: the benchmark user is you
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr
     out = r.stdout
     assert "screening: full factorial, 6 of 8 treatments run" in out
     assert "warning:   build: treatments per level now plain: 4, fp: 2" in out
@@ -106,15 +106,16 @@ def test_bad_screening_input_is_one_line_before_anything_runs(demo_built, tmp_pa
 
 
 def test_a_level_this_machine_cannot_take_is_refused_by_check(demo_built, tmp_path):
-    """One line per level the machine refuses (here a governor no driver offers; on a machine without
-    cpufreq, every governor level); tests/unit/supervisor/test_screen_levels.py pins the lines on fixture trees."""
+    """One line per level the machine refuses (here a kernel governor no driver of this machine offers; on
+    a machine without cpufreq, every governor level; a name that is no kernel governor at all is refused
+    by the file's validation); tests/unit/supervisor/test_screen_levels.py pins the lines on fixture trees."""
     text = (REPO / "configs" / "screening.toml").read_text().replace(
         "[screening.factors.runner]", '[platform]\ngovernor = "ignore"\n[screening.factors.gov]\nkind = "control"\n'
-        'control = "governor"\nlevels = ["performance", "no-such-governor"]\n[screening.factors.runner]', 1)
+        'control = "governor"\nlevels = ["performance", "conservative"]\n[screening.factors.runner]', 1)
     path = demo_file(tmp_path, text)
     r = coldrun("check", path)     # check, not start: a start here would control this very machine
     assert r.returncode != 0 and "Traceback" not in r.stderr
     lines = [ln for ln in r.stderr.splitlines() if ln.startswith("coldrun: ")]
     assert 1 <= len(lines) <= 2 and lines == [ln for ln in lines if
                                               f"{path}: screening.factors.gov.levels: governor = " in ln]
-    assert any("no-such-governor cannot be set on this machine" in ln for ln in lines)
+    assert any("conservative cannot be set on this machine" in ln for ln in lines)
