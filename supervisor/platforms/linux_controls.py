@@ -17,7 +17,7 @@ from supervisor.cpulist import format_cpulist, parse_cpulist
 from supervisor.platforms import linux_facts as facts
 from supervisor.platforms import linux_topology as topology
 from supervisor.platforms.kernel_log import read_kmsg
-from supervisor.system import SystemRoot
+from supervisor.system import Commands, SystemRoot
 from supervisor.state.undo import UndoLog
 
 CPU = facts.CPU_DIR
@@ -252,6 +252,20 @@ class PolicyBoost(SysfsTurboSwitch):
     pattern = f"{CPU}/cpufreq/policy*/boost"
 
 
+MSR_MODULE_KEY = "module:msr"    # the undo log's entry that unloads the msr module coldrun loaded
+# What an MSR reads as before the module that gives /dev/cpu/N/msr is loaded (apply loads it).
+MSR_MODULE_NOT_LOADED = "unknown (the msr module is not loaded)"
+
+
+def load_msr_module(commands: Commands, undo: UndoLog, control: str, fix: str) -> None:
+    """modprobe msr, for /dev/cpu/N/msr, with its unloading in the undo log (recorded first: a crash right
+    after modprobe still unloads it at restore)."""
+    undo.record(control, MSR_MODULE_KEY, {"action": "run", "argv": ["modprobe", "-r", "msr"]})
+    r = commands.run(["modprobe", "msr"])
+    if not r.ok:
+        raise PlatformError(f"{control}: modprobe msr failed: {r.stderr.strip() or r.returncode}; {fix}")
+
+
 class MsrTurboDisable(TurboSwitch):
     """A turbo-disable bit of an MSR on every core through rdmsr/wrmsr (msr-tools), each core's
     original value in the undo log.  Intel: IA32_MISC_ENABLE bit 38, Krun's switch."""
@@ -265,11 +279,14 @@ class MsrTurboDisable(TurboSwitch):
         return (m.policy.msr_turbo and facts.cpu_vendor(m.root) in cls.vendors
                 and not facts.detect_virtualisation(m.root).virtual)
 
+    module_missing = False    # read() found msr-tools but no /dev/cpu/N/msr: write() loads the module
+
     def _values(self) -> dict[int, int] | None:
         values = {}
         for c in self.cpus:
             r = self.commands.run(["rdmsr", "-p", str(c), self.register])
             if not r.ok:
+                self.module_missing = r.returncode != 127 and not self.root.exists(f"/dev/cpu/{c}/msr")
                 return None
             values[c] = int(r.stdout.strip(), 16)
         return values
@@ -279,11 +296,12 @@ class MsrTurboDisable(TurboSwitch):
             return NO_TURBO_IN_CPU
         values = self._values()
         if values is None:
-            return None
+            return MSR_MODULE_NOT_LOADED if self.module_missing else None
         return combine({f"cpu{c}": ("off" if v & self.bit else "on") for c, v in values.items()})
 
     def write(self, undo: UndoLog, control: str, off: bool) -> None:
-        self.commands.run(["modprobe", "msr"])
+        if self.module_missing:
+            load_msr_module(self.commands, undo, control, self.unavailable_fix())
         values = self._values()
         if values is None:
             raise PlatformError(f"{control}: " + self.unavailable_fix())
@@ -675,7 +693,6 @@ class CpusetControl(Control):
 
 EVENT_SOURCES = "/sys/bus/event_source/devices"
 PARANOID = "/proc/sys/kernel/perf_event_paranoid"
-MSR_MODULE_KEY = "module:msr"
 
 
 @dataclass(frozen=True)
@@ -842,11 +859,7 @@ class CounterAccessControl(Control):
     def apply(self, undo: UndoLog) -> None:
         a = self.assess()
         if a.load_msr_module:
-            # Recorded first: a crash right after modprobe still unloads it at restore.
-            undo.record(self.name, MSR_MODULE_KEY, {"action": "run", "argv": ["modprobe", "-r", "msr"]})
-            r = self.commands.run(["modprobe", "msr"])
-            if not r.ok:
-                raise PlatformError(f"counters: modprobe msr failed: {r.stderr.strip() or r.returncode}; "
-                                    "install the msr module or set counters = \"if_available\"")
+            load_msr_module(self.commands, undo, self.name,
+                            "install the msr module or set counters = \"if_available\"")
         if a.paranoid_to is not None:
             write_setting(self.root, undo, self.name, PARANOID, str(a.paranoid_to))

@@ -72,9 +72,10 @@ class FakeMachineCommands:
     """Answers the commands the Linux platform runs, keeping state between calls."""
 
     def __init__(self, users: set[str] | None = None, msr: dict[int, int] | None = None,
-                 dpkg: str = "libc6 2.36-9 amd64\ncoreutils 9.1-1 amd64\n"):
+                 dpkg: str = "libc6 2.36-9 amd64\ncoreutils 9.1-1 amd64\n", msr_module: bool = True):
         self.users = set(users or ())
         self.msr = dict(msr or {})
+        self.msr_module = msr_module    # False: rdmsr fails as without /dev/cpu/N/msr until modprobe msr
         self.allowed = {"system.slice": "", "user.slice": ""}   # systemd slices' AllowedCPUs ("": all)
         self.dpkg = dpkg
         self.calls: list[tuple[str, ...]] = []
@@ -91,8 +92,16 @@ class FakeMachineCommands:
         if a[0] == "userdel":
             self.users.discard(a[-1])
             return ok()
+        if a[0] == "rdmsr" and self.msr and not self.msr_module:
+            return CommandResult(a, 2, "", f"rdmsr: open: No such file or directory")
         if a[0] == "rdmsr" and self.msr:
             return ok(f"{self.msr[int(a[2])]:x}\n")
+        if a[:2] == ("modprobe", "msr"):
+            self.msr_module = True
+            return ok()
+        if a[:3] == ("modprobe", "-r", "msr"):
+            self.msr_module = False
+            return ok()
         if a[0] == "wrmsr" and self.msr:
             self.msr[int(a[2])] = int(a[4], 16)
             return ok()

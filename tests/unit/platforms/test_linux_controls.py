@@ -74,6 +74,21 @@ def test_msr_turbo_needs_msr_tools(machine, tmp_path):
     assert r.fatal and "msr-tools" in r.fix
 
 
+def test_msr_turbo_loads_the_msr_module_and_unloads_it_at_restore(machine, tmp_path):
+    cmds = FakeMachineCommands(msr={c: 0x850089 for c in range(4)}, msr_module=False)
+    p = make_linux(machine("acpi-old"), tmp_path / "s", commands=cmds)   # the tree has no /dev/cpu/N/msr
+    r = report(p, "turbo")
+    assert r.action == "would change" and not r.fatal and r.found.startswith("unknown (the msr module"), r
+    reports = {r.control: r for r in p.apply_and_verify()}
+    assert reports["turbo"].found == "off" and reports["turbo"].action.startswith("changed from unknown") and cmds.msr_module
+    assert all(v & (1 << 38) for v in cmds.msr.values())
+    undo = json.loads((tmp_path / "s/undo.json").read_text())["entries"]
+    assert [e["argv"] for e in undo if e["control"] == "turbo"][0] == ["modprobe", "-r", "msr"]
+    p.restore_control("turbo")
+    assert cmds.msr == {c: 0x850089 for c in range(4)} and not cmds.msr_module
+    assert cmds.calls.index(("modprobe", "-r", "msr")) > max(i for i, c in enumerate(cmds.calls) if c[0] == "wrmsr")
+
+
 def test_msr_that_does_not_stick_fails_verification(machine, tmp_path):
     class StuckMsr(FakeMachineCommands):
         def run(self, argv, **kw):
