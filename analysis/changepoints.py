@@ -48,6 +48,19 @@ MAX_ABS_VALUE = 1e100
 MIN_ABS_NONZERO = 1e-100
 
 
+def out_of_range(times: Sequence[float] | np.ndarray) -> str | None:
+    """Why the changepoint analysis cannot take these times (as the C code says it), or None: the Pilot
+    estimate of the same execution refuses them too, so `table` and `pilot` never disagree on what was
+    measured (1e-300 s was averaged by one and dropped by the other)."""
+    arr = np.asarray(times, dtype=np.float64)
+    magnitude = np.abs(arr)
+    bad = ~np.isfinite(arr) | (magnitude >= MAX_ABS_VALUE) | ((magnitude < MIN_ABS_NONZERO) & (arr != 0))
+    if not bad.any():
+        return None
+    return (f"iteration times must be finite, and 0 or between {MIN_ABS_NONZERO:g} and {MAX_ABS_VALUE:g} "
+            f"in magnitude (iteration {int(np.flatnonzero(bad)[0])} took {float(arr[bad][0])!r} s)")
+
+
 class TooShortForChangepoints(ValueError):
     """Fewer than 4 non-outlier iterations: R's cpt.meanvar refuses them."""
 

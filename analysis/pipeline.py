@@ -123,19 +123,20 @@ def annotate_key(key: str, times: list[list[float]], states: list[str], classifi
     found = [outliers.find_outliers(e, classifier.window) for e in times]
     executions = []
     for i, (series, outs) in enumerate(zip(times, found)):
-        if not series:
+        execution = f"{key} process execution {execution_states.execution_number(i)}"
+        # Unclassified: not run, times the C code cannot take (pilot refuses the same ones), too short for R
+        reason = execution_states.label(states[i]) if not series else cp.out_of_range(series)
+        if reason is None:
+            if not any(series):   # pilot refuses these; warmup_stats classifies them flat at 0 s: say so
+                notes.append(f"{execution}: every iteration took 0 s (a clock too coarse for the benchmark?); "
+                             "its times and steady perf of 0 s are not measurements")
+            try:
+                seg = cp.segment_execution(series, outs)
+            except cp.TooShortForChangepoints as exc:
+                reason = str(exc)
+        if reason is not None:
             executions.append(ExecutionAnnotation(outs, [], [], [], None))
-            notes.append(f"{key} process execution {execution_states.execution_number(i)}: {execution_states.label(states[i])}; not classified")
-            continue
-        if not any(series):   # pilot refuses these; warmup_stats classifies them flat at 0 s: say so
-            notes.append(f"{key} process execution {execution_states.execution_number(i)}: every iteration took "
-                         "0 s (a clock too coarse for the benchmark?); its times and steady perf of 0 s are not "
-                         "measurements")
-        try:
-            seg = cp.segment_execution(series, outs)
-        except ValueError as exc:  # too short for R, or values outside what the C code accepts
-            executions.append(ExecutionAnnotation(outs, [], [], [], None))
-            notes.append(f"{key} process execution {execution_states.execution_number(i)}: {exc}; not classified")
+            notes.append(f"{execution}: {reason}; not classified")
             continue
         executions.append(ExecutionAnnotation(outs, seg.changepoints, seg.means, seg.variances,
                                               classify.classify_execution(seg.changepoints, seg.means, seg.variances,

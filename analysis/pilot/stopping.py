@@ -187,9 +187,14 @@ def steady_segment(arr: np.ndarray) -> tuple[tuple[int, int] | None, float | Non
 
 def execution_estimate(times: Sequence[float], target: StopTarget) -> ExecutionEstimate:
     """The estimate of one process execution's iteration time (module doc)."""
+    from analysis import changepoints
+
     arr = _times(times)
     if arr.size == 0:
         return _unusable("no iterations")
+    reason = changepoints.out_of_range(arr)
+    if reason:
+        return _unusable(reason)
     finder = _pilot_segment if target.estimate == "pilot" else steady_segment
     segment, mean, reason = finder(arr)
     if segment is None:

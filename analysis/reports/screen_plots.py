@@ -6,6 +6,7 @@ half-normal plot of effects. Each function returns PNG bytes.
 from __future__ import annotations
 
 import io
+import textwrap
 from itertools import combinations
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -15,7 +16,8 @@ from . import formats
 from .screen_names import effect_name, level_name
 
 PANEL_INCHES = 3.2
-# A block's levels drawn side by side, this far apart (in boxes), so equal means do not overlap.
+# A block's levels drawn side by side, at least this far apart (in boxes; wider for wider names), so
+# equal means do not overlap.
 LEVEL_SPREAD = 0.3
 
 
@@ -30,9 +32,60 @@ def _unit(values, times: bool) -> tuple[str, float]:
 def _png(fig: Figure, dpi: int) -> bytes:
     FigureCanvasAgg(fig)
     fig.tight_layout()
+    _separate_labels(fig)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi)
     return buf.getvalue()
+
+
+def _separate_labels(fig: Figure) -> None:
+    """Moves each point label (an annotation) that would overlap an earlier one up by a line until it is
+    clear: near-equal effects on the half-normal plot printed their names over each other."""
+    renderer = fig.canvas.get_renderer()
+    for ax in fig.axes:
+        placed = []
+        for label in sorted((t for t in ax.texts if hasattr(t, "xyann")), key=lambda t: t.xy):
+            for _ in range(len(ax.texts)):
+                box = label.get_window_extent(renderer).padded(1)
+                if not any(box.overlaps(other) for other in placed):
+                    break
+                label.xyann = (label.xyann[0], label.xyann[1] + label.get_fontsize() * 1.2)
+            placed.append(label.get_window_extent(renderer))
+
+
+def _level_marks(ax, names: list[str], fontsize: float) -> tuple[list[str], float]:
+    """What a block's levels are drawn as, and how far apart (in boxes): their names, as far apart as the
+    widest is wide (at least LEVEL_SPREAD); where two names cannot stand apart within a box, their
+    numbers 1, 2, ... (the title then says which is which), as Filliben drew them."""
+    renderer = ax.figure.canvas.get_renderer()
+
+    def widest(labels: list[str]) -> float:
+        width = 0.0
+        for label in labels:
+            probe = ax.text(0, 0, label, fontsize=fontsize)
+            width = max(width, probe.get_window_extent(renderer).transformed(ax.transData.inverted()).width)
+            probe.remove()
+        return width * 1.25     # a margin, and room for tight_layout narrowing the axes
+
+    room = 0.9 / max(len(names) - 1, 1)        # side by side within the box's width
+    for marks in (names, [str(i + 1) for i in range(len(names))]):
+        spread = max(LEVEL_SPREAD, widest(marks))
+        if spread <= room:
+            return marks, spread
+    return marks, room
+
+
+def _fit_ticks(ax, names: list[list[str]]) -> None:
+    """Each box's tick: the other factors' level names, one per line, each wrapped (at hyphens and spaces)
+    as narrow as it must be for neighbouring ticks not to touch."""
+    renderer = ax.figure.canvas.get_renderer()
+    to_data = ax.transData.inverted()
+    longest = max((len(n) for box in names for n in box), default=1)
+    for width in range(longest, 3, -1):
+        ticks = ax.set_xticklabels(["\n".join(line for n in box for line in textwrap.wrap(n, width))
+                                    for box in names], fontsize=8)
+        if all(t.get_window_extent(renderer).transformed(to_data).width * 1.25 <= 1.0 for t in ticks):
+            return
 
 
 def _panels(count: int) -> Figure:
@@ -45,29 +98,33 @@ def block_plots_png(analysis: dict, dpi: int = 72, times: bool = False) -> bytes
     plots = analysis["block_plots"]
     fig = _panels(len(plots))
     unit, scale = _unit([m for p in plots.values() for box in p["boxes"] for m in box["means"].values()], times)
+    FigureCanvasAgg(fig)
     for i, (factor, plot) in enumerate(plots.items()):
         ax = fig.add_subplot(1, len(plots), i + 1)
         codes = [str(lv) for lv in plot["levels"]]
+        ax.set_xlim(-0.6, len(plot["boxes"]) - 0.4)
+        names = [level_name(analysis, factor, lv) for lv in codes]
+        marks, spread = _level_marks(ax, names, 8)
         for x, box in enumerate(plot["boxes"]):
             values = [m / scale for m in box["means"].values()]
             if values:
                 ax.vlines(x, min(values), max(values), color="0.6", linewidth=6, alpha=0.4)
             for level, mean in box["means"].items():
-                dx = (codes.index(level) - (len(codes) - 1) / 2) * LEVEL_SPREAD if level in codes else 0.0
-                ax.text(x + dx, mean / scale, level_name(analysis, factor, level), ha="center", va="center",
-                        fontsize=8)
-        ax.set_xlim(-0.6, len(plot["boxes"]) - 0.4)
+                i = codes.index(level) if level in codes else None
+                dx = 0.0 if i is None else (i - (len(codes) - 1) / 2) * spread
+                ax.text(x + dx, mean / scale, marks[i] if i is not None else level_name(analysis, factor, level),
+                        ha="center", va="center", fontsize=8)
         means = [m / scale for box in plot["boxes"] for m in box["means"].values()]
         if means:
             pad = (max(means) - min(means)) * 0.12 or abs(means[0]) * 0.01 or 1.0
             ax.set_ylim(min(means) - pad, max(means) + pad)
         ax.set_xticks(range(len(plot["boxes"])))
-        ax.set_xticklabels(["\n".join(level_name(analysis, f, v) for f, v in box["others"].items())
-                            for box in plot["boxes"]], fontsize=8)
+        _fit_ticks(ax, [[level_name(analysis, f, v) for f, v in box["others"].items()] for box in plot["boxes"]])
         ax.set_xlabel(", ".join(plot["boxes"][0]["others"]) if plot["boxes"] else "", fontsize=8)
         chance = "" if plot["chance"] is None else f", chance {plot['chance']:.3g}"
         verdict = {True: "consistent", False: "not consistent", None: "cannot tell"}[plot["consistent"]]
-        ax.set_title(f"{factor} ({verdict}{chance})", fontsize=9)
+        key = "" if marks == names else "\n" + ", ".join(f"{m} = {n}" for m, n in zip(marks, names))
+        ax.set_title(f"{factor} ({verdict}{chance}){key}", fontsize=9)
         ax.set_ylabel("mean response" + unit, fontsize=9)
     return _png(fig, dpi)
 

@@ -129,3 +129,19 @@ def test_annotate_and_summary_say_what_they_wrote(tmp_path, results_file, capsys
     out, err = capsys.readouterr()
     assert out == ""
     assert err == f"Wrote {summ}: 3 process executions, 1 benchmark keys, 1 machine(s), bootstrap seed 4\n"
+
+
+def test_times_the_changepoint_analysis_refuses_are_refused_by_pilot_alike():
+    """Issue 28 (6): `table` dropped 1e-300 s iterations that `pilot` averaged in."""
+    from analysis.pilot.stopping import StopTarget, execution_estimate
+
+    tiny = [1e-300] * 20
+    notes: list[str] = []
+    ann = annotate({"wallclock_times": {"b:vm:v": [tiny, [1.0, 1.01, 0.99, 1.0, 1.02, 1.0] * 3]}},
+                   warn=notes.append)
+    assert ann["classifications"]["b:vm:v"] == [None, "flat"]
+    (note,) = [n for n in notes if "#1" in n]
+    for estimate in ("pilot", "warmup_stats"):
+        est = execution_estimate(tiny, StopTarget(ci_percent=0.05, estimate=estimate))
+        assert est.mean is None and est.reason in note, (est.reason, note)
+    assert "between 1e-100 and 1e+100" in note and "took 1e-300 s" in note
