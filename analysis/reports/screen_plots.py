@@ -11,6 +11,7 @@ from itertools import combinations
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.transforms import Bbox
 
 from . import formats
 from .screen_names import effect_name, level_name
@@ -39,12 +40,15 @@ def _png(fig: Figure, dpi: int) -> bytes:
 
 
 def _separate_labels(fig: Figure) -> None:
-    """Moves each point label (an annotation) that would overlap an earlier one up by a line until it is
-    clear: near-equal effects on the half-normal plot printed their names over each other."""
+    """Moves each point label (an annotation) that would overlap an earlier one, or a point, up by a line
+    until it is clear: near-equal effects on the half-normal plot printed their names over each other."""
     renderer = fig.canvas.get_renderer()
     for ax in fig.axes:
-        placed = []
-        for label in sorted((t for t in ax.texts if hasattr(t, "xyann")), key=lambda t: t.xy):
+        labels = sorted((t for t in ax.texts if hasattr(t, "xyann")), key=lambda t: t.xy)
+        # the points themselves are in the way too (a label's own point is left of it)
+        points = [tuple(xy) for c in ax.collections for xy in c.get_offsets()]
+        placed = [Bbox.from_bounds(x - 4, y - 4, 8, 8) for x, y in ax.transData.transform(points)] if points else []
+        for label in labels:
             for _ in range(len(ax.texts)):
                 box = label.get_window_extent(renderer).padded(1)
                 if not any(box.overlaps(other) for other in placed):
@@ -54,25 +58,25 @@ def _separate_labels(fig: Figure) -> None:
 
 
 def _level_marks(ax, names: list[str], fontsize: float) -> tuple[list[str], float]:
-    """What a block's levels are drawn as, and how far apart (in boxes): their names, as far apart as the
-    widest is wide (at least LEVEL_SPREAD); where two names cannot stand apart within a box, their
-    numbers 1, 2, ... (the title then says which is which), as Filliben drew them."""
+    """What a block's levels are drawn as, and how far apart (in boxes): their names, neighbours as far
+    apart as their half-widths (at least LEVEL_SPREAD), if then the box's outer names stay clear of the
+    next box's; else their numbers 1, 2, ... (the title then says which is which), as Filliben drew them."""
     renderer = ax.figure.canvas.get_renderer()
+    to_data = ax.transData.inverted()
 
-    def widest(labels: list[str]) -> float:
-        width = 0.0
-        for label in labels:
-            probe = ax.text(0, 0, label, fontsize=fontsize)
-            width = max(width, probe.get_window_extent(renderer).transformed(ax.transData.inverted()).width)
-            probe.remove()
-        return width * 1.25     # a margin, and room for tight_layout narrowing the axes
+    def width(label: str) -> float:    # in boxes, with room for tight_layout narrowing the axes
+        probe = ax.text(0, 0, label, fontsize=fontsize)
+        w = probe.get_window_extent(renderer).transformed(to_data).width * 1.1
+        probe.remove()
+        return w
 
-    room = 0.9 / max(len(names) - 1, 1)        # side by side within the box's width
+    pad = 0.03
     for marks in (names, [str(i + 1) for i in range(len(names))]):
-        spread = max(LEVEL_SPREAD, widest(marks))
-        if spread <= room:
+        w = [width(m) for m in marks]
+        spread = max([LEVEL_SPREAD] + [(a + b) / 2 + pad for a, b in zip(w, w[1:])])
+        if (len(w) - 1) * spread + (w[0] + w[-1]) / 2 + pad <= 1.0:
             return marks, spread
-    return marks, room
+    return marks, spread
 
 
 def _fit_ticks(ax, names: list[list[str]]) -> None:
@@ -96,11 +100,14 @@ def block_plots_png(analysis: dict, dpi: int = 72, times: bool = False) -> bytes
     """One panel per primary factor: each box a combination of the other factors (named by their levels),
     the primary factor's levels drawn as their names side by side (Filliben's style)."""
     plots = analysis["block_plots"]
-    fig = _panels(len(plots))
+    # a panel widens with its boxes (beyond 2.5), so that a box's level names have room side by side
+    widths = [max(1.0, len(plot["boxes"]) / 2.5) for plot in plots.values()]
+    fig = Figure(figsize=(PANEL_INCHES * sum(widths), PANEL_INCHES))
+    grid = fig.add_gridspec(1, len(plots), width_ratios=widths)
     unit, scale = _unit([m for p in plots.values() for box in p["boxes"] for m in box["means"].values()], times)
     FigureCanvasAgg(fig)
     for i, (factor, plot) in enumerate(plots.items()):
-        ax = fig.add_subplot(1, len(plots), i + 1)
+        ax = fig.add_subplot(grid[0, i])
         codes = [str(lv) for lv in plot["levels"]]
         ax.set_xlim(-0.6, len(plot["boxes"]) - 0.4)
         names = [level_name(analysis, factor, lv) for lv in codes]
