@@ -53,7 +53,7 @@ def pytest_itemcollected(item):
     if where.startswith("vm/"):
         item.add_marker(pytest.mark.vm)
         item.add_marker(pytest.mark.slow)
-        if grouping:   # guests under TCG starve each other: at most the lab's two and two more at once
+        if grouping:   # guests under TCG starve each other: at most the lab's two and three more at once
             item.add_marker(pytest.mark.xdist_group(_vm_group(where, item.name)))
     elif where.startswith("integration/"):
         item.add_marker(pytest.mark.slow)
@@ -66,9 +66,12 @@ def pytest_itemcollected(item):
 
 
 def _vm_group(where: str, name: str) -> str:
-    """The lab's two guests; the power-cut test (the most boots) beside one guest at a time of the rest."""
+    """Four groups of about equal emulated CPU: the lab's two guests; the power-cut test (the most boots);
+    the screening run (five boots or more); the real-reboot run and the pair's cpusets (one boot)."""
     if where == "vm/test_lab.py":
         return "vm-lab"
+    if where == "vm/test_screen_reboots.py":
+        return "vm-screen"
     return "vm-cuts" if name.startswith("test_power_cuts") else "vm-guest"
 
 
@@ -87,9 +90,8 @@ def _spread_long_tests(items: list, workers: int) -> list:
     """Order the units xdist's loadgroup schedules (a test, or the tests of one xdist_group) so that
     long ones do not queue behind each other.  It hands each worker one unit, then a second, then
     one more to a worker each time it finishes a test while holding at most two.  So the VM tests
-    (two groups: the lab's two guests, and one guest at a time for the rest) come first, one group
-    per worker, leaving at least two workers; every other long unit then comes after 2 x workers
-    short ones, to whichever worker is free."""
+    (_vm_group's four groups) come first, one group per worker, leaving at least two workers; every
+    other long unit then comes after 2 x workers short ones, to whichever worker is free."""
     units: list[list] = []
     for item in sorted(items, key=_rank):   # stable: a group's tests (one module, or the VM tests) adjacent
         # Only a module's own group is one unit here; xdist keeps each VM group on one worker itself

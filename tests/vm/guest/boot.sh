@@ -3,8 +3,7 @@
 # (baked into the image), from the read-only payload disk.  Lines starting
 # with VMTEST- are what the host-side test reads from the serial console.
 #
-# mode "prepare": install coldrun as the README says (venv + pip install of
-#   the wheel), compile the C benchmark, report the system, power off.
+# (coldrun is installed in /opt/coldrun already: tests/vm/vm_payload.py's prepared disk.)
 # mode "experiment": on the first boot `coldrun start`; on later boots watch
 #   the experiment with `coldrun status` and power off when it is finished
 #   (with a "simulate" file: `coldrun start --simulate-reboots`, then power off).
@@ -19,32 +18,6 @@ say "BOOT $(cat /proc/sys/kernel/random/boot_id)"
 mode=$(cat "$P/mode")
 mkdir -p "$M"
 
-if [ "$mode" = prepare ]; then
-    state=$(systemctl is-system-running --wait 2>&1)
-    install -m 755 "$P/fake-sendmail" /usr/sbin/sendmail
-    # The README's install: a venv, then pip install of the coldrun wheel.
-    # (--no-compile: byte-compiling everything under an emulated CPU costs minutes.)
-    # pip goes into the venv from Debian's wheel in the same install (as `python3 -m venv` would put it
-    # there, without ensurepip's byte-compiling): the lab's Ansible role upgrades coldrun with it.
-    python3 -m venv --without-pip /opt/coldrun || fail venv
-    pip_wheel=$(ls /usr/share/python-wheels/pip-*.whl | head -n 1)
-    # numpy and scipy: the analysis a [stop] experiment runs between executions; pyDOE3: screening designs.
-    /opt/coldrun/bin/python "$pip_wheel/pip" install -q --no-compile --no-index \
-        --find-links "$P/wheels" "$pip_wheel" coldrun numpy scipy pyDOE3 || fail pip
-    /opt/coldrun/bin/python -m pip --version > /dev/null || fail "pip in the venv"
-    "$COLDRUN" --help > /dev/null || fail "coldrun --help"
-    # Byte-compile, once for every test's copy of this disk, what the boot service's coldrun, status,
-    # export, the Python runner, a [stop] decision and a screening plan import (as a first run would,
-    # writing __pycache__ as root); a whole compileall of numpy/scipy would cost more than it saves.
-    /opt/coldrun/bin/python -c 'import supervisor.cli, iteration_runners.python.iterations_runner
-import analysis.pilot.stopping, analysis.pilot.wps, pyDOE3' || fail "warm-up imports"
-    say "STARTUP $(systemd-analyze 2>&1 | head -n 1) | $(systemd-analyze blame 2>&1 | head -n 6 | tr -s ' ' | tr '\n' ';')"
-    say "PREPARED system=$state python=$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])') uname=$(uname -r) coldrun=$COLDRUN"
-    sync
-    systemctl poweroff
-    exit 0
-fi
-
 if [ "$mode" = lab ]; then
     # Every boot: the network qemu forwards port 22 to, then sshd; Ansible
     # (test_lab.py) does everything else over SSH, coldrun's boot unit the runs.
@@ -58,6 +31,7 @@ if [ "$mode" = lab ]; then
         sync
     fi
     hostname "$(cat /etc/hostname)"
+    modprobe virtio_net || fail "modprobe virtio_net"   # the image has no udev coldplug to load it
     i=0
     while [ ! -e /sys/class/net/eth0 ] && [ $i -lt 60 ]; do sleep 0.5; i=$((i + 1)); done
     ip link set eth0 up && ip addr replace 10.0.2.15/24 dev eth0 || fail network
@@ -83,7 +57,7 @@ if [ ! -e "$M/started" ]; then
     fi
     touch "$M/started"
     sync
-    say "START perf_event_max_sample_rate=$(cat /proc/sys/kernel/perf_event_max_sample_rate)"
+    say "START perf_event_max_sample_rate=$(cat /proc/sys/kernel/perf_event_max_sample_rate) system=$(systemctl is-system-running --wait 2>&1) uname=$(uname -r)"
     if [ -e "$P/simulate" ]; then
         # Test-only: the whole experiment in this boot (--simulate-reboots), then power off.
         "$COLDRUN" start "$EXP/exp.toml" --state-dir "$STATE_DIR" --simulate-reboots > "$M/start.out" 2>&1
