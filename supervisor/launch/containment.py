@@ -236,6 +236,17 @@ class ProcessGroupContainment:
         except (ProcessLookupError, psutil.Error):
             return False
 
+    @staticmethod
+    def _alive(found: dict[tuple[int, float], psutil.Process]) -> dict[tuple[int, float], psutil.Process]:
+        alive = {}
+        for k, p in found.items():
+            try:
+                if p.status() != psutil.STATUS_ZOMBIE:
+                    alive[k] = p
+            except psutil.Error:
+                pass
+        return alive
+
     def enter(self) -> None:
         """The child's own process group is set by the launcher itself."""
 
@@ -244,19 +255,19 @@ class ProcessGroupContainment:
 
     def kill_all(self, runner_pid: int) -> int:
         """Kill the group and the new descendants, reaping those re-parented to us; how many besides the runner."""
-        killed: set[tuple[int, float]] = set()
+        # Counted before the group is killed: a group member killed by killpg is a zombie by the first
+        # round, and counting only what a round still finds alive missed every one of them.
+        killed = set(self._alive(self._left(runner_pid)))
         try:
             os.killpg(runner_pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
         for _ in range(_ROUNDS):
             left = self._left(runner_pid)
-            alive = {}
-            for k, p in left.items():
+            alive = self._alive(left)
+            for p in alive.values():
                 try:
-                    if p.status() != psutil.STATUS_ZOMBIE:
-                        alive[k] = p
-                        p.kill()           # psutil checks the create time: no reused pid is hit
+                    p.kill()           # psutil checks the create time: no reused pid is hit
                 except psutil.Error:
                     pass
             killed |= alive.keys()

@@ -192,6 +192,26 @@ def test_a_clean_runner_leaves_nothing(contained):
     assert r.exit_code == 0 and r.leftover_processes == 0
 
 
+# Half the helpers stay in the runner's process group, half leave it by setsid; all sleep on.
+MANY_HELPERS = """
+import os, time
+for i in range(2 * {half}):
+    if os.fork() == 0:
+        if i % 2:
+            os.setsid()
+        time.sleep(600)
+        os._exit(0)
+os.write(3, b'{{}}')
+"""
+
+
+def test_every_leftover_is_counted(contained):
+    """Issue 26 item 19: the fallback counted only what was still alive after killing the group (half)."""
+    r = run(MANY_HELPERS.format(half=20), **contained)
+    assert r.exit_code == 0 and r.results == b"{}"
+    assert r.leftover_processes == 40
+
+
 def test_cgroup_is_removed_and_holds_the_runner():
     cgroup_or_skip()
     r = run("import os; os.write(3, open('/proc/self/cgroup').read().encode())")
