@@ -145,28 +145,31 @@ def rerun_verdict(ctx: Boot, attempt: int, outcome: ExecutionOutcome, post_flags
 
 def launch_and_judge(ctx: Boot, platform: Platform, job: JobLine, record: dict[str, Any]) -> ExecutionOutcome:
     """Run the runner; fill the record's launch, process and measurement fields; return how it ended."""
-    try:
-        launch = build_launch(ctx, job.key, job)
-    except ColdrunError as e:
-        return errored("launch_failure", f"cannot launch: {e}")
     prefix = platform.launch_prefix(job.key)
 
     def started(pid: int, created: float | None, cgroup: str | None) -> None:
         ctx.state.note_runner(pid, created, cgroup)
 
     try:
+        try:
+            launch = build_launch(ctx, job.key, job, prefix)
+        except ColdrunError as e:
+            return errored("launch_failure", f"cannot launch: {e}")
         return run_and_judge(ctx, job.key, launch, prefix, job.iterations, record, started)
     finally:
         platform.end_launch(job.key)
         ctx.state.clear_runner()
 
 
-def build_launch(ctx: Boot, key: str, job: JobLine) -> Launch:
-    """The runner command for ``key`` (a pair's side: its own benchmark's param); ColdrunError if it cannot be."""
+def build_launch(ctx: Boot, key: str, job: JobLine, prefix: LaunchPrefix) -> Launch:
+    """The runner command for ``key`` (a pair's side: its own benchmark's param) run behind ``prefix``;
+    ColdrunError if it cannot be."""
     exp, state = ctx.exp, ctx.state
     bench, vm_name, variant = key.split(":")
+    # The HOME the runner gets: the fresh benchmark user's (the prefix sets it), else the state dir's.
+    home = prefix.environment({"HOME": str(state.home_path)})["HOME"]
     return runner_launch(exp, state.experiment_dir(), str(state.experiment_path), bench, vm_name, variant,
-                         home=str(state.home_path), debug=state.debug(), iterations=job.iterations,
+                         home=home, debug=state.debug(), iterations=job.iterations,
                          param=run_param(ctx, job, key))
 
 

@@ -65,35 +65,35 @@ def execute_pair(ctx: Boot, platform: Platform, job: JobLine, attempt: int, befo
     except OneCpu as e:       # the machine lost a CPU since start
         raise ColdrunError(f"{job.key}: {e}")
     sides = [_Side(s, k, c) for s, k, c in zip(SIDES, sides_keys, cpus)]
-    for s in sides:
-        warn_instrumented(ctx, s.key.split(":")[1])
-        try:
-            s.launch = build_launch(ctx, s.key, job)
-        except ColdrunError as e:
-            s.outcome = errored("launch_failure", f"cannot launch: {e}")
     barrier_name: str | None = "" if ctx.exp.duet.barrier else None   # "": wanted, not made (pair not started)
-    prefix_cgroup = None
-    for s in sides:
-        if s.launch and not all(other.launch for other in sides):
-            s.outcome = errored("partner_failed", "not started: its partner cannot launch")
-    if all(s.launch for s in sides):
-        prefix = platform.launch_prefix(job.key)
-        prefix_cgroup = prefix.cgroup
-        mount = cgroup2_mount()
-        try:
-            # Both sides' execution cgroups go under one parent: cpuset is handed on to it for the pair's run.
-            with cpuset.delegated(mount, prefix.cgroup or mount or "/") as no_cpuset, \
-                    _maybe_barrier(ctx.exp.duet.barrier, prefix.user) as barrier_name:
-                _run_sides(ctx, job, sides, order, prefix, barrier_name)
-            for s in sides:
-                if s.placement is not None and s.placement.mechanism == "affinity" and no_cpuset:
-                    s.placement = replace(s.placement, note=no_cpuset)
-        except ColdrunError as e:      # no barrier: neither side could run
-            for s in sides:
-                s.outcome = errored("launch_failure", str(e))
-        finally:
-            platform.end_launch(job.key)
-            ctx.state.clear_runner()
+    prefix = platform.launch_prefix(job.key)
+    prefix_cgroup = prefix.cgroup
+    try:
+        for s in sides:
+            warn_instrumented(ctx, s.key.split(":")[1])
+            try:
+                s.launch = build_launch(ctx, s.key, job, prefix)
+            except ColdrunError as e:
+                s.outcome = errored("launch_failure", f"cannot launch: {e}")
+        for s in sides:
+            if s.launch and not all(other.launch for other in sides):
+                s.outcome = errored("partner_failed", "not started: its partner cannot launch")
+        if all(s.launch for s in sides):
+            mount = cgroup2_mount()
+            try:
+                # Both sides' execution cgroups go under one parent: cpuset is handed on to it for the pair's run.
+                with cpuset.delegated(mount, prefix.cgroup or mount or "/") as no_cpuset, \
+                        _maybe_barrier(ctx.exp.duet.barrier, prefix.user) as barrier_name:
+                    _run_sides(ctx, job, sides, order, prefix, barrier_name)
+                for s in sides:
+                    if s.placement is not None and s.placement.mechanism == "affinity" and no_cpuset:
+                        s.placement = replace(s.placement, note=no_cpuset)
+            except ColdrunError as e:      # no barrier: neither side could run
+                for s in sides:
+                    s.outcome = errored("launch_failure", str(e))
+    finally:
+        platform.end_launch(job.key)
+        ctx.state.clear_runner()
     for s in sides:
         if s.outcome is not None and s.outcome.completed and s.verified_cpus != [s.cpu]:
             s.outcome = errored("not_in_force", f"placement not as wanted: pinned to CPU {s.cpu}, runs on "
