@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import signal
 from dataclasses import dataclass
 from typing import Any, Callable
 
 from contracts.execution_record import MEASUREMENT_KEYS, RECORD_VERSION, ExecutionRecord
-from iteration_runners.protocol import OPTIONAL_KEYS, ProtocolError, parse_document
+from iteration_runners.protocol import (DOCUMENT_FLOOR, OPTIONAL_KEYS, ProtocolError, document_limit,
+                                       parse_document)
 from supervisor import __version__
 from supervisor.boot.context import Boot
 from supervisor.boot.crash_points import pause_point
@@ -199,8 +201,10 @@ def run_and_judge(ctx: Boot, key: str, launch: Launch, prefix: LaunchPrefix, ite
         if side is None:
             pause_point("during-run", ctx.schedule.boots)
 
+    vm = exp.vms[key.split(":")[1]]
     res = run_process(argv, launch.env, cwd=str(state.home_path), heap_limit=exp.heap_limit,
                       stack_limit=exp.stack_limit, timeout=exp.execution_timeout, on_started=started,
+                      results_limit=results_limit(vm, iterations),
                       cgroup_parent=prefix.cgroup,     # inside the pinning partition, if any
                       placement=side.placement if side else None)
     _fill_process_fields(record, res)
@@ -214,7 +218,13 @@ def run_and_judge(ctx: Boot, key: str, launch: Launch, prefix: LaunchPrefix, ite
     ended = judge_ending(res, exp.execution_timeout)
     if ended is not None:
         return ended
-    return judge_document(res.results, exp.vms[key.split(":")[1]], iterations, record, side=side)
+    return judge_document(res.results, vm, iterations, record, side=side)
+
+
+def results_limit(vm: VM, iterations: int) -> int:
+    """The document an execution of ``vm`` may write: it follows the run (iterations, this machine's cores,
+    instrumentation), so a big machine's per-core counters are never refused for their size."""
+    return document_limit(iterations, os.cpu_count() or 1, instrument=vm.instrument)
 
 
 def judge_ending(res: ProcessResult, timeout: float | None) -> ExecutionOutcome | None:
@@ -231,7 +241,9 @@ def judge_ending(res: ProcessResult, timeout: float | None) -> ExecutionOutcome 
         cause = "runner_setup" if res.exit_code == RUNNER_SETUP_EXIT else "exit_status"
         return errored(cause, f"runner exited with status {res.exit_code}" + (f": {said}" if said else ""))
     if res.results_oversize:
-        return errored("protocol_refusal", "results document larger than the limit")
+        return errored("protocol_refusal", f"results document larger than its limit of {res.results_limit:,} "
+                                           f"bytes (twice what the run's iterations and cores imply, plus "
+                                           f"{DOCUMENT_FLOOR >> 20} MiB)")
     return None
 
 

@@ -105,6 +105,7 @@ class ProcessResult:
     stderr: Tail = field(default_factory=lambda: Tail(DEFAULT_TAIL_BYTES))
     results: bytes = b""
     results_oversize: bool = False
+    results_limit: int = 0              # bytes of the document kept at most (run_process's results_limit)
     started_at: float = 0.0             # wall clock (epoch seconds)
     ended_at: float = 0.0
     duration: float = 0.0               # monotonic seconds
@@ -300,7 +301,7 @@ def run_process(argv: list[str], env: dict[str, str], *, cwd: str, heap_limit: i
     for fd in (out_w, err_w, res_w, exec_w, devnull):
         os.close(fd)
     result = ProcessResult(pid=pid, stdout=Tail(tail_bytes), stderr=Tail(tail_bytes), started_at=started_at,
-                           containment=box.kind, containment_detail=how)
+                           containment=box.kind, containment_detail=how, results_limit=results_limit)
     sel = selectors.DefaultSelector()
     pump = _Pump(sel, result, out_r, err_r, res_r, results_limit)
     watcher = None
