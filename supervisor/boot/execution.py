@@ -15,14 +15,16 @@ from supervisor.boot.context import Boot
 from supervisor.boot.crash_points import pause_point
 from supervisor.boot.execution_outcome import COMPLETED, ExecutionOutcome, errored, rerun, timed_out
 from supervisor.errors import ColdrunError
-from supervisor.experiment.model import VM
+from supervisor.experiment.model import VM, Experiment
 from supervisor.launch.cpuset import PlacementRequest
+from supervisor.launch.memory_limit import LIMIT_FLAG
 from supervisor.launch.process import ProcessResult, error_line, run_process
 from supervisor.launch.runner_command import Launch, env_size, runner_launch
 from supervisor.platforms.base import LaunchPrefix, Platform
 from supervisor.state.schedule import JobLine
 
 RUNNER_SETUP_EXIT = 2    # PROTOCOL.md: the runner's usage/setup failure, before any iteration
+PROCESS_FLAGS = "process_flags"   # in a run's fields: flags from how the process ran (not a record field)
 
 
 @dataclass
@@ -85,6 +87,8 @@ def build_record(ctx: Boot, job: JobLine, attempt: int, key: str, run: dict[str,
     bench, vm_name, variant = key.split(":")
     vm = ctx.exp.vms[vm_name]
     outcome = verdict.outcome
+    run = dict(run)
+    flags = [*flags, *run.pop(PROCESS_FLAGS, [])]
     return ExecutionRecord(
         record_version=RECORD_VERSION, supervisor_version=__version__, job_index=job.index, key=key,
         bench=bench, vm=vm_name, variant=variant, pexec=job.pexec, attempt=attempt, boot=ctx.schedule.boots,
@@ -204,7 +208,7 @@ def run_and_judge(ctx: Boot, key: str, launch: Launch, prefix: LaunchPrefix, ite
     vm = exp.vms[key.split(":")[1]]
     res = run_process(argv, launch.env, cwd=str(state.home_path), heap_limit=exp.heap_limit,
                       stack_limit=exp.stack_limit, timeout=exp.execution_timeout, on_started=started,
-                      results_limit=results_limit(vm, iterations),
+                      results_limit=results_limit(vm, iterations), memory_limit=memory_bound(exp),
                       cgroup_parent=prefix.cgroup,     # inside the pinning partition, if any
                       placement=side.placement if side else None)
     _fill_process_fields(record, res)
@@ -221,6 +225,11 @@ def run_and_judge(ctx: Boot, key: str, launch: Launch, prefix: LaunchPrefix, ite
     return judge_document(res.results, vm, iterations, record, side=side)
 
 
+def memory_bound(exp: Experiment) -> int:
+    """What all of a run's processes may use together (memory_limit.py): what the rlimits allow one."""
+    return exp.heap_limit + exp.stack_limit
+
+
 def results_limit(vm: VM, iterations: int) -> int:
     """The document an execution of ``vm`` may write: it follows the run (iterations, this machine's cores,
     instrumentation), so a big machine's per-core counters are never refused for their size."""
@@ -235,7 +244,9 @@ def judge_ending(res: ProcessResult, timeout: float | None) -> ExecutionOutcome 
     if res.timed_out:
         return timed_out(f"timed out after {timeout:g}s; the runner and its processes killed")
     if res.signal is not None:
-        return errored("signal", f"runner killed by signal {res.signal} ({signal_name(res.signal)})")
+        oom = (f": the memory limit's OOM killer ended {res.memory.oom_kills} process(es) (heap_limit + "
+               f"stack_limit = {res.memory.limit_bytes:,} bytes for all of them)") if res.memory and res.memory.hit else ""
+        return errored("signal", f"runner killed by signal {res.signal} ({signal_name(res.signal)}){oom}")
     if res.exit_code != 0:
         said = error_line(res.stderr.text())
         cause = "runner_setup" if res.exit_code == RUNNER_SETUP_EXIT else "exit_status"
@@ -285,4 +296,7 @@ def _fill_process_fields(record: dict[str, Any], res: ProcessResult) -> None:
         # containment: "cgroup" | "process_group" (fallback); leftover_processes: how many processes
         # besides the runner were still alive at its end (or at the timeout) and were killed
         "containment": res.containment, "leftover_processes": res.leftover_processes,
+        "memory_limit": res.memory.as_dict() if res.memory else None,
+        # flags the process itself raised (build_record adds them to the post-checks')
+        PROCESS_FLAGS: [LIMIT_FLAG] if res.memory and res.memory.hit else [],
     })

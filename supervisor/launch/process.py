@@ -28,6 +28,7 @@ import psutil
 
 from supervisor.launch.containment import kill_cgroup, open_containment, remove_cgroup
 from supervisor.launch.cpuset import PlacementError, PlacementRequest
+from supervisor.launch.memory_limit import MemoryLimit, MemoryReading
 
 RESULTS_FD = 3
 DEFAULT_TAIL_BYTES = 64 * 1024
@@ -114,6 +115,7 @@ class ProcessResult:
     containment_detail: str = ""        # the cgroup's path, or why the fallback was used
     leftover_processes: int = 0         # processes besides the runner still alive at its end, then killed
     containment_problem: str | None = None   # the cgroup could not be removed (why)
+    memory: MemoryReading | None = None      # the run's memory cgroup: its limit and what the kernel counted
 
 
 def _high_dup(fd: int) -> int:
@@ -258,15 +260,17 @@ def run_process(argv: list[str], env: dict[str, str], *, cwd: str, heap_limit: i
                 stack_limit: int | None, timeout: float | None,
                 tail_bytes: int = DEFAULT_TAIL_BYTES, results_limit: int = DEFAULT_RESULTS_LIMIT,
                 on_started=None, cgroup_parent: str | None = None,
-                drain_seconds: float = DRAIN_SECONDS, placement: PlacementRequest | None = None) -> ProcessResult:
+                drain_seconds: float = DRAIN_SECONDS, placement: PlacementRequest | None = None,
+                memory_limit: int | None = None) -> ProcessResult:
     """Run ``argv`` until it exits (or times out), kill what it left, and return what it did.
 
     ``on_started(pid, create_time, cgroup)`` is called once the exec succeeded;
     ``cgroup_parent`` is where the per-execution cgroup goes (default: the cgroup v2 root);
     ``placement`` pins the runner to its CPU: its execution cgroup's cpuset where it has one (verified
     before the fork; its ``on_placed`` hears how), and sched_setaffinity before exec in any case.  A cpuset the
-    kernel does not honour is a launch error: nothing is started.  Two calls may run at once in threads (a
-    pair execution): each waits on its own pidfd.
+    kernel does not honour is a launch error: nothing is started.  ``memory_limit``: bytes all the run's
+    processes may use together, swap off (memory_limit.py: a cgroup's, where one has the memory controller).
+    Two calls may run at once in threads (a pair execution): each waits on its own pidfd.
     """
     if "/" not in argv[0]:   # execve needs a path; look names up on the child's PATH, here in the parent
         found = shutil.which(argv[0], path=env.get("PATH", ""))
@@ -283,6 +287,12 @@ def run_process(argv: list[str], env: dict[str, str], *, cwd: str, heap_limit: i
                                  containment_detail=how, containment_problem=problem)
         if placement.on_placed is not None:
             placement.on_placed(placed)
+    memory = MemoryLimit(memory_limit, box.cgroup)
+
+    def enter() -> None:
+        box.enter()
+        memory.enter()
+
     out_r, out_w = os.pipe2(os.O_CLOEXEC)
     err_r, err_w = os.pipe2(os.O_CLOEXEC)
     res_r, res_w = os.pipe2(os.O_CLOEXEC)
@@ -292,7 +302,7 @@ def run_process(argv: list[str], env: dict[str, str], *, cwd: str, heap_limit: i
     t0 = time.monotonic()
     pid = os.fork()
     if pid == 0:
-        _child(argv, env, cwd, heap_limit, stack_limit, (devnull, out_w, err_w, res_w), exec_w, box.enter, cpu)
+        _child(argv, env, cwd, heap_limit, stack_limit, (devnull, out_w, err_w, res_w), exec_w, enter, cpu)
     box.runner_started(pid)
     try:
         os.setpgid(pid, pid)   # also in the parent: no race with killpg below
@@ -345,6 +355,7 @@ def run_process(argv: list[str], env: dict[str, str], *, cwd: str, heap_limit: i
         masked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
         try:
             result.leftover_processes = box.kill_all(pid)
+            result.memory = memory.reading()      # before the cgroup goes
             if status is None:
                 _kill(pid)   # in case containment missed it (it was contained, so normally already dead)
                 try:
@@ -360,7 +371,7 @@ def run_process(argv: list[str], env: dict[str, str], *, cwd: str, heap_limit: i
         finally:
             pump.close()
             sel.close()
-            result.containment_problem = box.close()
+            result.containment_problem = "; ".join(p for p in (box.close(), memory.close()) if p) or None
             signal.pthread_sigmask(signal.SIG_SETMASK, masked)
     st, ru = status
     if not result.duration:    # interrupted before the runner ended
