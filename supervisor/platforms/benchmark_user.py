@@ -110,6 +110,17 @@ class BenchmarkUser:
                                 f"{r.stderr.strip() or 'useradd exit ' + str(r.returncode)}")
         self.log.info("benchmark user created", user=self.name)
 
+    def remove_leftover(self) -> str | None:
+        """The account of ours that a supervisor killed mid-run left behind: deleted, with its home; what was
+        done (None: nothing was left).  Its name is the state dir's marker's, so no other account is touched."""
+        if not self._ours() or not self.exists():
+            return None
+        try:
+            self.delete()
+        except PlatformError as e:
+            return f"{e} (left by a supervisor that died mid-run)"
+        return f"deleted the benchmark user {self.name!r} and its home (left by a supervisor that died mid-run)"
+
     def delete(self) -> None:
         if self.os_name == "openbsd":
             argv = ["userdel", "-r", self.name]

@@ -216,6 +216,10 @@ class UnixPlatform(Platform):
         if self.policy.benchmark_user:
             self.user.delete()
 
+    def remove_leftover_launch(self) -> list[str]:
+        done = self.user.remove_leftover() if self.policy.benchmark_user else None
+        return [done] if done else []
+
     def restore(self) -> None:
         self.restore_failures = self.undo.replay(undo_entry(self.root, self.commands))
         for line in self.restore_failures:
