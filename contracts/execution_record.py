@@ -98,6 +98,12 @@ class PairSide(BaseModel):
     effective_cpus: list[NonNegativeInt] | None = Field(
         default=None, description="cpuset: the cgroup's cpuset.cpus.effective, read before the runner started")
     placement_note: str | None = Field(default=None, description="affinity: why no cpuset was used")
+    cpus_at_end: list[NonNegativeInt] | None = Field(
+        default=None, description="read again when the runner ended (before what it left was killed): the union "
+                                  "of the CPU affinities of the runner and its processes; anything but [cpu] "
+                                  "fails the side (not_in_force) and flags it placement_widened")
+    effective_cpus_at_end: list[NonNegativeInt] | None = Field(
+        default=None, description="cpuset: the cgroup's cpuset.cpus.effective read again at the end")
     barrier: str | None = Field(description="the duet barrier's POSIX shared-memory name (empty: the pair never "
                                             "started, so none was made); null: [duet] barrier = false, the sides "
                                             "ran unsynchronised (pair iterations by overlap)")

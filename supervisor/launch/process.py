@@ -316,6 +316,8 @@ def run_process(argv: list[str], env: dict[str, str], *, cwd: str, heap_limit: i
     pump = _Pump(sel, result, out_r, err_r, res_r, results_limit)
     watcher = None
     status = None
+    wants_end = placement is not None and placement.on_ended is not None
+    at_end = None
     try:
         exec_error = b""
         while True:   # the exec pipe closes on successful exec, or carries the error
@@ -344,9 +346,12 @@ def run_process(argv: list[str], env: dict[str, str], *, cwd: str, heap_limit: i
                     pump.read(key.fd)
                     continue
                 watcher.drain()
+                # Read before reaping: an exited, unreaped runner still answers sched_getaffinity.
+                seen = box.placement_at_end(pid) if wants_end else None
                 got_pid, st, ru = os.wait4(pid, os.WNOHANG)
                 if got_pid == pid:
                     status = (st, ru)
+                    at_end = seen
         result.duration = time.monotonic() - t0
         result.ended_at = time.time()
     finally:
@@ -354,6 +359,10 @@ def run_process(argv: list[str], env: dict[str, str], *, cwd: str, heap_limit: i
         # A second SIGTERM waits until this bounded clean-up is done.
         masked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
         try:
+            if wants_end and at_end is None and status is None:    # timed out or interrupted: it is alive
+                at_end = box.placement_at_end(pid)
+            if at_end is not None:
+                placement.on_ended(at_end)
             result.leftover_processes = box.kill_all(pid)
             result.memory = memory.reading()      # before the cgroup goes
             if status is None:
