@@ -41,7 +41,7 @@ class UnixPlatform(Platform):
         self.waits = waits if waits is not None else Waits()   # the experiment's [waits]; Krun's values
         self.heat = heat if heat is not None else busy_loop_heat
         self.undo = UndoLog(self.state_dir)
-        self.user = BenchmarkUser(policy.benchmark_user_name, commands, self.state_dir, log, self.os_name)
+        self.user = BenchmarkUser(policy.benchmark_user_name, commands, self.state_dir, log, self.os_name, self.root)
         self.restore_failures: list[str] = []
 
     # --- per-OS pieces -----------------------------------------------------

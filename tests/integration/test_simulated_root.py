@@ -177,3 +177,52 @@ def test_the_account_of_a_supervisor_killed_mid_run_is_deleted(then):
     finally:
         subprocess.run(["userdel", "--remove", "--force", name], capture_output=True)
         shutil.rmtree(top, ignore_errors=True)
+
+
+LEAVING_RUNNER = """\
+#!/bin/sh
+# Leaves files outside its home (one setuid), a directory in /tmp and a System V shared memory segment;
+# says first whether an earlier execution's are still there.
+tag=$(basename "$(dirname "$0")")
+seen=no
+for f in /var/tmp/$tag /dev/shm/$tag /tmp/$tag.d; do [ -e "$f" ] && seen=yes; done
+echo "uid=$(id -u) seen=$seen"
+echo x > /var/tmp/$tag; chmod 4755 /var/tmp/$tag
+echo x > /dev/shm/$tag
+mkdir /tmp/$tag.d && echo x > /tmp/$tag.d/f
+ipcmk -M 4096 >/dev/null
+printf '{"protocol_version": 1, "wallclock_times": [0.1, 0.1, 0.1], "core_cycle_counts": [], "aperf_counts": [], \
+"mperf_counts": [], "counters": {"available": false, "reason": "sh"}}' >&3
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root: creates and deletes real user accounts")
+def test_each_execution_starts_without_an_earlier_users_files():
+    """Issue 26 item 7: execution 1's fresh user got execution 0's uid and found (and owned) its files in
+    /var/tmp and /dev/shm, setuid bit included; userdel took the home only.  Now each account's files in the
+    shared directories and its System V IPC objects go with it, and no uid is used twice in an experiment."""
+    if not shutil.which("ipcmk"):
+        pytest.skip("ipcmk (util-linux) not installed")
+    top, exp, state = _simroot(LEAVING_RUNNER)
+    exp.write_text(exp.read_text().replace("executions = 1", "executions = 3"))
+    tag = top.name
+    try:
+        res = _coldrun("start", str(exp), "--simulate-reboots", "--state-dir", str(state))
+        assert res.returncode == 0, res.stderr[-2000:]
+        recs = [json.loads(p.read_text()) for p in sorted(list_records(state).values())]
+        assert [r["outcome"] for r in recs] == ["C"] * 3, [r.get("reason") for r in recs]
+        said = [dict(w.split("=") for w in r["stdout_tail"].split()) for r in recs]
+        uids = [int(s["uid"]) for s in said]
+        assert len(set(uids)) == 3, uids                       # never the same uid twice
+        assert [s["seen"] for s in said] == ["no"] * 3
+        for path in (f"/var/tmp/{tag}", f"/dev/shm/{tag}", f"/tmp/{tag}.d"):
+            assert not os.path.exists(path), path
+        shm = Path("/proc/sysvipc/shm").read_text().splitlines()
+        owner = shm[0].split().index("uid")
+        assert not [line for line in shm[1:] if int(line.split()[owner]) in uids]
+    finally:
+        for path in (f"/var/tmp/{tag}", f"/dev/shm/{tag}"):
+            if os.path.exists(path):
+                os.unlink(path)
+        shutil.rmtree(f"/tmp/{tag}.d", ignore_errors=True)
+        shutil.rmtree(top, ignore_errors=True)
