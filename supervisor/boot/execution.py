@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -20,6 +21,7 @@ from supervisor.launch.cpuset import PlacementRequest
 from supervisor.launch.memory_limit import LIMIT_FLAG
 from supervisor.launch.process import ProcessResult, error_line, run_process
 from supervisor.launch.runner_command import Launch, env_size, runner_launch
+from supervisor.state.records import executions_dir
 from supervisor.platforms.base import LaunchPrefix, Platform
 from supervisor.state.schedule import JobLine
 
@@ -209,6 +211,7 @@ def run_and_judge(ctx: Boot, key: str, launch: Launch, prefix: LaunchPrefix, ite
     res = run_process(argv, launch.env, cwd=str(state.home_path), heap_limit=exp.heap_limit,
                       stack_limit=exp.stack_limit, timeout=exp.execution_timeout, on_started=started,
                       results_limit=results_limit(vm, iterations), memory_limit=memory_bound(exp),
+                      results_spill=str(executions_dir(state.path) / f"results-over-limit-{time.time_ns()}.json"),
                       cgroup_parent=prefix.cgroup,     # inside the pinning partition, if any
                       placement=side.placement if side else None)
     _fill_process_fields(record, res)
@@ -252,9 +255,10 @@ def judge_ending(res: ProcessResult, timeout: float | None) -> ExecutionOutcome 
         cause = "runner_setup" if res.exit_code == RUNNER_SETUP_EXIT else "exit_status"
         return errored(cause, f"runner exited with status {res.exit_code}" + (f": {said}" if said else ""))
     if res.results_oversize:
+        kept = f"; the whole document is kept in {res.results_spilled}" if res.results_spilled else ""
         return errored("protocol_refusal", f"results document larger than its limit of {res.results_limit:,} "
                                            f"bytes (twice what the run's iterations and cores imply, plus "
-                                           f"{DOCUMENT_FLOOR >> 20} MiB)")
+                                           f"{DOCUMENT_FLOOR >> 20} MiB){kept}")
     return None
 
 

@@ -107,6 +107,7 @@ class ProcessResult:
     results: bytes = b""
     results_oversize: bool = False
     results_limit: int = 0              # bytes of the document kept at most (run_process's results_limit)
+    results_spilled: str | None = None  # over the limit: the whole document is in this file instead
     started_at: float = 0.0             # wall clock (epoch seconds)
     ended_at: float = 0.0
     duration: float = 0.0               # monotonic seconds
@@ -116,6 +117,12 @@ class ProcessResult:
     leftover_processes: int = 0         # processes besides the runner still alive at its end, then killed
     containment_problem: str | None = None   # the cgroup could not be removed (why)
     memory: MemoryReading | None = None      # the run's memory cgroup: its limit and what the kernel counted
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
 
 
 def _high_dup(fd: int) -> int:
@@ -205,8 +212,9 @@ class _Pump:
     """Reads stdout, stderr and the results channel as they become readable, keeping bounded tails."""
 
     def __init__(self, sel: selectors.BaseSelector, result: ProcessResult, out_r: int, err_r: int, res_r: int,
-                 results_limit: int):
-        self.sel, self.result, self.res_r, self.limit = sel, result, res_r, results_limit
+                 results_limit: int, spill: str | None = None):
+        self.sel, self.result, self.res_r, self.limit, self.spill = sel, result, res_r, results_limit, spill
+        self.spill_fd: int | None = None
         self.streams = {out_r: result.stdout, err_r: result.stderr, res_r: None}
         self.results = bytearray()
         for fd in self.streams:
@@ -221,12 +229,38 @@ class _Pump:
         if not data:
             self._close(fd)
         elif fd == self.res_r:
-            if len(self.results) + len(data) > self.limit:
+            if self.spill_fd is not None:
+                _write_all(self.spill_fd, data)
+            elif len(self.results) + len(data) > self.limit:
                 self.result.results_oversize = True
+                self._spill(data)
             else:
                 self.results += data
         else:
             self.streams[fd].add(data)
+
+    def _spill(self, data: bytes) -> None:
+        """Over the limit: what was measured goes to the spill file, whole, rather than being dropped."""
+        if self.spill is None or self.result.results_spilled is not None:
+            return
+        try:
+            self.spill_fd = os.open(self.spill, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+            _write_all(self.spill_fd, bytes(self.results))
+            _write_all(self.spill_fd, data)
+        except OSError:       # no room: the refusal stands, without the copy
+            self._close_spill()
+            return
+        self.results = bytearray()
+        self.result.results_spilled = self.spill
+
+    def _close_spill(self) -> None:
+        if self.spill_fd is not None:
+            try:
+                os.fsync(self.spill_fd)
+            except OSError:
+                pass
+            os.close(self.spill_fd)
+            self.spill_fd = None
 
     def drain(self, seconds: float) -> None:
         """Read to EOF, for at most ``seconds``: a process we could not kill may hold the pipes open."""
@@ -247,6 +281,7 @@ class _Pump:
     def close(self) -> None:
         for fd in list(self.streams):
             self._close(fd)
+        self._close_spill()
 
 
 def _create_time(pid: int) -> float | None:
@@ -261,7 +296,7 @@ def run_process(argv: list[str], env: dict[str, str], *, cwd: str, heap_limit: i
                 tail_bytes: int = DEFAULT_TAIL_BYTES, results_limit: int = DEFAULT_RESULTS_LIMIT,
                 on_started=None, cgroup_parent: str | None = None,
                 drain_seconds: float = DRAIN_SECONDS, placement: PlacementRequest | None = None,
-                memory_limit: int | None = None) -> ProcessResult:
+                memory_limit: int | None = None, results_spill: str | None = None) -> ProcessResult:
     """Run ``argv`` until it exits (or times out), kill what it left, and return what it did.
 
     ``on_started(pid, create_time, cgroup)`` is called once the exec succeeded;
@@ -270,6 +305,7 @@ def run_process(argv: list[str], env: dict[str, str], *, cwd: str, heap_limit: i
     before the fork; its ``on_placed`` hears how), and sched_setaffinity before exec in any case.  A cpuset the
     kernel does not honour is a launch error: nothing is started.  ``memory_limit``: bytes all the run's
     processes may use together, swap off (memory_limit.py: a cgroup's, where one has the memory controller).
+    ``results_spill``: a file (made new) that takes the whole document once it is over ``results_limit``.
     Two calls may run at once in threads (a pair execution): each waits on its own pidfd.
     """
     if "/" not in argv[0]:   # execve needs a path; look names up on the child's PATH, here in the parent
@@ -313,7 +349,7 @@ def run_process(argv: list[str], env: dict[str, str], *, cwd: str, heap_limit: i
     result = ProcessResult(pid=pid, stdout=Tail(tail_bytes), stderr=Tail(tail_bytes), started_at=started_at,
                            containment=box.kind, containment_detail=how, results_limit=results_limit)
     sel = selectors.DefaultSelector()
-    pump = _Pump(sel, result, out_r, err_r, res_r, results_limit)
+    pump = _Pump(sel, result, out_r, err_r, res_r, results_limit, results_spill)
     watcher = None
     status = None
     wants_end = placement is not None and placement.on_ended is not None
