@@ -89,12 +89,14 @@ def penalty_for(n: int) -> float:
     return 15.0 * math.log(n)
 
 
-def cpt_meanvar(x: Sequence[float] | np.ndarray, penalty: float | None = None) -> CptResult:
+def cpt_meanvar(x: Sequence[float] | np.ndarray, penalty: float | None = None,
+                progress: np.ndarray | None = None) -> CptResult:
     """R's ``cpt.meanvar(x, method="PELT", penalty="Manual", pen.value=penalty)``.
 
     ``penalty`` defaults to ``15*log(len(x))``. Raises
     :class:`TooShortForChangepoints` when ``len(x) < 4`` and ``ValueError`` on
-    non-finite or absurdly large values.
+    non-finite or absurdly large values.  ``progress``: a one-element int64 array the search stores its
+    step into now and then (analysis.key_progress).
     """
     arr = np.ascontiguousarray(x, dtype=np.float64)
     n = arr.shape[0]
@@ -105,7 +107,8 @@ def cpt_meanvar(x: Sequence[float] | np.ndarray, penalty: float | None = None) -
     # _pelt.cpt_meanvar itself refuses values that are not finite or lie outside
     # [MIN_ABS_NONZERO, MAX_ABS_VALUE) (zero allowed), with a ValueError.
     pen = penalty_for(n) if penalty is None else float(penalty)
-    cpts, means, variances = _pelt.cpt_meanvar(arr, pen, MIN_SEGMENT_LENGTH)
+    extra = {} if progress is None else {"progress": progress}
+    cpts, means, variances = _pelt.cpt_meanvar(arr, pen, MIN_SEGMENT_LENGTH, **extra)
     return CptResult(cpts=cpts, means=means, variances=variances, penalty=pen)
 
 
@@ -123,7 +126,8 @@ def map_to_original(reduced_ends: Sequence[int], outliers: Sequence[int]) -> lis
     return ends
 
 
-def segment_execution(times: Sequence[float] | np.ndarray, outliers: Sequence[int]) -> ExecutionSegments:
+def segment_execution(times: Sequence[float] | np.ndarray, outliers: Sequence[int],
+                      progress: np.ndarray | None = None) -> ExecutionSegments:
     """Changepoints, segment means and variances for one process execution.
 
     ``outliers`` are 0-based indices (warmup_stats' ``all_outliers``); they are
@@ -137,6 +141,6 @@ def segment_execution(times: Sequence[float] | np.ndarray, outliers: Sequence[in
         reduced = arr[keep]
     else:
         reduced = arr
-    result = cpt_meanvar(reduced)
+    result = cpt_meanvar(reduced, progress=progress)
     ends = map_to_original([c - 1 for c in result.cpts], outliers)
     return ExecutionSegments(changepoints=ends[:-1], means=result.means, variances=result.variances)

@@ -106,6 +106,7 @@ def _analysis_arguments(parser: argparse.ArgumentParser, *, summary: bool = True
         group.add_argument("--seed", type=int, default=bootstrap.DEFAULT_SEED,
                            help=f"bootstrap seed (default {bootstrap.DEFAULT_SEED}; printed under the table)")
     group.add_argument("--jobs", type=int, default=1, help="worker processes (also for plotting)")
+    group.add_argument("--no-progress", action="store_true", help="no progress bar on stderr (drawn on a terminal)")
     group.add_argument("--window", type=int, help="outlier window (default: int(0.1 x iterations))")
     group.add_argument("--steady", type=int, help="steady-state iterations (default: int(0.25 x iterations))")
     group.add_argument("--delta", help='equivalence delta: seconds (default "0.001") or e.g. "1%%"')
@@ -206,7 +207,7 @@ def _jobs(args: argparse.Namespace) -> int:
 
 def _progress(args: argparse.Namespace) -> bool:
     """A progress bar only on a terminal, unless --no-progress."""
-    return not args.no_progress and sys.stderr.isatty()
+    return not getattr(args, "no_progress", False) and sys.stderr.isatty()
 
 
 def run_annotate(args: argparse.Namespace) -> int:
@@ -294,7 +295,7 @@ def _options(args: argparse.Namespace) -> AnalysisOptions:
     resamples = {"high": None, "low": bootstrap.RESAMPLES_LOW}[getattr(args, "quality", "high")]
     extra = {name: getattr(args, name, None) for name in ("window", "steady", "delta", "vm", "language", "uname")}
     return AnalysisOptions(resamples=resamples, seed=getattr(args, "seed", bootstrap.DEFAULT_SEED),
-                           jobs=max(1, getattr(args, "jobs", 1) or 1), **extra)
+                           jobs=max(1, getattr(args, "jobs", 1) or 1), progress=_progress(args), **extra)
 
 
 def run_table(args: argparse.Namespace) -> int:

@@ -40,6 +40,7 @@ from analysis.errors import AnalysisError, WarningSink, stderr_warning
 from analysis.inputs import ANNOTATION_KEYS, machine_name, read_results  # noqa: F401 (ANNOTATION_KEYS: API)
 from analysis.key_results import (AnnotatedResults, Classifier, ExecutionAnnotation, KeyAnnotation, KeyOutcome,
                                   SummarySettings)
+from analysis import key_progress
 from analysis.progress import Progress
 from analysis.workers import run_parallel
 
@@ -108,6 +109,7 @@ class KeyTask:
     classifier: Classifier
     machine: str
     summary: SummarySettings | None  # also summarise the key, in the same worker
+    slot: int = -1                   # its place in the progress display (analysis.key_progress); -1: none
 
 
 @dataclass(frozen=True)
@@ -118,11 +120,17 @@ class AnalysedKey:
 
 
 def annotate_key(key: str, times: list[list[float]], states: list[str], classifier: Classifier,
-                 notes: list[str]) -> KeyAnnotation:
-    """All annotations of one benchmark key; a warning in ``notes`` for each execution left unclassified."""
+                 notes: list[str], slot: int = -1) -> KeyAnnotation:
+    """All annotations of one benchmark key; a warning in ``notes`` for each execution left unclassified.
+    ``slot``: where it says how far it is (analysis.key_progress), -1 nowhere."""
+    tracker = key_progress.current() if slot >= 0 else None
+    if tracker:
+        tracker.phase(slot, key_progress.OUTLIERS)
     found = [outliers.find_outliers(e, classifier.window) for e in times]
     executions = []
     for i, (series, outs) in enumerate(zip(times, found)):
+        if tracker:
+            tracker.phase(slot, key_progress.CHANGEPOINTS, i)
         execution = f"{key} process execution {execution_states.execution_number(i)}"
         # Unclassified: not run, times the C code cannot take (pilot refuses the same ones), too short for R
         reason = execution_states.label(states[i]) if not series else cp.out_of_range(series)
@@ -131,7 +139,7 @@ def annotate_key(key: str, times: list[list[float]], states: list[str], classifi
                 notes.append(f"{execution}: every iteration took 0 s (a clock too coarse for the benchmark?); "
                              "its times and steady perf of 0 s are not measurements")
             try:
-                seg = cp.segment_execution(series, outs)
+                seg = cp.segment_execution(series, outs, tracker.step_counter(slot) if tracker else None)
             except cp.TooShortForChangepoints as exc:
                 reason = str(exc)
         if reason is not None:
@@ -149,11 +157,16 @@ def annotate_key(key: str, times: list[list[float]], states: list[str], classifi
 def _analyse_key(task: KeyTask) -> AnalysedKey:
     """Runs in a worker: the key's annotations, then (when asked) its summary, bootstrap included."""
     notes: list[str] = []
-    annotation = annotate_key(task.key, task.times, task.states, task.classifier, notes)
+    annotation = annotate_key(task.key, task.times, task.states, task.classifier, notes, task.slot)
+    tracker = key_progress.current() if task.slot >= 0 else None
     outcome = None
     if task.summary is not None:
+        if tracker:
+            tracker.phase(task.slot, key_progress.SUMMARY)
         outcome = summary.summarise_key(task.machine, task.key, task.times, task.states, annotation,
                                         task.classifier.delta, task.summary)
+    if tracker:
+        tracker.phase(task.slot, key_progress.DONE)
     return AnalysedKey(annotation, notes, outcome)
 
 
@@ -184,11 +197,18 @@ def analyse(
     states = execution_states.from_flags(results, "results", warn)
     if machine is None:
         machine = machine_name(results) if summarise is not None else ""
-    tasks = [KeyTask(key, wct[key], states[key], classifier, machine, summarise) for key in sorted(wct)]
+    tasks = [KeyTask(key, wct[key], states[key], classifier, machine, summarise, slot if progress else -1)
+             for slot, key in enumerate(sorted(wct))]
     total = sum(len(t.times) for t in tasks)
-    with Progress("annotate", total, force=progress) if progress else _NoProgress() as bar:
-        done = run_parallel(_analyse_key, tasks, jobs, bar if progress else None, weight=lambda t: len(t.times),
-                            started=started)
+    tracker = key_progress.start([t.key for t in tasks], [[len(e) for e in t.times] for t in tasks]) \
+        if progress else None
+    try:
+        with Progress("annotate", total, force=progress, detail=tracker.running if tracker else None) \
+                if progress else _NoProgress() as bar:
+            done = run_parallel(_analyse_key, tasks, jobs, bar if progress else None,
+                                weight=lambda t: len(t.times), started=started)
+    finally:
+        key_progress.stop()
     for analysed in done:
         for note in analysed.notes:
             warn(note)

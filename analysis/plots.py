@@ -24,8 +24,10 @@ with matplotlib's Agg canvas directly (no pyplot state, nothing interactive).
 
 from __future__ import annotations
 
+import hashlib
 import io
 import multiprocessing
+import re
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
@@ -333,9 +335,25 @@ def plot_execution(annotated: dict, key: str, pexec: int, machine: str, out_path
     return out
 
 
+# What a key part may keep in a file name; anything else (a "/" of "../../x", a NUL) becomes "_".
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.+-]")
+_STEM_MAX = 200     # leaves room for "-<digest>__<pexec>.<format>" within NAME_MAX (255 bytes)
+
+
 def plot_filename(key: str, pexec: int, suffix: str = ".png") -> str:
-    """A file name for one execution's plot: bench__vm__variant__N.png."""
-    return "__".join(key.split(":")) + f"__{pexec}{suffix}"
+    """A file name for one execution's plot, always one name inside the output directory:
+    bench__vm__variant__N.png.  A results file may hold any key: one that does not read back from that
+    name alone (a character replaced, a "__" inside a part, another part count, too long) gets a digest
+    of the key added, so two keys never share a file."""
+    parts = key.split(":")
+    stem = "__".join(_UNSAFE.sub("_", p) for p in parts)
+    # Parts without "__" inside and "_" at their ends split back exactly at each "__".
+    plain = (len(parts) == 3 and stem == "__".join(parts) and len(stem) <= _STEM_MAX and not stem.startswith(".")
+             and all(p and "__" not in p and not p.startswith("_") and not p.endswith("_") for p in parts))
+    if not plain:
+        stem = ("_" if stem.startswith(".") else "") + stem      # no hidden file
+        stem = f"{stem[:_STEM_MAX]}-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
+    return f"{stem}__{pexec}{suffix}"
 
 
 @dataclass(frozen=True)

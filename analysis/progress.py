@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import TextIO
+from typing import Callable, TextIO
 
 
 class Progress:
@@ -14,8 +14,12 @@ class Progress:
     ``force`` is set (so logs and CI output stay clean).
     """
 
-    def __init__(self, label: str, total: int, *, stream: TextIO | None = None, force: bool = False):
+    def __init__(self, label: str, total: int, *, stream: TextIO | None = None, force: bool = False,
+                 detail: Callable[[], tuple[float, str]] | None = None):
+        """``detail()``: work done inside the tasks still running (in the units of ``total``) and a line
+        about it, for tasks long enough that the bar would otherwise stand still (analysis.key_progress)."""
         self.label = label
+        self.detail = detail
         self.total = max(int(total), 0)
         self.done = 0
         self.stream = stream if stream is not None else sys.stderr
@@ -31,6 +35,10 @@ class Progress:
         self.done += n
         self._draw()
 
+    def tick(self) -> None:
+        """Redraw (the running tasks moved on)."""
+        self._draw()
+
     def _draw(self, force: bool = False) -> None:
         if not self.enabled:
             return
@@ -39,10 +47,12 @@ class Progress:
             return
         self._last = now
         width = 30
-        frac = self.done / self.total if self.total else 1.0
+        partial, line = self.detail() if self.detail is not None and self.done < self.total else (0.0, "")
+        frac = min((self.done + partial) / self.total, 1.0) if self.total else 1.0
         bar = "#" * int(frac * width)
         elapsed = now - self._start
-        self.stream.write(f"\r{self.label}: [{bar:<{width}}] {self.done}/{self.total} {elapsed:5.1f}s")
+        self.stream.write(f"\r{self.label}: [{bar:<{width}}] {self.done}/{self.total} {elapsed:5.1f}s"
+                          + (f" {line}\033[K" if line else "\033[K"))
         self.stream.flush()
 
     def __exit__(self, *exc: object) -> None:

@@ -7,6 +7,22 @@ from typing import Any, Callable
 
 from analysis.progress import Progress
 
+_TICK = 0.25   # seconds between redraws of a bar while tasks run
+
+
+def _in_a_thread(func, task, progress: Progress):
+    """``func(task)`` in a thread while this one redraws the bar: the long parts (the changepoint search, the
+    bootstrap) run in C without the GIL.  No process is forked meanwhile."""
+    import concurrent.futures
+
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        fut = pool.submit(func, task)
+        while True:
+            try:
+                return fut.result(timeout=_TICK)
+            except concurrent.futures.TimeoutError:
+                progress.tick()
+
 
 def run_parallel(func, tasks: list, jobs: int, progress: Progress | None, weight=lambda t: 1,
                  started: Callable[[], None] = lambda: None) -> list:
@@ -19,7 +35,7 @@ def run_parallel(func, tasks: list, jobs: int, progress: Progress | None, weight
     if jobs <= 1 or len(tasks) <= 1:
         started()
         for i, task in enumerate(tasks):
-            results[i] = func(task)
+            results[i] = _in_a_thread(func, task, progress) if progress else func(task)
             if progress:
                 progress.advance(weight(task))
         return results
@@ -36,11 +52,17 @@ def run_parallel(func, tasks: list, jobs: int, progress: Progress | None, weight
         with concurrent.futures.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
             futures = {pool.submit(func, task): i for i, task in enumerate(tasks)}
             started()  # every worker is forked by the time all tasks are submitted
-            for fut in concurrent.futures.as_completed(futures):
-                i = futures[fut]
-                results[i] = fut.result()
+            pending = set(futures)
+            while pending:     # woken now and then, so the bar follows the tasks still running
+                finished, pending = concurrent.futures.wait(pending, timeout=_TICK if progress else None,
+                                                            return_when=concurrent.futures.FIRST_COMPLETED)
+                for fut in finished:
+                    i = futures[fut]
+                    results[i] = fut.result()
+                    if progress:
+                        progress.advance(weight(tasks[i]))
                 if progress:
-                    progress.advance(weight(tasks[i]))
+                    progress.tick()
     finally:
         gc.unfreeze()
     return results

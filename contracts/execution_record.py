@@ -98,6 +98,12 @@ class PairSide(BaseModel):
     effective_cpus: list[NonNegativeInt] | None = Field(
         default=None, description="cpuset: the cgroup's cpuset.cpus.effective, read before the runner started")
     placement_note: str | None = Field(default=None, description="affinity: why no cpuset was used")
+    cpus_at_end: list[NonNegativeInt] | None = Field(
+        default=None, description="read again when the runner ended (before what it left was killed): the union "
+                                  "of the CPU affinities of the runner and its processes; anything but [cpu] "
+                                  "fails the side (not_in_force) and flags it placement_widened")
+    effective_cpus_at_end: list[NonNegativeInt] | None = Field(
+        default=None, description="cpuset: the cgroup's cpuset.cpus.effective read again at the end")
     barrier: str | None = Field(description="the duet barrier's POSIX shared-memory name (empty: the pair never "
                                             "started, so none was made); null: [duet] barrier = false, the sides "
                                             "ran unsynchronised (pair iterations by overlap)")
@@ -108,6 +114,21 @@ class PairSide(BaseModel):
     own_reason: str | None
     own_cause: Cause | None = Field(default=None, description="why this side's own run did not complete")
     partner_failed: bool
+
+
+class MemoryLimit(BaseModel):
+    """How the run's memory was bounded, all its processes together (supervisor/launch/memory_limit.py)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    mechanism: Literal["cgroup2", "cgroup1", "none"] = Field(
+        description="the run's own cgroup v2 (memory.max), a cgroup v1 memory cgroup (hybrid hosts), or none: "
+                    "RLIMIT_DATA/RLIMIT_STACK per process only (note says why)")
+    limit_bytes: NonNegativeInt | None = Field(default=None, description="heap_limit + stack_limit")
+    swap_off: bool | None = Field(default=None, description="swap limited to 0 (null: no swap accounting)")
+    hits: NonNegativeInt | None = Field(default=None, description="times usage reached the limit")
+    oom_kills: NonNegativeInt | None = Field(default=None, description="processes the OOM killer ended")
+    peak_bytes: NonNegativeInt | None = Field(default=None, description="the most the cgroup used")
+    note: str | None = None
 
 
 class ScreeningLevels(BaseModel):
@@ -229,6 +250,9 @@ class ExecutionRecord(ExecutionSlot):
                                   "(fallback) its process group plus descendants reaped as subreaper")
     leftover_processes: NonNegativeInt | None = Field(
         default=None, description="processes besides the runner still alive at its exit (or timeout), then killed")
+    memory_limit: MemoryLimit | None = Field(
+        default=None, description="the bound on all the run's processes' memory and what the kernel counted; "
+                                  "the OOM killer ending any of them flags the record memory_limit")
 
     @model_validator(mode="after")
     def _consistent(self) -> ExecutionRecord:

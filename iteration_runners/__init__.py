@@ -86,8 +86,12 @@ def runner_command(
     *,
     instrument: bool = False,
     startup: bool = False,
+    log_dir: str | None = None,
 ) -> tuple[list[str], dict[str, str]]:
     """Argv (Krun order) and extra environment for one process execution.
+
+    ``log_dir``: where an instrumented VM writes its own log (PyPy's PYPYLOG): the runner's own
+    directory (its HOME, which coldrun made and only the runner's user may write), never a shared one.
 
     ``<executable> [vm_args] <runner file> <benchmark> <iterations> <param> <debug 0|1>``.
     For "c" there is no runner file: the executable is the runner binary (the
@@ -102,7 +106,7 @@ def runner_command(
 
         return languages.language_runner_command(
             runner, executable, vm_args, benchmark_path, iterations, param, debug,
-            instrument=instrument, startup=startup)
+            instrument=instrument, startup=startup, log_dir=log_dir)
     if instrument:
         raise ValueError(f"instrumentation is available for pypy and java only, not {runner!r}")
     check_run_args(iterations, param)

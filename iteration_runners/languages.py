@@ -25,7 +25,6 @@ import shutil
 import subprocess
 import sys
 import sysconfig
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -492,6 +491,7 @@ def language_runner_command(
     *,
     instrument: bool = False,
     startup: bool = False,
+    log_dir: str | None = None,
 ) -> tuple[list[str], dict[str, str]]:
     """argv and extra environment for one process execution (contract A).
 
@@ -529,7 +529,12 @@ def language_runner_command(
         if runner == "pypy":
             # PyPy writes its debug log to a per-process file (%d = pid) which the
             # runner reads back and splits per iteration; stderr stays the benchmark's.
-            log_template = Path(tempfile.gettempdir()) / "coldrun-pypylog-%d"
+            # Never in a shared directory such as /tmp: another user could plant a
+            # symlink at the predictable name and have the runner's user write through it.
+            if not log_dir or not os.path.isabs(log_dir):
+                raise ValueError("PyPy's instrumentation log needs the runner's own directory (an absolute "
+                                 "log_dir, e.g. its HOME), not a shared one")
+            log_template = Path(log_dir) / "coldrun-pypylog-%d"
             env["PYPYLOG"] = f"gc,jit-tracing,jit-backend:{log_template}"
     return argv, env
 

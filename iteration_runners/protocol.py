@@ -28,6 +28,26 @@ ENV_LOAD_ONLY = "COLDRUN_LOAD_ONLY"
 LOAD_ONLY_DOCUMENT = {"protocol_version": PROTOCOL_VERSION, "load_only": True}
 U64_MAX = 2**64 - 1
 
+# The size of a document, from what its run measures: per iteration a wall-clock time, its start and end
+# and a pair's barrier wait (TIMELINE_KEYS), and the PER_CORE_KEYS' count on every core; each number at
+# most NUMBER_BYTES as JSON (a 20-digit count and its ", ").  The limit a supervisor reads up to is twice
+# that (a runner may indent), plus a floor for the rest (keys, the counters' reason) and, when asked
+# for, instrumentation's events per iteration.
+NUMBER_BYTES = 24
+DOCUMENT_FLOOR = 64 * 1024 * 1024
+INSTRUMENTATION_BYTES_PER_ITERATION = 4096
+
+
+def document_bytes(iterations: int, cores: int) -> int:
+    """About the most bytes a document of ``iterations`` with counters on ``cores`` cores takes."""
+    return iterations * NUMBER_BYTES * (1 + len(TIMELINE_KEYS) + len(PER_CORE_KEYS) * cores)
+
+
+def document_limit(iterations: int, cores: int, *, instrument: bool = False) -> int:
+    """The most bytes of a results document a supervisor keeps for such a run (above it: refused)."""
+    extra = iterations * INSTRUMENTATION_BYTES_PER_ITERATION if instrument else 0
+    return DOCUMENT_FLOOR + 2 * document_bytes(iterations, cores) + extra
+
 
 class ProtocolError(ValueError):
     """The runner's document breaks the wire protocol; the message (one line) says how."""

@@ -7,6 +7,7 @@ at libkruntime's barrier; each variant of benchmark ``b`` behaves one way from i
   hang    sleeps in iteration FAIL_AT (the partner's barrier wait times out)
   early   exits 0 in iteration FAIL_AT, without a results document
   atexit  completes every iteration and writes its document, then dies by SIGSEGV on the way out
+  widen   widens its own CPU affinity to every CPU this process may use in iteration FAIL_AT, then goes on
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ BEHAVIOURS = {
             f"        time.sleep(600)\n    work(n)\n",
     "early": f"def run_iter(n):\n    global calls\n    calls += 1\n    if calls == {FAIL_AT}:\n"
              f"        sys.stdout.flush(); os._exit(0)\n    work(n)\n",
+    "widen": f"def run_iter(n):\n    global calls\n    calls += 1\n    if calls == {FAIL_AT}:\n"
+             f"        os.sched_setaffinity(0, range(os.cpu_count()))\n    work(n)\n",
     "atexit": "import atexit\natexit.register(lambda: os.kill(os.getpid(), signal.SIGSEGV))\n"
               "def run_iter(n):\n    work(n)\n",
 }

@@ -259,7 +259,7 @@ done:
  * failure.
  */
 static Py_ssize_t
-pelt_meanvar(const double *x, Py_ssize_t n, double pen, Py_ssize_t m, Py_ssize_t *cpts)
+pelt_meanvar(const double *x, Py_ssize_t n, double pen, Py_ssize_t m, Py_ssize_t *cpts, int64_t *progress)
 {
     Py_ssize_t result = -1;
     /* One allocation for the double arrays: running sums, F, the
@@ -362,6 +362,10 @@ pelt_meanvar(const double *x, Py_ssize_t n, double pen, Py_ssize_t m, Py_ssize_t
         }
         nchk = kept;
         PUSH(t - (m - 1));
+        /* Where it is, for a progress display that reads it from another thread or process (a
+         * stale value is fine there); every 1024 steps, so no step pays for it. */
+        if (progress && (t & 1023) == 0)
+            __atomic_store_n(progress, (int64_t)t, __ATOMIC_RELAXED);
     }
 #undef PUSH
 
@@ -376,15 +380,16 @@ done:
 PyObject *
 pelt_py_cpt_meanvar(PyObject *self, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"x", "pen", "minseglen", "reference", NULL};
-    Py_buffer buf;
+    static char *kwlist[] = {"x", "pen", "minseglen", "reference", "progress", NULL};
+    Py_buffer buf, prog = {0};
     double pen;
     Py_ssize_t m = 2;
     int reference = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*d|np", kwlist, &buf, &pen, &m, &reference))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*d|npw*", kwlist, &buf, &pen, &m, &reference, &prog))
         return NULL;
     PyObject *out = NULL;
     Py_ssize_t *cpts = NULL;
+    int64_t *progress = prog.buf && prog.len >= (Py_ssize_t)sizeof(int64_t) ? (int64_t *)prog.buf : NULL;
     if (buf.len % sizeof(double) != 0) {
         PyErr_SetString(PyExc_ValueError, "x must be a buffer of C doubles");
         goto done;
@@ -418,7 +423,7 @@ pelt_py_cpt_meanvar(PyObject *self, PyObject *args, PyObject *kwargs)
     }
     Py_ssize_t k;
     Py_BEGIN_ALLOW_THREADS
-    k = reference ? pelt_meanvar_plain(x, n, pen, m, cpts) : pelt_meanvar(x, n, pen, m, cpts);
+    k = reference ? pelt_meanvar_plain(x, n, pen, m, cpts) : pelt_meanvar(x, n, pen, m, cpts, progress);
     Py_END_ALLOW_THREADS
     if (k < 0) {
         PyErr_NoMemory();
@@ -447,6 +452,8 @@ pelt_py_cpt_meanvar(PyObject *self, PyObject *args, PyObject *kwargs)
 done:
     free(cpts);
     PyBuffer_Release(&buf);
+    if (prog.obj)
+        PyBuffer_Release(&prog);
     return out;
 }
 

@@ -2,25 +2,31 @@
 
 from __future__ import annotations
 
+import os
 import signal
+import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
 from contracts.execution_record import MEASUREMENT_KEYS, RECORD_VERSION, ExecutionRecord
-from iteration_runners.protocol import OPTIONAL_KEYS, ProtocolError, parse_document
+from iteration_runners.protocol import (DOCUMENT_FLOOR, OPTIONAL_KEYS, ProtocolError, document_limit,
+                                       parse_document)
 from supervisor import __version__
 from supervisor.boot.context import Boot
 from supervisor.boot.crash_points import pause_point
 from supervisor.boot.execution_outcome import COMPLETED, ExecutionOutcome, errored, rerun, timed_out
 from supervisor.errors import ColdrunError
-from supervisor.experiment.model import VM
+from supervisor.experiment.model import VM, Experiment
 from supervisor.launch.cpuset import PlacementRequest
+from supervisor.launch.memory_limit import LIMIT_FLAG
 from supervisor.launch.process import ProcessResult, error_line, run_process
 from supervisor.launch.runner_command import Launch, env_size, runner_launch
+from supervisor.state.records import executions_dir
 from supervisor.platforms.base import LaunchPrefix, Platform
 from supervisor.state.schedule import JobLine
 
 RUNNER_SETUP_EXIT = 2    # PROTOCOL.md: the runner's usage/setup failure, before any iteration
+PROCESS_FLAGS = "process_flags"   # in a run's fields: flags from how the process ran (not a record field)
 
 
 @dataclass
@@ -83,6 +89,8 @@ def build_record(ctx: Boot, job: JobLine, attempt: int, key: str, run: dict[str,
     bench, vm_name, variant = key.split(":")
     vm = ctx.exp.vms[vm_name]
     outcome = verdict.outcome
+    run = dict(run)
+    flags = [*flags, *run.pop(PROCESS_FLAGS, [])]
     return ExecutionRecord(
         record_version=RECORD_VERSION, supervisor_version=__version__, job_index=job.index, key=key,
         bench=bench, vm=vm_name, variant=variant, pexec=job.pexec, attempt=attempt, boot=ctx.schedule.boots,
@@ -145,28 +153,31 @@ def rerun_verdict(ctx: Boot, attempt: int, outcome: ExecutionOutcome, post_flags
 
 def launch_and_judge(ctx: Boot, platform: Platform, job: JobLine, record: dict[str, Any]) -> ExecutionOutcome:
     """Run the runner; fill the record's launch, process and measurement fields; return how it ended."""
-    try:
-        launch = build_launch(ctx, job.key, job)
-    except ColdrunError as e:
-        return errored("launch_failure", f"cannot launch: {e}")
     prefix = platform.launch_prefix(job.key)
 
     def started(pid: int, created: float | None, cgroup: str | None) -> None:
         ctx.state.note_runner(pid, created, cgroup)
 
     try:
+        try:
+            launch = build_launch(ctx, job.key, job, prefix)
+        except ColdrunError as e:
+            return errored("launch_failure", f"cannot launch: {e}")
         return run_and_judge(ctx, job.key, launch, prefix, job.iterations, record, started)
     finally:
         platform.end_launch(job.key)
         ctx.state.clear_runner()
 
 
-def build_launch(ctx: Boot, key: str, job: JobLine) -> Launch:
-    """The runner command for ``key`` (a pair's side: its own benchmark's param); ColdrunError if it cannot be."""
+def build_launch(ctx: Boot, key: str, job: JobLine, prefix: LaunchPrefix) -> Launch:
+    """The runner command for ``key`` (a pair's side: its own benchmark's param) run behind ``prefix``;
+    ColdrunError if it cannot be."""
     exp, state = ctx.exp, ctx.state
     bench, vm_name, variant = key.split(":")
+    # The HOME the runner gets: the fresh benchmark user's (the prefix sets it), else the state dir's.
+    home = prefix.environment({"HOME": str(state.home_path)})["HOME"]
     return runner_launch(exp, state.experiment_dir(), str(state.experiment_path), bench, vm_name, variant,
-                         home=str(state.home_path), debug=state.debug(), iterations=job.iterations,
+                         home=home, debug=state.debug(), iterations=job.iterations,
                          param=run_param(ctx, job, key))
 
 
@@ -196,8 +207,11 @@ def run_and_judge(ctx: Boot, key: str, launch: Launch, prefix: LaunchPrefix, ite
         if side is None:
             pause_point("during-run", ctx.schedule.boots)
 
+    vm = exp.vms[key.split(":")[1]]
     res = run_process(argv, launch.env, cwd=str(state.home_path), heap_limit=exp.heap_limit,
                       stack_limit=exp.stack_limit, timeout=exp.execution_timeout, on_started=started,
+                      results_limit=results_limit(vm, iterations), memory_limit=memory_bound(exp),
+                      results_spill=str(executions_dir(state.path) / f"results-over-limit-{time.time_ns()}.json"),
                       cgroup_parent=prefix.cgroup,     # inside the pinning partition, if any
                       placement=side.placement if side else None)
     _fill_process_fields(record, res)
@@ -211,7 +225,18 @@ def run_and_judge(ctx: Boot, key: str, launch: Launch, prefix: LaunchPrefix, ite
     ended = judge_ending(res, exp.execution_timeout)
     if ended is not None:
         return ended
-    return judge_document(res.results, exp.vms[key.split(":")[1]], iterations, record, side=side)
+    return judge_document(res.results, vm, iterations, record, side=side)
+
+
+def memory_bound(exp: Experiment) -> int:
+    """What all of a run's processes may use together (memory_limit.py): what the rlimits allow one."""
+    return exp.heap_limit + exp.stack_limit
+
+
+def results_limit(vm: VM, iterations: int) -> int:
+    """The document an execution of ``vm`` may write: it follows the run (iterations, this machine's cores,
+    instrumentation), so a big machine's per-core counters are never refused for their size."""
+    return document_limit(iterations, os.cpu_count() or 1, instrument=vm.instrument)
 
 
 def judge_ending(res: ProcessResult, timeout: float | None) -> ExecutionOutcome | None:
@@ -222,13 +247,18 @@ def judge_ending(res: ProcessResult, timeout: float | None) -> ExecutionOutcome 
     if res.timed_out:
         return timed_out(f"timed out after {timeout:g}s; the runner and its processes killed")
     if res.signal is not None:
-        return errored("signal", f"runner killed by signal {res.signal} ({signal_name(res.signal)})")
+        oom = (f": the memory limit's OOM killer ended {res.memory.oom_kills} process(es) (heap_limit + "
+               f"stack_limit = {res.memory.limit_bytes:,} bytes for all of them)") if res.memory and res.memory.hit else ""
+        return errored("signal", f"runner killed by signal {res.signal} ({signal_name(res.signal)}){oom}")
     if res.exit_code != 0:
         said = error_line(res.stderr.text())
         cause = "runner_setup" if res.exit_code == RUNNER_SETUP_EXIT else "exit_status"
         return errored(cause, f"runner exited with status {res.exit_code}" + (f": {said}" if said else ""))
     if res.results_oversize:
-        return errored("protocol_refusal", "results document larger than the limit")
+        kept = f"; the whole document is kept in {res.results_spilled}" if res.results_spilled else ""
+        return errored("protocol_refusal", f"results document larger than its limit of {res.results_limit:,} "
+                                           f"bytes (twice what the run's iterations and cores imply, plus "
+                                           f"{DOCUMENT_FLOOR >> 20} MiB){kept}")
     return None
 
 
@@ -270,4 +300,7 @@ def _fill_process_fields(record: dict[str, Any], res: ProcessResult) -> None:
         # containment: "cgroup" | "process_group" (fallback); leftover_processes: how many processes
         # besides the runner were still alive at its end (or at the timeout) and were killed
         "containment": res.containment, "leftover_processes": res.leftover_processes,
+        "memory_limit": res.memory.as_dict() if res.memory else None,
+        # flags the process itself raised (build_record adds them to the post-checks')
+        PROCESS_FLAGS: [LIMIT_FLAG] if res.memory and res.memory.hit else [],
     })

@@ -176,7 +176,7 @@ def _abort_locked(state: StateDir, machine: Machine, stderr) -> int:
     exp, _ = state.experiment(schedule, check_source=False)
     log = make_logger(state.log_path, stderr)
     ctx = Boot(state, schedule, exp, log, machine.platform(schedule.mode, exp, state.path, log))
-    reconcile(state, schedule, exp, log)
+    reconcile(state, schedule, exp, log, ctx.platform)
     _wind_down(ctx, f"aborted {exp.name}", f"coldrun experiment aborted: {summary_line(schedule)}")
     schedule.set_status("aborted")
     log.info("experiment aborted", summary=summary_line(schedule))

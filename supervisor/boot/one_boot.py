@@ -92,7 +92,7 @@ def _boot_locked(state: StateDir, machine: Machine, stderr) -> int:
     log.info("boot", state_dir=str(state.path), mode=schedule.mode, debug=state.debug())
     pause_point("after-boot-count", boot_no)
 
-    reconcile(state, schedule, exp, log)
+    reconcile(state, schedule, exp, log, ctx.platform)
     altered = verify_records(state, schedule)   # never re-run or overwrite what the state dir says was done
     if altered:
         return stop(ctx, "state dir altered: " + altered_line(altered))

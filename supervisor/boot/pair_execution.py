@@ -31,11 +31,14 @@ from supervisor.errors import ColdrunError
 from supervisor.experiment.duet import SIDES, OneCpu, pair_cpus, pair_sides, side_cpus, start_order
 from supervisor.launch import cpuset
 from supervisor.launch.containment import cgroup2_mount
-from supervisor.launch.cpuset import Placement, PlacementRequest
+from supervisor.launch.cpuset import Placement, PlacementAtEnd, PlacementRequest
 from supervisor.launch.duet_barrier import barrier_env, pair_barrier
 from supervisor.launch.runner_command import Launch
 from supervisor.platforms.base import LaunchPrefix, Platform
 from supervisor.state.schedule import JobLine
+
+PLACEMENT_WIDENED = "placement_widened"   # a side could run beyond its CPU at its end (the record's flag)
+
 
 @dataclass
 class _Side:
@@ -47,6 +50,7 @@ class _Side:
     launch: Launch | None = None
     verified_cpus: list[int] | None = None
     placement: Placement | None = None     # None: never got as far as its cgroup
+    at_end: PlacementAtEnd | None = None   # where it could run at its end (None: it never ran)
     error: BaseException | None = None
 
 
@@ -65,39 +69,44 @@ def execute_pair(ctx: Boot, platform: Platform, job: JobLine, attempt: int, befo
     except OneCpu as e:       # the machine lost a CPU since start
         raise ColdrunError(f"{job.key}: {e}")
     sides = [_Side(s, k, c) for s, k, c in zip(SIDES, sides_keys, cpus)]
-    for s in sides:
-        warn_instrumented(ctx, s.key.split(":")[1])
-        try:
-            s.launch = build_launch(ctx, s.key, job)
-        except ColdrunError as e:
-            s.outcome = errored("launch_failure", f"cannot launch: {e}")
     barrier_name: str | None = "" if ctx.exp.duet.barrier else None   # "": wanted, not made (pair not started)
-    prefix_cgroup = None
-    for s in sides:
-        if s.launch and not all(other.launch for other in sides):
-            s.outcome = errored("partner_failed", "not started: its partner cannot launch")
-    if all(s.launch for s in sides):
-        prefix = platform.launch_prefix(job.key)
-        prefix_cgroup = prefix.cgroup
-        mount = cgroup2_mount()
-        try:
-            # Both sides' execution cgroups go under one parent: cpuset is handed on to it for the pair's run.
-            with cpuset.delegated(mount, prefix.cgroup or mount or "/") as no_cpuset, \
-                    _maybe_barrier(ctx.exp.duet.barrier, prefix.user) as barrier_name:
-                _run_sides(ctx, job, sides, order, prefix, barrier_name)
-            for s in sides:
-                if s.placement is not None and s.placement.mechanism == "affinity" and no_cpuset:
-                    s.placement = replace(s.placement, note=no_cpuset)
-        except ColdrunError as e:      # no barrier: neither side could run
-            for s in sides:
-                s.outcome = errored("launch_failure", str(e))
-        finally:
-            platform.end_launch(job.key)
-            ctx.state.clear_runner()
+    prefix = platform.launch_prefix(job.key)
+    prefix_cgroup = prefix.cgroup
+    try:
+        for s in sides:
+            warn_instrumented(ctx, s.key.split(":")[1])
+            try:
+                s.launch = build_launch(ctx, s.key, job, prefix)
+            except ColdrunError as e:
+                s.outcome = errored("launch_failure", f"cannot launch: {e}")
+        for s in sides:
+            if s.launch and not all(other.launch for other in sides):
+                s.outcome = errored("partner_failed", "not started: its partner cannot launch")
+        if all(s.launch for s in sides):
+            mount = cgroup2_mount()
+            try:
+                # Both sides' execution cgroups go under one parent: cpuset is handed on to it for the pair's run.
+                with cpuset.delegated(mount, prefix.cgroup or mount or "/") as no_cpuset, \
+                        _maybe_barrier(ctx.exp.duet.barrier, prefix.user) as barrier_name:
+                    _run_sides(ctx, job, sides, order, prefix, barrier_name)
+                for s in sides:
+                    if s.placement is not None and s.placement.mechanism == "affinity" and no_cpuset:
+                        s.placement = replace(s.placement, note=no_cpuset)
+            except ColdrunError as e:      # no barrier: neither side could run
+                for s in sides:
+                    s.outcome = errored("launch_failure", str(e))
+    finally:
+        platform.end_launch(job.key)
+        ctx.state.clear_runner()
     for s in sides:
         if s.outcome is not None and s.outcome.completed and s.verified_cpus != [s.cpu]:
             s.outcome = errored("not_in_force", f"placement not as wanted: pinned to CPU {s.cpu}, runs on "
                                                 f"{s.verified_cpus}")
+        elif s.outcome is not None and s.outcome.completed and s.at_end is not None and s.at_end.widened(s.cpu):
+            s.outcome = errored("not_in_force", f"placement widened during the run: pinned to CPU {s.cpu}, at its "
+                                                f"end it could run on {s.at_end.affinity_cpus}" + (
+                                                    f" (cpuset {s.at_end.effective_cpus})"
+                                                    if s.at_end.effective_cpus is not None else ""))
     return _judge_pair(ctx, platform, job, attempt, before, sides, order, barrier_name, prefix_cgroup)
 
 
@@ -136,7 +145,8 @@ def _run_sides(ctx: Boot, job: JobLine, sides: list[_Side], order: str, prefix: 
                 pause_point("during-run", ctx.schedule.boots)
 
         launch = Launch(s.launch.argv, {**s.launch.env, **env})
-        placement = PlacementRequest(s.cpu, on_placed=lambda p: setattr(s, "placement", p))
+        placement = PlacementRequest(s.cpu, on_placed=lambda p: setattr(s, "placement", p),
+                                     on_ended=lambda e: setattr(s, "at_end", e))
         try:
             s.outcome = run_and_judge(ctx, s.key, launch, side_prefix(prefix, s.cpu), job.iterations, s.run,
                                       started, PairSideRun(placement, barrier=barrier is not None))
@@ -198,9 +208,13 @@ def _judge_pair(ctx: Boot, platform: Platform, job: JobLine, attempt: int, befor
         pair = PairSide(pair_id=f"{job.key}#{job.pexec}", side=s.side, partner_key=partner.key,
                         start_order=order, order_seed=ctx.schedule.seed, cpu=s.cpu, placement=placement,
                         verified_cpus=s.verified_cpus, placement_mechanism=placed.mechanism,
-                        effective_cpus=placed.effective_cpus, placement_note=placed.note, barrier=barrier,
+                        effective_cpus=placed.effective_cpus, placement_note=placed.note,
+                        cpus_at_end=s.at_end.affinity_cpus if s.at_end else None,
+                        effective_cpus_at_end=s.at_end.effective_cpus if s.at_end else None, barrier=barrier,
                         spin_us=ctx.exp.duet.spin_us if barrier is not None else None, own_outcome=mine.flag,
                         own_reason=mine.reason, own_cause=mine.cause, partner_failed=not theirs.completed)
+        widened = s.at_end is not None and s.at_end.widened(s.cpu)
         records.append(build_record(ctx, job, attempt, s.key, s.run, before, post.details, verdict,
-                                    flags=["partner_failed"] if partner_only else [], pair=pair))
+                                    flags=["partner_failed"] * partner_only + [PLACEMENT_WIDENED] * widened,
+                                    pair=pair))
     return Executed(records, verdict.outcome, own, verdict.disturbed, verdict.exhausted)

@@ -5,7 +5,8 @@
 - half-written record temp files are removed (they never count);
 - a runner left running by a killed supervisor (simulated reboots) is killed,
   if its pid still has the start time runner.json recorded, and its cgroup emptied
-  (a pair execution: both runners, and its duet barrier removed);
+  (a pair execution: both runners, and its duet barrier removed); then the
+  benchmark user that run had (the state dir's marker names it) is deleted;
 - a job marked running whose record exists takes the record's outcome
   (the cut fell between record and flag); a pair job needs both sides' records:
   a lone half is removed and the attempt counts as crashed;
@@ -21,6 +22,7 @@ from typing import Any
 from supervisor.experiment.model import Experiment
 from supervisor.launch.duet_barrier import remove_barrier
 from supervisor.launch.process import kill_orphan
+from supervisor.platforms.base import Platform
 from supervisor.state.records import attempt_paths, read_record, remove_temp_files
 from supervisor.state.schedule import CRASHED, OUTSTANDING, RUNNING, Schedule
 from supervisor.state.statedir import StateDir
@@ -28,7 +30,7 @@ from supervisor.boot.crash_points import pause_point
 
 
 
-def reconcile(state: StateDir, schedule: Schedule, exp: Experiment, log: Any) -> list[str]:
+def reconcile(state: StateDir, schedule: Schedule, exp: Experiment, log: Any, platform: Platform) -> list[str]:
     """Apply the rules above; returns one line per change (also logged)."""
     changes: list[str] = []
 
@@ -52,6 +54,8 @@ def reconcile(state: StateDir, schedule: Schedule, exp: Experiment, log: Any) ->
              else f"could not remove the duet barrier {barrier} left by the previous boot")
     if orphans or barrier:
         state.clear_runner()
+    for line in platform.remove_leftover_launch():
+        note(line)
     for job in schedule.jobs:
         if job.state != RUNNING:
             continue

@@ -11,6 +11,7 @@ benchmark user and check runs as root, since the fresh account does not exist be
 
 from __future__ import annotations
 
+import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,7 @@ from supervisor.boot.execution_outcome import COMPLETED, ExecutionOutcome, error
 from supervisor.errors import ColdrunError
 from supervisor.experiment.model import Experiment
 from supervisor.launch.process import run_process
+from supervisor.launch.runner_access import NOBODY
 from supervisor.launch.runner_command import benchmark_path, runner_launch
 
 
@@ -41,7 +43,8 @@ def run_trial(exp: Experiment, exp_dir: Path, exp_path: str, key: str, *, iterat
     the command line, as an execution has), else times that many iterations."""
     bench, vm_name, variant = key.split(":")
     with tempfile.TemporaryDirectory(prefix="coldrun-trial-") as home:
-        Path(home).chmod(0o777)         # the benchmark user's stand-in may write in its home, as at a boot
+        if prefix:   # the benchmark user's stand-in owns its home, as the fresh user does at a boot; no one else
+            os.chown(home, NOBODY, NOBODY)   # may write there (an instrumented VM's log goes there too)
         try:
             launch = runner_launch(exp, exp_dir, exp_path, bench, vm_name, variant, home=home,
                                    iterations=iterations, load_only=iterations is None)

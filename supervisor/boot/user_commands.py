@@ -1,4 +1,9 @@
-"""Pre- and post-execution commands: argv lists (a shell only for {shell = "..."}); a failure is fatal."""
+"""Pre- and post-execution commands: argv lists (a shell only for {shell = "..."}); a failure is fatal.
+
+Each runs as a runner does (launch/process.py): in a cgroup of its own (else its process group), waited
+for by its exit, not its pipes' end, so a background child (`sleep 20 &`) neither holds the boot nor
+outlives the command; whatever it left running is killed, and only bounded tails of its output are kept.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,9 @@ import subprocess
 from typing import Any
 
 from supervisor.experiment.model import Command, Experiment, ShellCommand, command_argv
+from supervisor.launch.process import run_process
+
+HOOK_TAIL_BYTES = 64 * 1024    # of each of stdout and stderr, as a runner's
 
 
 class HookFailed(Exception):
@@ -20,18 +28,23 @@ def run_hooks(kind: str, commands: list[Command], extra_env: dict[str, str], log
     env.update(extra_env)
     for cmd in commands:
         argv = command_argv(cmd)
-        try:
-            p = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=timeout,
-                               stdin=subprocess.DEVNULL, check=False)
-        except FileNotFoundError:
-            raise HookFailed(f"{kind} command {argv[0]!r} not found")
-        except subprocess.TimeoutExpired:
-            raise HookFailed(f"{kind} command {argv} did not finish within {timeout:.0f}s")
-        log.info(f"{kind} command ran", argv=argv, returncode=p.returncode,
-                 stdout=p.stdout[-500:], stderr=p.stderr[-500:])
-        if p.returncode != 0:
-            raise HookFailed(f"{kind} command {argv} exited with status {p.returncode}: "
-                             f"{(p.stderr or p.stdout).strip()[-200:]}")
+        p = run_process(argv, env, cwd=os.getcwd(), heap_limit=None, stack_limit=None, timeout=timeout,
+                        tail_bytes=HOOK_TAIL_BYTES, results_limit=0)
+        if p.launch_error:
+            raise HookFailed(f"{kind} command {argv[0]!r} not found" if "FileNotFoundError" in p.launch_error
+                             else f"{kind} command {argv} could not start: {p.launch_error}")
+        stdout, stderr = p.stdout.text(), p.stderr.text()
+        log.info(f"{kind} command ran", argv=argv, returncode=p.exit_code, signal=p.signal,
+                 stdout=stdout[-500:], stderr=stderr[-500:], stdout_bytes=p.stdout.total,
+                 stderr_bytes=p.stderr.total, containment=p.containment)
+        if p.leftover_processes:
+            log.warning(f"{kind} command left processes running: killed", argv=argv, count=p.leftover_processes)
+        if p.timed_out:
+            raise HookFailed(f"{kind} command {argv} did not finish within {timeout:.0f}s; it and its "
+                             f"processes were killed")
+        if p.exit_code != 0:
+            ended = f"was killed by signal {p.signal}" if p.signal is not None else f"exited with status {p.exit_code}"
+            raise HookFailed(f"{kind} command {argv} {ended}: {(stderr or stdout).strip()[-200:]}")
 
 
 def command_problems(exp: Experiment, exp_path: str) -> list[str]:

@@ -68,7 +68,21 @@ Size = Annotated[
     WithJsonSchema({"type": "string", "examples": ["2GiB", "512MiB", "8MiB"],
                     "description": "a size with a unit"}),
 ]
-Name = Annotated[str, Field(pattern=NAME_PATTERN)]
+# A name is one file name (benchmarks/<bench>/, a plot's file): at most NAME_MAX bytes, and never a
+# directory's own entries, which would resolve outside their directory.
+NAME_MAX = 255
+
+
+def _plain_name(value: str) -> str:
+    if value in (".", ".."):
+        raise ValueError(f"{value!r} is not a name (it would resolve outside its directory); rename it")
+    if len(value) > NAME_MAX:
+        raise ValueError(f"name of {len(value)} characters is too long: at most {NAME_MAX} (a file name's "
+                         f"limit, NAME_MAX); shorten it")
+    return value
+
+
+Name = Annotated[str, Field(pattern=NAME_PATTERN), AfterValidator(_plain_name)]
 
 
 def _at_most(limit: int, why: str) -> AfterValidator:

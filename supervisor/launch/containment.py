@@ -34,7 +34,8 @@ import time
 
 import psutil
 
-from supervisor.launch.cpuset import REAL, CgroupFiles, Placement, pin
+from supervisor.launch.cpuset import (REAL, CgroupFiles, Placement, PlacementAtEnd, affinity_of, effective_cpus,
+                                      pin)
 from supervisor.platforms.linux_facts import parse_cgroup2_mount
 
 _PR_SET_CHILD_SUBREAPER = 36
@@ -154,6 +155,10 @@ class CgroupContainment:
         (cpuset.PlacementError when the kernel disagrees)."""
         return pin(self.cgroup, cpu, files)
 
+    def placement_at_end(self, runner_pid: int) -> PlacementAtEnd:
+        """Where the runner (exited, unreaped) and what it left could run, and the cgroup's effective cpuset."""
+        return PlacementAtEnd(affinity_of([runner_pid, *cgroup_members(self.cgroup)]), effective_cpus(self.cgroup))
+
     def enter(self) -> None:
         """In the forked child, before exec: move this process in (it is still root here)."""
         os.write(self._procs, str(os.getpid()).encode())
@@ -236,27 +241,42 @@ class ProcessGroupContainment:
         except (ProcessLookupError, psutil.Error):
             return False
 
+    @staticmethod
+    def _alive(found: dict[tuple[int, float], psutil.Process]) -> dict[tuple[int, float], psutil.Process]:
+        alive = {}
+        for k, p in found.items():
+            try:
+                if p.status() != psutil.STATUS_ZOMBIE:
+                    alive[k] = p
+            except psutil.Error:
+                pass
+        return alive
+
     def enter(self) -> None:
         """The child's own process group is set by the launcher itself."""
 
     def place(self, cpu: int, files: CgroupFiles = REAL) -> Placement:
         return Placement("affinity", note="no execution cgroup (process-group containment)")
 
+    def placement_at_end(self, runner_pid: int) -> PlacementAtEnd:
+        left = self._alive(self._left(runner_pid))
+        return PlacementAtEnd(affinity_of([runner_pid, *(pid for pid, _ in left)]))
+
     def kill_all(self, runner_pid: int) -> int:
         """Kill the group and the new descendants, reaping those re-parented to us; how many besides the runner."""
-        killed: set[tuple[int, float]] = set()
+        # Counted before the group is killed: a group member killed by killpg is a zombie by the first
+        # round, and counting only what a round still finds alive missed every one of them.
+        killed = set(self._alive(self._left(runner_pid)))
         try:
             os.killpg(runner_pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
         for _ in range(_ROUNDS):
             left = self._left(runner_pid)
-            alive = {}
-            for k, p in left.items():
+            alive = self._alive(left)
+            for p in alive.values():
                 try:
-                    if p.status() != psutil.STATUS_ZOMBIE:
-                        alive[k] = p
-                        p.kill()           # psutil checks the create time: no reused pid is hit
+                    p.kill()           # psutil checks the create time: no reused pid is hit
                 except psutil.Error:
                     pass
             killed |= alive.keys()

@@ -63,11 +63,45 @@ class Placement:
 
 
 @dataclass(frozen=True)
+class PlacementAtEnd:
+    """Where a placed run could run when it ended (read before its leftovers are killed): the union of the
+    CPU affinities of the runner (exited, not yet reaped) and of every process still in its containment,
+    and its cgroup's ``cpuset.cpus.effective`` (None: no cpuset).  A thread that widened its affinity and
+    ended before the runner is not seen; a cpuset bounds it anyway."""
+
+    affinity_cpus: list[int]
+    effective_cpus: list[int] | None = None
+
+    def widened(self, cpu: int) -> bool:
+        return self.affinity_cpus != [cpu] or self.effective_cpus not in (None, [cpu])
+
+
+@dataclass(frozen=True)
 class PlacementRequest:
-    """Keep a runner on ``cpu``; ``on_placed`` hears how (a pair side's record says it)."""
+    """Keep a runner on ``cpu``; ``on_placed`` hears how (a pair side's record says it), ``on_ended`` where it
+    could run at its end."""
 
     cpu: int
     on_placed: Callable[[Placement], None] | None = None
+    on_ended: Callable[[PlacementAtEnd], None] | None = None
+
+
+def affinity_of(pids: list[int]) -> list[int]:
+    """The union of these processes' CPU affinities (a process gone meanwhile is left out)."""
+    cpus: set[int] = set()
+    for pid in pids:
+        try:
+            cpus |= os.sched_getaffinity(pid)
+        except OSError:
+            pass
+    return sorted(cpus)
+
+
+def effective_cpus(cgroup: str, files: CgroupFiles = REAL) -> list[int] | None:
+    """The cgroup's cpuset.cpus.effective; None when it has no cpuset files."""
+    if files.read(os.path.join(cgroup, "cpuset.cpus")) is None:
+        return None
+    return sorted(parse_cpulist(files.read(os.path.join(cgroup, "cpuset.cpus.effective")) or ""))
 
 
 class PlacementError(Exception):
@@ -133,7 +167,7 @@ def pin(cgroup: str, cpu: int, files: CgroupFiles = REAL) -> Placement:
     except OSError as e:
         raise PlacementError(f"cannot set {cpus_file} to {cpu}: {e.strerror or e}")
     text = files.read(os.path.join(cgroup, "cpuset.cpus.effective"))
-    effective = sorted(parse_cpulist(text)) if text is not None else []
+    effective = effective_cpus(cgroup, files) or []
     if effective != [cpu]:
         raise PlacementError(f"{cgroup}: cpuset.cpus is {cpu} but cpuset.cpus.effective is "
                              f"{text.strip() if text else '(unreadable)'}")

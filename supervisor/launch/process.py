@@ -28,6 +28,7 @@ import psutil
 
 from supervisor.launch.containment import kill_cgroup, open_containment, remove_cgroup
 from supervisor.launch.cpuset import PlacementError, PlacementRequest
+from supervisor.launch.memory_limit import MemoryLimit, MemoryReading
 
 RESULTS_FD = 3
 DEFAULT_TAIL_BYTES = 64 * 1024
@@ -105,6 +106,8 @@ class ProcessResult:
     stderr: Tail = field(default_factory=lambda: Tail(DEFAULT_TAIL_BYTES))
     results: bytes = b""
     results_oversize: bool = False
+    results_limit: int = 0              # bytes of the document kept at most (run_process's results_limit)
+    results_spilled: str | None = None  # over the limit: the whole document is in this file instead
     started_at: float = 0.0             # wall clock (epoch seconds)
     ended_at: float = 0.0
     duration: float = 0.0               # monotonic seconds
@@ -113,6 +116,13 @@ class ProcessResult:
     containment_detail: str = ""        # the cgroup's path, or why the fallback was used
     leftover_processes: int = 0         # processes besides the runner still alive at its end, then killed
     containment_problem: str | None = None   # the cgroup could not be removed (why)
+    memory: MemoryReading | None = None      # the run's memory cgroup: its limit and what the kernel counted
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
 
 
 def _high_dup(fd: int) -> int:
@@ -202,8 +212,9 @@ class _Pump:
     """Reads stdout, stderr and the results channel as they become readable, keeping bounded tails."""
 
     def __init__(self, sel: selectors.BaseSelector, result: ProcessResult, out_r: int, err_r: int, res_r: int,
-                 results_limit: int):
-        self.sel, self.result, self.res_r, self.limit = sel, result, res_r, results_limit
+                 results_limit: int, spill: str | None = None):
+        self.sel, self.result, self.res_r, self.limit, self.spill = sel, result, res_r, results_limit, spill
+        self.spill_fd: int | None = None
         self.streams = {out_r: result.stdout, err_r: result.stderr, res_r: None}
         self.results = bytearray()
         for fd in self.streams:
@@ -218,12 +229,38 @@ class _Pump:
         if not data:
             self._close(fd)
         elif fd == self.res_r:
-            if len(self.results) + len(data) > self.limit:
+            if self.spill_fd is not None:
+                _write_all(self.spill_fd, data)
+            elif len(self.results) + len(data) > self.limit:
                 self.result.results_oversize = True
+                self._spill(data)
             else:
                 self.results += data
         else:
             self.streams[fd].add(data)
+
+    def _spill(self, data: bytes) -> None:
+        """Over the limit: what was measured goes to the spill file, whole, rather than being dropped."""
+        if self.spill is None or self.result.results_spilled is not None:
+            return
+        try:
+            self.spill_fd = os.open(self.spill, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+            _write_all(self.spill_fd, bytes(self.results))
+            _write_all(self.spill_fd, data)
+        except OSError:       # no room: the refusal stands, without the copy
+            self._close_spill()
+            return
+        self.results = bytearray()
+        self.result.results_spilled = self.spill
+
+    def _close_spill(self) -> None:
+        if self.spill_fd is not None:
+            try:
+                os.fsync(self.spill_fd)
+            except OSError:
+                pass
+            os.close(self.spill_fd)
+            self.spill_fd = None
 
     def drain(self, seconds: float) -> None:
         """Read to EOF, for at most ``seconds``: a process we could not kill may hold the pipes open."""
@@ -244,6 +281,7 @@ class _Pump:
     def close(self) -> None:
         for fd in list(self.streams):
             self._close(fd)
+        self._close_spill()
 
 
 def _create_time(pid: int) -> float | None:
@@ -257,15 +295,18 @@ def run_process(argv: list[str], env: dict[str, str], *, cwd: str, heap_limit: i
                 stack_limit: int | None, timeout: float | None,
                 tail_bytes: int = DEFAULT_TAIL_BYTES, results_limit: int = DEFAULT_RESULTS_LIMIT,
                 on_started=None, cgroup_parent: str | None = None,
-                drain_seconds: float = DRAIN_SECONDS, placement: PlacementRequest | None = None) -> ProcessResult:
+                drain_seconds: float = DRAIN_SECONDS, placement: PlacementRequest | None = None,
+                memory_limit: int | None = None, results_spill: str | None = None) -> ProcessResult:
     """Run ``argv`` until it exits (or times out), kill what it left, and return what it did.
 
     ``on_started(pid, create_time, cgroup)`` is called once the exec succeeded;
     ``cgroup_parent`` is where the per-execution cgroup goes (default: the cgroup v2 root);
     ``placement`` pins the runner to its CPU: its execution cgroup's cpuset where it has one (verified
     before the fork; its ``on_placed`` hears how), and sched_setaffinity before exec in any case.  A cpuset the
-    kernel does not honour is a launch error: nothing is started.  Two calls may run at once in threads (a
-    pair execution): each waits on its own pidfd.
+    kernel does not honour is a launch error: nothing is started.  ``memory_limit``: bytes all the run's
+    processes may use together, swap off (memory_limit.py: a cgroup's, where one has the memory controller).
+    ``results_spill``: a file (made new) that takes the whole document once it is over ``results_limit``.
+    Two calls may run at once in threads (a pair execution): each waits on its own pidfd.
     """
     if "/" not in argv[0]:   # execve needs a path; look names up on the child's PATH, here in the parent
         found = shutil.which(argv[0], path=env.get("PATH", ""))
@@ -282,6 +323,12 @@ def run_process(argv: list[str], env: dict[str, str], *, cwd: str, heap_limit: i
                                  containment_detail=how, containment_problem=problem)
         if placement.on_placed is not None:
             placement.on_placed(placed)
+    memory = MemoryLimit(memory_limit, box.cgroup)
+
+    def enter() -> None:
+        box.enter()
+        memory.enter()
+
     out_r, out_w = os.pipe2(os.O_CLOEXEC)
     err_r, err_w = os.pipe2(os.O_CLOEXEC)
     res_r, res_w = os.pipe2(os.O_CLOEXEC)
@@ -291,7 +338,7 @@ def run_process(argv: list[str], env: dict[str, str], *, cwd: str, heap_limit: i
     t0 = time.monotonic()
     pid = os.fork()
     if pid == 0:
-        _child(argv, env, cwd, heap_limit, stack_limit, (devnull, out_w, err_w, res_w), exec_w, box.enter, cpu)
+        _child(argv, env, cwd, heap_limit, stack_limit, (devnull, out_w, err_w, res_w), exec_w, enter, cpu)
     box.runner_started(pid)
     try:
         os.setpgid(pid, pid)   # also in the parent: no race with killpg below
@@ -300,11 +347,13 @@ def run_process(argv: list[str], env: dict[str, str], *, cwd: str, heap_limit: i
     for fd in (out_w, err_w, res_w, exec_w, devnull):
         os.close(fd)
     result = ProcessResult(pid=pid, stdout=Tail(tail_bytes), stderr=Tail(tail_bytes), started_at=started_at,
-                           containment=box.kind, containment_detail=how)
+                           containment=box.kind, containment_detail=how, results_limit=results_limit)
     sel = selectors.DefaultSelector()
-    pump = _Pump(sel, result, out_r, err_r, res_r, results_limit)
+    pump = _Pump(sel, result, out_r, err_r, res_r, results_limit, results_spill)
     watcher = None
     status = None
+    wants_end = placement is not None and placement.on_ended is not None
+    at_end = None
     try:
         exec_error = b""
         while True:   # the exec pipe closes on successful exec, or carries the error
@@ -333,9 +382,12 @@ def run_process(argv: list[str], env: dict[str, str], *, cwd: str, heap_limit: i
                     pump.read(key.fd)
                     continue
                 watcher.drain()
+                # Read before reaping: an exited, unreaped runner still answers sched_getaffinity.
+                seen = box.placement_at_end(pid) if wants_end else None
                 got_pid, st, ru = os.wait4(pid, os.WNOHANG)
                 if got_pid == pid:
                     status = (st, ru)
+                    at_end = seen
         result.duration = time.monotonic() - t0
         result.ended_at = time.time()
     finally:
@@ -343,7 +395,12 @@ def run_process(argv: list[str], env: dict[str, str], *, cwd: str, heap_limit: i
         # A second SIGTERM waits until this bounded clean-up is done.
         masked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
         try:
+            if wants_end and at_end is None and status is None:    # timed out or interrupted: it is alive
+                at_end = box.placement_at_end(pid)
+            if at_end is not None:
+                placement.on_ended(at_end)
             result.leftover_processes = box.kill_all(pid)
+            result.memory = memory.reading()      # before the cgroup goes
             if status is None:
                 _kill(pid)   # in case containment missed it (it was contained, so normally already dead)
                 try:
@@ -359,7 +416,7 @@ def run_process(argv: list[str], env: dict[str, str], *, cwd: str, heap_limit: i
         finally:
             pump.close()
             sel.close()
-            result.containment_problem = box.close()
+            result.containment_problem = "; ".join(p for p in (box.close(), memory.close()) if p) or None
             signal.pthread_sigmask(signal.SIG_SETMASK, masked)
     st, ru = status
     if not result.duration:    # interrupted before the runner ended

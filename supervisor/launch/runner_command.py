@@ -142,6 +142,9 @@ def runner_launch(exp: Experiment, exp_dir: Path, exp_path: str, bench: str, vm_
                   param: int | None = None, load_only: bool = False) -> Launch:
     """argv and the fixed, minimal environment for one process execution.
 
+    ``home``: the runner's HOME as it will run (the fresh benchmark user's own, where there is one); an
+    instrumented VM's log goes there too, never into a shared directory.
+
     ``iterations`` and ``param``: the job's (a [stop] experiment may choose them); default the experiment's.
     ``load_only``: the runner only loads the benchmark (PROTOCOL.md, "Load-only mode"): `check`'s load."""
     vm = exp.vms[vm_name]
@@ -163,7 +166,7 @@ def runner_launch(exp: Experiment, exp_dir: Path, exp_path: str, bench: str, vm_
         try:
             argv, runner_env = iteration_runners.runner_command(
                 vm.runner, executable, list(vm.args), bench_file, iterations, param, debug,
-                instrument=vm.instrument, startup=vm.mode == "startup")
+                instrument=vm.instrument, startup=vm.mode == "startup", log_dir=home)
         except (ValueError, FileNotFoundError) as e:   # bad arguments, or the runner is not built
             raise ColdrunError(f"{exp_path}: vms.{vm_name}.runner: {e}")
         argv = list(argv)

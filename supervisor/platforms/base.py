@@ -128,6 +128,11 @@ class Platform(ABC):
     def end_launch(self, job_name: str) -> None:
         """Undo what launch_prefix prepared (delete the benchmark user, ...)."""
 
+    def remove_leftover_launch(self) -> list[str]:
+        """What launch_prefix prepared and a supervisor killed mid-run left (the benchmark user): removed at
+        reconcile and abort; one line per removal."""
+        return []
+
     @abstractmethod
     def post_checks(self, before: dict[str, Any], measurements: dict[str, Any]) -> PostCheckResult:
         """Kernel log, throttle counters, APERF/MPERF after a run."""

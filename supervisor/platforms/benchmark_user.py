@@ -2,9 +2,13 @@
 
 Created with an empty home (skeleton: an empty directory) just before the
 run and deleted with its home just after, so no state carries over between
-executions.  An account of that name that coldrun did not create is never
-touched: the marker file in the state dir says which one is ours, and it is
-written before useradd so a crash in between is still recognised.
+executions: what it left in the machine's shared directories and its System V
+IPC objects go first (user_leftovers.py), and no two executions of an
+experiment get the same uid (the next one to try is kept in the state dir), so
+no file of an earlier execution's user could be its own.  An account of that
+name that coldrun did not create is never touched: the marker file in the
+state dir says which one is ours, and it is written before useradd so a crash
+in between is still recognised.
 """
 
 from __future__ import annotations
@@ -15,12 +19,16 @@ import time
 from pathlib import Path
 
 from supervisor.errors import PlatformError
-from supervisor.system import Commands
+from supervisor.platforms.user_leftovers import SHARED_DIRS, remove_files_of, remove_ipc_of
+from supervisor.system import Commands, SystemRoot
 from supervisor.durable import write_atomic
 from supervisor.platforms.base import LaunchPrefix
 from supervisor.state import layout
 
 MARKER = layout.BENCHMARK_USER
+NEXT_UID = layout.BENCHMARK_NEXT_UID
+FIRST_UID = 1000            # useradd's UID_MIN (login.defs; OpenBSD's adduser too): no system account's range
+LAST_UID = 60000            # UID_MAX: above are nobody (65534) and the ranges systemd reserves
 LOCK_RETRY_SECONDS = 10.0   # useradd refuses while another tool holds /etc/passwd's lock
 
 
@@ -34,13 +42,15 @@ def simulated_user_name(name: str, state_dir: Path) -> str:
 
 
 class BenchmarkUser:
-    def __init__(self, name: str, commands: Commands, state_dir: Path, log, os_name: str):
+    def __init__(self, name: str, commands: Commands, state_dir: Path, log, os_name: str,
+                 root: SystemRoot | None = None):
         self.name = name
         self.commands = commands
         self.state_dir = Path(state_dir)
         self.log = log
         self.os_name = os_name
         self.home = f"/home/{name}"
+        self.root = root or SystemRoot()     # where the shared directories and /proc/sysvipc are
 
     @property
     def _marker(self) -> Path:
@@ -97,20 +107,64 @@ class BenchmarkUser:
         if self.exists():  # ours, left by a crash: start from scratch
             self.delete()
         self.state_dir.mkdir(parents=True, exist_ok=True)
-        # Durable before useradd: after a power cut the marker must still say the user is ours.
+        uid = self._unused_uid()
+        # Durable before useradd: after a power cut the marker must still say the user is ours, and the uid
+        # must count as used.
+        write_atomic(self.state_dir / NEXT_UID, f"{uid + 1}\n".encode())
         write_atomic(self._marker, (self.name + "\n").encode())
         if self.os_name == "openbsd":
-            argv = ["useradd", "-m", "-k", self._skeleton(), "-g", "=uid", "-s", "/bin/sh", self.name]
+            argv = ["useradd", "-m", "-k", self._skeleton(), "-u", str(uid), "-g", "=uid", "-s", "/bin/sh",
+                    self.name]
         else:
-            argv = ["useradd", "--create-home", "--skel", self._skeleton(), "--user-group",
+            argv = ["useradd", "--create-home", "--skel", self._skeleton(), "--uid", str(uid), "--user-group",
                     "--shell", "/bin/sh", self.name]
         r = self._run_retrying(argv)
         if not r.ok or not self.exists():
             raise PlatformError(f"could not create benchmark user {self.name!r}: "
                                 f"{r.stderr.strip() or 'useradd exit ' + str(r.returncode)}")
-        self.log.info("benchmark user created", user=self.name)
+        self.log.info("benchmark user created", user=self.name, uid=uid)
+
+    def _unused_uid(self) -> int:
+        """The lowest uid above every one this experiment used that no account has (NSS included)."""
+        try:
+            uid = max(FIRST_UID, int((self.state_dir / NEXT_UID).read_text()))
+        except (FileNotFoundError, ValueError):
+            uid = FIRST_UID
+        while self.commands.run(["getent", "passwd", str(uid)]).ok:
+            uid += 1
+        if uid > LAST_UID:
+            raise PlatformError(f"no unused uid left for the benchmark user below {LAST_UID} (this experiment used "
+                                f"each one once; {self.state_dir / NEXT_UID} holds the next)")
+        return uid
+
+    def _uid(self) -> int | None:
+        r = self.commands.run(["id", "-u", self.name])
+        return int(r.stdout.strip()) if r.ok and r.stdout.strip().isdigit() else None
+
+    def _remove_leftovers(self) -> None:
+        """Its files outside its home and its System V IPC objects (its processes are gone by now)."""
+        uid = self._uid()
+        if uid is None or uid == 0:
+            return
+        dirs = tuple(str(self.root.path(d)) for d in SHARED_DIRS)
+        removed = remove_files_of(uid, dirs) + remove_ipc_of(uid, self.commands, str(self.root.path("/proc/sysvipc")))
+        if removed:
+            self.log.info("removed what the benchmark user left outside its home", user=self.name, uid=uid,
+                          count=len(removed), first=removed[:5])
+
+    def remove_leftover(self) -> str | None:
+        """The account of ours that a supervisor killed mid-run left behind: deleted, with its home; what was
+        done (None: nothing was left).  Its name is the state dir's marker's, so no other account is touched."""
+        if not self._ours() or not self.exists():
+            return None
+        try:
+            self.delete()
+        except PlatformError as e:
+            return f"{e} (left by a supervisor that died mid-run)"
+        return f"deleted the benchmark user {self.name!r} and its home (left by a supervisor that died mid-run)"
 
     def delete(self) -> None:
+        self._remove_leftovers()
         if self.os_name == "openbsd":
             argv = ["userdel", "-r", self.name]
         else:

@@ -69,6 +69,10 @@ class SimulatedPlatform(Platform):
                       "machine; would pin/nice it", job=job_name, user=self.user.name)
         return self.user.switch()
 
+    def remove_leftover_launch(self) -> list[str]:
+        done = self.user.remove_leftover() if self.user is not None else None
+        return [done] if done else []
+
     def end_launch(self, job_name: str) -> None:
         if self.user is None:
             self.log.info("simulated: would delete the benchmark user", job=job_name)

@@ -41,7 +41,7 @@ class UnixPlatform(Platform):
         self.waits = waits if waits is not None else Waits()   # the experiment's [waits]; Krun's values
         self.heat = heat if heat is not None else busy_loop_heat
         self.undo = UndoLog(self.state_dir)
-        self.user = BenchmarkUser(policy.benchmark_user_name, commands, self.state_dir, log, self.os_name)
+        self.user = BenchmarkUser(policy.benchmark_user_name, commands, self.state_dir, log, self.os_name, self.root)
         self.restore_failures: list[str] = []
 
     # --- per-OS pieces -----------------------------------------------------
@@ -215,6 +215,10 @@ class UnixPlatform(Platform):
     def end_launch(self, job_name: str) -> None:
         if self.policy.benchmark_user:
             self.user.delete()
+
+    def remove_leftover_launch(self) -> list[str]:
+        done = self.user.remove_leftover() if self.policy.benchmark_user else None
+        return [done] if done else []
 
     def restore(self) -> None:
         self.restore_failures = self.undo.replay(undo_entry(self.root, self.commands))

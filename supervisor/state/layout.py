@@ -11,6 +11,7 @@
     stop_reason       why a stopped experiment stopped
     home/             HOME of the runners in simulated mode
     benchmark_user    the name of the benchmark user coldrun created (it never touches one it did not)
+    benchmark_next_uid  the lowest uid a later benchmark user may get (none is used twice in an experiment)
     empty-skel/       the empty skeleton for fresh benchmark users (hardware mode)
     executions/       one record per process execution attempt: job<index>-attempt<n>.json (-a/-b: a pair's sides)
     run_length.json   [stop] experiments: each key's latest run-length decision (state.run_length)
@@ -37,6 +38,7 @@ STOP_REASON = "stop_reason"
 HOME = "home"
 EMPTY_SKEL = "empty-skel"
 BENCHMARK_USER = "benchmark_user"
+BENCHMARK_NEXT_UID = "benchmark_next_uid"
 EXECUTIONS = "executions"
 RUN_LENGTH = "run_length.json"
 SCREENING = "screening.json"

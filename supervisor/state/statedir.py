@@ -18,6 +18,7 @@ import stat
 import time
 from pathlib import Path
 
+from iteration_runners.protocol import document_bytes
 from supervisor.errors import ColdrunError
 from supervisor.experiment.model import Experiment, experiment_sha256, parse_experiment
 from supervisor.durable import fsync_dir, is_temp_name, write_atomic
@@ -130,15 +131,15 @@ def space_needed(records: int, most_iterations: int) -> int:
     """Bytes an experiment's state dir needs, estimated before the first boot.
 
     A record holds the stdout/stderr tails, argv, environment and kernel log
-    lines (16 KiB is generous for a runner that behaves) plus, per in-process
-    iteration, a wall-clock time and three counts per core (core cycles,
-    APERF, MPERF: about 16 bytes each as JSON).  Re-runs are not counted: the
+    lines (16 KiB is generous for a runner that behaves) plus the runner's
+    measurements, as large as its document (protocol.document_bytes: per
+    in-process iteration its times and three counts per core).  Re-runs are not counted: the
     floor of MIN_FREE_BYTES covers them, the log and the undo log.  ``records``
     comes from the planned jobs (the experiment's kind, boot/kinds); every
     record is counted at ``most_iterations``, the most any VM may run.
     """
     cores = os.cpu_count() or 1
-    per_record = 16 * 1024 + most_iterations * (24 + 3 * 16 * cores)
+    per_record = 16 * 1024 + document_bytes(most_iterations, cores)
     return MIN_FREE_BYTES + records * per_record
 
 

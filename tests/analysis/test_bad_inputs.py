@@ -290,3 +290,16 @@ def test_fuzzed_csv_never_traces_back(tmp_path, capsys, rows, raw, as_bytes):
         assert len(errors) == 1 and err.splitlines()[-1] == errors[0] and str(path) in errors[0], err
     else:
         assert not errors
+
+
+def test_plot_writes_only_inside_its_output_directory(tmp_path, capsys):
+    """Issue 26 item 16: a key like ../../x:vm:v in a results file wrote its plot outside -o."""
+    doc = {"wallclock_times": {"../../x:vm:v": [_series(5)], "a/b:vm:v": [_series(6)]},
+           "pexec_flags": {"../../x:vm:v": ["C"], "a/b:vm:v": ["C"]}, "audit": {"uname": UNAME}}
+    work = tmp_path / "in" / "deep"
+    work.mkdir(parents=True)
+    path = _write(work / "r.json", doc)
+    out = work / "plots"
+    assert main(["plot", str(path), "-o", str(out), "--jobs", "1"]) == 0
+    written = sorted(p for p in tmp_path.rglob("*.png"))
+    assert len(written) == 2 and all(p.parent == out for p in written), written

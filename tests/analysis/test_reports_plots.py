@@ -156,3 +156,15 @@ def test_plot_many_in_workers_matches_serial(annotated, tmp_path):
     assert parallel[2] == tmp_path / "r2.svg" and (tmp_path / "r2.svg").read_text().lstrip().startswith("<?xml")
     with pytest.raises(PlotError, match="does not exist"):
         plot_many(annotated, [PlotRequest(RICHARDS, 0, "m", dpi=20), PlotRequest(RICHARDS, 99, "m")], jobs=2)
+
+
+def test_plot_file_names_stay_inside_and_apart():
+    """Issue 26 item 16: any key gives one plain file name (no "/", no "..", within NAME_MAX), and keys that
+    would read alike after replacing characters keep apart."""
+    keys = ["../../x:vm:v", "..__..__x:vm:v", "a/b:vm:v", "a_b:vm:v", "a_:b:c", "a:_b:c", "a__b:c:d",
+            "a:b__c:d", "x" * 300 + ":vm:v", "x" * 301 + ":vm:v", "bad", ".:..:.", "a\0b:vm:v"]
+    names = [plot_filename(k, 0) for k in keys]
+    assert len(set(names)) == len(names), names
+    for name in names:
+        assert "/" not in name and "\0" not in name and not name.startswith(".") and len(name.encode()) <= 255
+    assert plot_filename("nsieve:Graal:default-java", 3) == "nsieve__Graal__default-java__3.png"

@@ -263,3 +263,16 @@ def test_deeply_nested_file_is_one_line(tmp_path):
     t = time.perf_counter()
     one_line_error(coldrun("check", str(p)), str(p), "nested too deeply", "check for unclosed or repeated [ or {")
     assert time.perf_counter() - t < 30
+
+
+def test_benchmark_names_that_are_no_file_name(exp_factory, tmp_path):
+    """Issue 26 item 15: a name longer than a file name may be, or "." / "..", is one line in check and
+    start (it was a traceback: "File name too long"; "." and ".." resolved outside benchmarks/)."""
+    p = exp_factory({"a": "ok"})
+    text = p.read_text()
+    for name, fragment in (("b" * 300, "at most 255"), ('"."', "not a name"), ('".."', "not a name")):
+        p.write_text(text.replace("\na = 1000", f"\n{name} = 1000"))
+        one_line_error(coldrun("check", str(p)), "benchmarks", fragment)
+        state = tmp_path / "s"
+        one_line_error(coldrun("start", str(p), "--simulate-reboots", "--state-dir", str(state)), fragment)
+        assert not state.exists()

@@ -84,3 +84,30 @@ def test_escaped_helper_of_a_killed_supervisor_is_killed_through_its_cgroup(exp_
     assert r.returncode == 0, r.stderr[-3000:]
     assert f"process(es) left in its cgroup {cgroup} and removed it" in (state / "log").read_text()
     assert gone(daemon) and not os.path.exists(cgroup)
+
+
+def test_the_runs_memory_is_bounded_together_and_a_hit_says_so(exp_factory, tmp_path):
+    """Issue 26 item 9: with heap_limit = "64MiB" a 256 MiB /dev/shm file (outside RLIMIT_DATA) was written
+    and the run completed, unflagged.  Now the run's memory cgroup (v2 memory.max, or a v1 memory cgroup on a
+    hybrid host) bounds all its processes together, swap off, and the record says the OOM killer ended it."""
+    if os.geteuid() != 0:
+        pytest.skip("making memory cgroups needs root")
+    p = exp_factory({"shm": "shm"}, extra='heap_limit = "64MiB"')
+    shm = "/dev/shm/coldrun-test-" + str(tmp_path / "benchmarks" / "shm" / "fake" / "bench.txt").replace("/", "_")
+    state = tmp_path / "s"
+    try:
+        r = coldrun("start", str(p), "--simulate-reboots", "--state-dir", str(state), timeout=120)
+        native = tmp_path / "n.json"
+        assert coldrun("export", str(state), "--format", "native", "-o", str(native)).returncode == 0
+        [record] = json.loads(native.read_text())["executions"]
+        memory = record["memory_limit"]
+        if memory["mechanism"] == "none":
+            pytest.skip(f"no memory cgroup on this machine: {memory['note']}")
+        print(memory, record["reason"])
+        assert memory["limit_bytes"] == (64 + 8) << 20
+        assert record["outcome"] == "E" and record["signal_name"] == "SIGKILL", record["reason"]
+        assert "memory_limit" in record["flags"] and memory["oom_kills"] >= 1
+        assert "OOM killer" in record["reason"] and r.returncode == 6
+    finally:
+        if os.path.exists(shm):
+            os.unlink(shm)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 from contracts.execution_record import ExecutionRecord, ExecutionSlot, schema_text
+from coldrun_helpers import coldrun
 from cycle_helpers import experiment, run_to_end, start_quiet
 from execution_records import make_record, record_fields
 from supervisor.cli import main
@@ -114,3 +116,25 @@ def test_a_slot_without_a_record_is_a_valid_slot_but_not_a_record():
     assert slot["wallclock_times"] == [] and slot["state"] == "crashed"
     with pytest.raises(ValueError):
         ExecutionRecord.model_validate(slot)
+
+
+def test_check_shows_the_results_cap_and_the_largest_run_is_kept(exp_factory, tmp_path):
+    """Issue 26 item 6: check shows the results document's cap, which follows the experiment (iterations x
+    cores x counters; tests/unit/supervisor/test_results_document.py has a big machine's sizes), and the
+    largest document a run on this machine can write (the most iterations, 20-digit counts on every core)
+    is recorded whole."""
+    from iteration_runners.protocol import document_limit
+    from supervisor.experiment.quantities import format_size
+    cores = os.cpu_count() or 1
+    iterations = 100_000
+    p = exp_factory({"big": "bigcounters"}, iterations=iterations)
+    check = coldrun("check", str(p))
+    assert (f"results document: kept up to {format_size(document_limit(iterations, cores))} per execution "
+            f"({iterations:,} iterations x (4 times + {cores} cores x 3 counters)") in check.stdout, check.stdout
+    state = tmp_path / "s"
+    r = coldrun("start", str(p), "--simulate-reboots", "--state-dir", str(state), timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    [path] = list_records(state).values()
+    rec = read_record(path)
+    assert rec.outcome == "C", rec.reason
+    assert len(rec.core_cycle_counts) == cores and len(rec.core_cycle_counts[0]) == iterations

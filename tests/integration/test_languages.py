@@ -195,6 +195,13 @@ def test_instrumentation_through_the_supervisor(tmp_path):
     assert inst["vm"] == "pypy"
     assert len(inst["raw_vm_events"]) == len(inst["gc_times"]) == 3
     assert all(t > 0 for t in inst["gc_times"])
+    # Issue 26 item 11: PyPy's log goes into the runner's own HOME (made by coldrun, writable by the runner's
+    # user alone), never a predictable name in the shared /tmp.
+    env = rec["environment"]
+    log_dir = os.path.dirname(env["PYPYLOG"].split(":", 1)[1])
+    assert log_dir == env["HOME"] == str(tmp_path / "state" / "home"), env
+    home = os.stat(log_dir)
+    assert home.st_mode & 0o022 == 0 and home.st_uid == os.geteuid()
 
 
 def test_counters_available_through_the_supervisor(tmp_path):

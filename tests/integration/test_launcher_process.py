@@ -87,6 +87,16 @@ def test_results_limit():
     assert r.results_oversize and len(r.results) <= 1500 and r.exit_code == 0
 
 
+def test_a_document_over_the_limit_is_kept_whole_in_the_spill_file(tmp_path):
+    """Issue 26 item 6: nothing measured is thrown away: over the limit, the document goes to a file whole."""
+    spill = tmp_path / "over.json"
+    r = run("import os\nfor i in range(4): os.write(3, bytes([65 + i]) * 1000)", results_limit=1500,
+            results_spill=str(spill))
+    assert r.results_oversize and r.results == b"" and r.results_spilled == str(spill)
+    assert spill.read_bytes() == b"A" * 1000 + b"B" * 1000 + b"C" * 1000 + b"D" * 1000
+    assert spill.stat().st_mode & 0o777 == 0o600
+
+
 def test_missing_executable_is_a_launch_error():
     r = run_process(["/no/such/runner"], ENV, cwd="/", heap_limit=None, stack_limit=None, timeout=5)
     assert r.launch_error and "No such file" in r.launch_error
@@ -190,6 +200,26 @@ def test_timeout_kills_runner_and_escaped_helper(contained):
 def test_a_clean_runner_leaves_nothing(contained):
     r = run("print('done')", **contained)
     assert r.exit_code == 0 and r.leftover_processes == 0
+
+
+# Half the helpers stay in the runner's process group, half leave it by setsid; all sleep on.
+MANY_HELPERS = """
+import os, time
+for i in range(2 * {half}):
+    if os.fork() == 0:
+        if i % 2:
+            os.setsid()
+        time.sleep(600)
+        os._exit(0)
+os.write(3, b'{{}}')
+"""
+
+
+def test_every_leftover_is_counted(contained):
+    """Issue 26 item 19: the fallback counted only what was still alive after killing the group (half)."""
+    r = run(MANY_HELPERS.format(half=20), **contained)
+    assert r.exit_code == 0 and r.results == b"{}"
+    assert r.leftover_processes == 40
 
 
 def test_cgroup_is_removed_and_holds_the_runner():

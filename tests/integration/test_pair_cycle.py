@@ -44,6 +44,7 @@ def test_each_pair_execution_is_one_job_with_a_record_per_side_pinned_and_ordere
         assert rec.key == job.key.split("/")[side == "b"]
         assert rec.pair.partner_key == job.key.split("/")[side == "a"]
         assert rec.pair.cpu in cpus and rec.pair.verified_cpus == [rec.pair.cpu]
+        assert rec.pair.cpus_at_end == [rec.pair.cpu] and "placement_widened" not in rec.flags
         assert rec.pair.order_seed == sched.seed and rec.pair.start_order in ("AB", "BA")
         assert rec.pair.pair_id == f"{job.key}#{job.pexec}" and not rec.pair.partner_failed
         assert len(rec.wallclock_times) == len(rec.iteration_start_ns) == len(rec.barrier_wait_ns) == 5
@@ -139,3 +140,20 @@ def test_a_pair_without_a_barrier_runs_both_sides_at_once_with_their_timelines_a
         assert "COLDRUN_DUET_BARRIER" not in rec.environment and "COLDRUN_DUET_SPIN_US" not in rec.environment
         assert rec.barrier_wait_ns is None
     # (whether such short runs overlap is up to the scheduler: tests/integration/test_pair_unsynchronised.py)
+
+
+def test_a_side_that_widens_its_affinity_is_seen_at_its_end(tmp_path):
+    """Issue 26 item 5: a side that widened its own affinity ran on both CPUs while its record said
+    verified_cpus [cpu] (placement was checked at start only).  It is read again at the runner's end: the
+    record says what was seen, and the side fails (not_in_force), flagged placement_widened."""
+    rc, sched, records, state = _run(tmp_path, [("widen", "ok")])
+    a, b = records[(0, "a")], records[(0, "b")]
+    assert a.pair.verified_cpus == [a.pair.cpu]      # as placed at its start
+    if a.pair.placement_mechanism == "cpuset":       # the kernel held it to its cpuset: not widened
+        assert a.pair.cpus_at_end == [a.pair.cpu] and a.outcome == "C"
+        return
+    assert a.pair.cpus_at_end == sorted(os.sched_getaffinity(0)) and len(a.pair.cpus_at_end) > 1
+    assert a.outcome == "E" and a.cause == "not_in_force" and "placement_widened" in a.flags
+    assert "placement widened during the run" in a.reason and f"pinned to CPU {a.pair.cpu}" in a.reason
+    assert a.pair.own_cause == "not_in_force" and b.pair.partner_failed and b.pair.cpus_at_end == [b.pair.cpu]
+    assert "placement_widened" not in b.flags and sched.jobs[0].state == "E"

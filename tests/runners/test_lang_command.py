@@ -62,11 +62,18 @@ def test_iterations_must_be_a_positive_integer(iterations, fake_lib):
 
 
 def test_pypy_instrumentation_sets_a_per_process_log(fake_lib):
-    argv, env = languages.language_runner_command("pypy", "pypy3", [], "b.py", 3, 1, False, instrument=True)
+    argv, env = languages.language_runner_command("pypy", "pypy3", [], "b.py", 3, 1, False, instrument=True,
+                                                  log_dir="/home/coldrunbench")
     assert env["COLDRUN_INSTRUMENT"] == "1"
     categories, target = env["PYPYLOG"].split(":", 1)
     assert categories.split(",") == ["gc", "jit-tracing", "jit-backend"]
     assert target.endswith("-%d")  # PyPy substitutes its pid: concurrent runs never share a log
+    # Issue 26 item 11: in the runner's own directory, never in the shared /tmp.
+    assert target == "/home/coldrunbench/coldrun-pypylog-%d"
+    for shared in (None, "relative/dir"):
+        with pytest.raises(ValueError, match="own directory"):
+            languages.language_runner_command("pypy", "pypy3", [], "b.py", 3, 1, False, instrument=True,
+                                              log_dir=shared)
 
 
 def test_java_benchmark_must_be_compiled(fake_lib):

@@ -22,7 +22,10 @@ def test_pypy_instrumentation_splits_gc_events_per_iteration(tmp_path):
     bench = tmp_path / "bench.py"
     # A full collection in every iteration, whatever nursery size PyPy chose from this CPU's cache.
     bench.write_text("import gc\ndef run_iter(n):\n    gc.collect()\n    return n\n")
-    argv, env = languages.language_runner_command("pypy", "", [], str(bench), 4, 1000, False, instrument=True)
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    argv, env = languages.language_runner_command("pypy", "", [], str(bench), 4, 1000, False, instrument=True,
+                                                  log_dir=str(home))
     assert env["COLDRUN_INSTRUMENT"] == "1" and "%d" in env["PYPYLOG"]
     before = set(glob.glob(os.path.join(tempfile.gettempdir(), "coldrun-pypylog-*")))
     doc = check_document(run(argv, env), 4)
@@ -36,6 +39,7 @@ def test_pypy_instrumentation_splits_gc_events_per_iteration(tmp_path):
     assert any(e[0] == "gc-minor" for events in inst["raw_vm_events"] for e in events)
     # The log file is the runner's to remove.
     assert set(glob.glob(os.path.join(tempfile.gettempdir(), "coldrun-pypylog-*"))) <= before
+    assert list(home.iterdir()) == []
 
 
 def test_jvm_instrumentation_records_gc_and_jit_per_iteration(tmp_path):

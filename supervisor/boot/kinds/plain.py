@@ -12,16 +12,18 @@ ask which kind they have.
 
 from __future__ import annotations
 
+import os
 import random
 from pathlib import Path
 from typing import Any
 
 from supervisor.boot.context import Boot
-from supervisor.boot.execution import JobRun
+from iteration_runners.protocol import DOCUMENT_FLOOR, NUMBER_BYTES
+from supervisor.boot.execution import JobRun, results_limit
 from supervisor.experiment.duet import record_sides
 from supervisor.experiment.model import VM, Experiment, keys_in_order, should_skip
 from supervisor.experiment.plan import JobSpec, in_order
-from supervisor.experiment.quantities import format_duration
+from supervisor.experiment.quantities import format_duration, format_size
 from supervisor.state.schedule import JobLine, Schedule
 
 
@@ -109,10 +111,20 @@ class Plain:
         lines += [f"  {i:5d} {'S' if j.skipped else 'O'} {j.key} #{j.pexec}" for i, j in enumerate(shown)]
         if len(shown) < len(jobs):
             lines.append(f"  ... {len(jobs) - len(shown)} more (--all shows every job)")
+        lines.append(self.results_size_line())
         waits = prep.n_run * exp.waits.per_execution
         lines.append(f"ETA: at least {format_duration(waits)} of waits ({prep.n_run} x boot settle + sync), plus "
                      f"reboots and benchmark run time (unknown until each key has run once)")
         return lines
+
+    def results_size_line(self) -> str:
+        """The largest results document one execution may write and have kept (it follows the run)."""
+        cores = os.cpu_count() or 1
+        vm = max(self.exp.vms.values(), key=lambda v: results_limit(v, self.most_iterations(v)))
+        most = self.most_iterations(vm)
+        return (f"results document: kept up to {format_size(results_limit(vm, most))} per execution "
+                f"({most:,} iterations x (4 times + {cores} cores x 3 counters) x {NUMBER_BYTES} bytes, "
+                f"doubled, plus {format_size(DOCUMENT_FLOOR)}{' and instrumentation' if vm.instrument else ''})")
 
     def run_length_text(self) -> str:
         return f"{self.exp.executions} process executions per key"

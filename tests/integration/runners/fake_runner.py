@@ -17,6 +17,10 @@ The benchmark file holds one word naming a behaviour:
             per-execution offset of (pid % 7) picoseconds: a steady state at once, executions agree
   noisy     like flat, times a per-execution factor between 1 and 2 hashed from the pid: executions
             disagree widely
+  bigcounters  like flat, with counters on every core of this machine, each count the largest
+            unsigned 64-bit number (20 digits): the largest document such a run can write
+  shm       writes 256 MiB into a /dev/shm file named by the benchmark's path (outside RLIMIT_DATA), then
+            like ok
   wps       each iteration takes 0.002 + param / 1e6 s (1e6 param units per second, 2 ms set-up),
             plus (pid % 7) nanoseconds
 """
@@ -55,6 +59,20 @@ def main():
     if behaviour in shaped:
         print(f"pid={pid} param={param}")
         write_doc(document([shaped[behaviour]()] * iterations))
+    elif behaviour == "shm":
+        name = "/dev/shm/coldrun-test-" + bench.replace("/", "_")
+        with open(name, "wb") as f:
+            for _ in range(256):
+                f.write(b"x" * (1 << 20))
+                f.flush()
+        print(f"pid={pid} param={param}")
+        write_doc(document(times))
+    elif behaviour == "bigcounters":
+        counts = [[2 ** 64 - 1] * iterations for _ in range(os.cpu_count())]
+        doc = document([param / 1000 + 1e-12] * iterations)
+        doc.update(core_cycle_counts=counts, aperf_counts=counts, mperf_counts=counts,
+                   counters={"available": True, "reason": None})
+        write_doc(doc)
     elif behaviour in ("ok", "slow"):
         for _ in range(iterations):
             if behaviour == "slow":

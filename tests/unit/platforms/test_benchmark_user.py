@@ -65,3 +65,42 @@ def test_setpriv_keeps_the_results_fd_open(tmp_path):
     os.close(r)
     assert os.waitstatus_to_exitcode(status) == 0
     assert out == b"65534"
+
+
+def test_no_uid_is_used_twice_in_an_experiment(machine, tmp_path):
+    """Issue 26 item 7: useradd gave each fresh account the uid the last one had."""
+    cmds = FakeMachineCommands()
+    p = make_linux(machine("vm-nocpufreq"), tmp_path / "s", vm_policy(), cmds)
+    for _ in range(3):
+        p.launch_prefix("k")
+        p.end_launch("k")
+    uids = [c[c.index("--uid") + 1] for c in cmds.calls if c[0] == "useradd"]
+    assert uids == ["1000", "1001", "1002"]
+    p = make_linux(machine("vm-nocpufreq"), tmp_path / "s", vm_policy(), cmds)   # a later boot: the same file
+    p.launch_prefix("k")
+    assert [c for c in cmds.calls if c[0] == "useradd"][-1][5] == "1003"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give files another owner")
+def test_a_users_files_go_and_nothing_else(tmp_path):
+    from supervisor.platforms.user_leftovers import remove_files_of
+    uid, other = 54321, 54322
+    shared = tmp_path / "tmp"
+    (shared / "others").mkdir(parents=True)
+    outside = tmp_path / "outside.txt"
+    outside.write_text("keep")
+    owned = {shared / "f": "file", shared / "d": "dir", shared / "others" / "g": "file", shared / "link": "link"}
+    for path, kind in owned.items():
+        if kind == "dir":
+            path.mkdir()
+            (path / "inner").write_text("x")
+        elif kind == "link":
+            path.symlink_to(outside)
+        else:
+            path.write_text("x")
+        os.lchown(path, uid, uid)
+    (shared / "kept").write_text("x")
+    os.chown(shared / "kept", other, other)
+    removed = remove_files_of(uid, (str(shared), str(tmp_path / "absent")))
+    assert sorted(removed) == sorted(str(p) for p in owned)
+    assert outside.read_text() == "keep" and (shared / "kept").exists() and (shared / "others").is_dir()

@@ -37,3 +37,36 @@ def test_protocol_violations_have_reasons(raw, iters, reason):
         parse_document(raw, iterations=iters)
     assert reason in str(e.value)
     assert "\n" not in str(e.value)
+
+
+def _largest(iterations: int, cores: int, indent: int | None = None) -> int:
+    """Bytes of the largest document such a run writes: 20-digit counts, 17-digit times, a timeline."""
+    import json
+    times = [0.12345678901234567] * iterations
+    doc = document(times, cores=cores, iteration_start_ns=[2 ** 63 - 1] * iterations,
+                   iteration_end_ns=[2 ** 63 - 1] * iterations, barrier_wait_ns=[2 ** 63 - 1] * iterations)
+    for key in ("core_cycle_counts", "aperf_counts", "mperf_counts"):
+        doc[key] = [[2 ** 64 - 1] * iterations for _ in range(cores)]
+    return len(json.dumps(doc, indent=indent).encode())
+
+
+@pytest.mark.parametrize("cores", [1, 2, 19, 64, 256])
+def test_the_results_cap_follows_the_run(cores):
+    """Issue 26 item 6: the cap was a fixed 64 MiB, reached by per-core counters at ~19 cores x 100k
+    iterations (each such run was recorded errored with no data).  It now follows iterations x cores x
+    counters: the largest document of any run fits, compact or indented (measured on 1000 iterations, a
+    document grows linearly with them), and the supervisor's limit for an execution is that one."""
+    from iteration_runners.protocol import DOCUMENT_FLOOR, document_bytes, document_limit
+    from supervisor.boot.execution import results_limit
+    from supervisor.experiment.model import parse_experiment
+    per_1000 = _largest(1000, cores)
+    assert per_1000 <= document_bytes(1000, cores)
+    assert _largest(1000, cores, indent=1) <= 2 * document_bytes(1000, cores)
+    assert document_limit(100_000, cores) >= 100 * _largest(1000, cores, indent=1)
+    if cores >= 19:
+        assert 100 * per_1000 > DOCUMENT_FLOOR      # what the fixed cap refused
+    exp = parse_experiment(b'name = "x"\nexecutions = 1\nbenchmarks = {a = 1}\nvariants.v = {target = "b"}\n'
+                           b'vms.p = {runner = "external", executable = "/bin/sh", iterations = 9, variants = ["v"]}\n',
+                           "exp.toml")
+    import os
+    assert results_limit(exp.vms["p"], 100_000) == document_limit(100_000, os.cpu_count())
