@@ -55,6 +55,12 @@ def start(experiment_file: str, state_dir: str, *, simulate: bool, machine: Mach
 
 def _start_locked(prep, state: StateDir, mode: str, machine: Machine, stderr, debug: bool) -> int:
     exp = prep.exp
+    # prepare_new looked before the lock: another start may have made an experiment here since.  Nothing
+    # (experiment copy, meta, audit, marker, undo replay) is written before this second look.
+    if state.exists():
+        raise ColdrunError(f"{state.path}: state dir already holds an experiment (started while this start "
+                           f"was preparing); continue it with coldrun resume {state.path}, or choose another "
+                           f"--state-dir")
     log = make_logger(state.log_path, stderr)
     platform = machine.platform(mode, exp, state.path, log)
     # Before this experiment changes anything: undo what a dead one left, then say who is changing things.
