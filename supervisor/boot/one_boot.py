@@ -240,19 +240,20 @@ def run_one(run: JobRun, job: JobLine) -> int | None:
 
 
 def _launch_failure(ctx: Boot, job: JobLine, ex: Executed) -> str | None:
-    """Why a key that never completed cannot even launch its runner, or None.
+    """Why a key cannot even launch its runner, or None.
 
     Missing files and bad interpreters fail every execution of the key alike, so
     (with stop_on_launch_failure) the experiment stops instead of spending a
-    reboot on each.  Once an execution of the key has completed, a failure is
-    the benchmark's and is recorded like any other.
+    reboot on each.  That holds after the key's first success too (a benchmarks
+    disk unmounted mid-night): coldrun itself could not start the runner.  A
+    runner's own setup failure (exit 2) after a success is the benchmark's, and
+    is recorded like any other.
     """
     if not ctx.exp.stop_on_launch_failure or ex.outcome.flag != "E":
         return None
-    if any(j.key == job.key and j.state == COMPLETED for j in ctx.schedule.jobs):
-        return None
+    launched_before = any(j.key == job.key and j.state == COMPLETED for j in ctx.schedule.jobs)
     for record, own in zip(ex.records, ex.own):    # a pair: either side's own failure
-        if not own.cannot_launch:
+        if not own.cannot_launch or (launched_before and own.cause != "launch_failure"):
             continue
         if own.cause == "runner_setup":
             said = error_line(record.stderr_tail or "")

@@ -64,6 +64,21 @@ def test_a_key_that_completed_once_is_not_stopped_by_a_later_failure(tmp_path):
     assert states(state) == ("finished", [("a", "C"), ("a", "E")])
 
 
+def test_a_key_that_launched_before_and_now_cannot_launch_stops_the_experiment(tmp_path):
+    """The benchmarks directory vanishes (an unmounted disk) after a key's first success: coldrun cannot start
+    its runner, which would fail every remaining job alike, so the experiment stops (issue 26, item 3)."""
+    exp = experiment(tmp_path, {"a": "ok", "b": "ok"}, executions=3)
+    state = tmp_path / "s"
+    start_quiet(exp, state)
+    assert boot_quiet(state) == 0 and boot_quiet(state) == 0       # a and b completed once each
+    (tmp_path / "benchmarks").rename(tmp_path / "unmounted")
+    plat = ScriptedPlatform()
+    assert run_to_end(state, plat) == EXIT_STOPPED
+    assert plat.reboots == 0
+    assert states(state) == ("stopped", [("a", "C"), ("b", "C"), ("a", "E"), ("b", "O"), ("a", "O"), ("b", "O")])
+    assert "a:fake:v: the runner cannot launch (cannot launch:" in (state / "stop_reason").read_text()
+
+
 def test_continue_after_a_launch_failure_runs_the_rest(tmp_path):
     exp = experiment(tmp_path, {"a": "setup", "b": "ok"})
     state = tmp_path / "s"
