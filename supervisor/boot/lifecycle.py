@@ -136,7 +136,10 @@ def finish(ctx: Boot) -> int:
 
 def stop(ctx: Boot, reason: str) -> int:
     """A fatal condition: record why, wind down, and refuse to continue until told to."""
-    write_atomic(ctx.state.stop_reason_path, (reason + "\n").encode())
+    try:
+        write_atomic(ctx.state.stop_reason_path, (reason + "\n").encode())
+    except OSError as e:     # a full disk: stopped all the same; the log and the mail say why
+        ctx.log.error("could not write the stop reason", problem=str(e))
     ctx.schedule.set_status("stopped")
     ctx.log.error("experiment stopped", reason=reason)
     _wind_down(ctx, f"stopped {ctx.exp.name}", f"coldrun stopped the experiment: {reason}", ended=False)

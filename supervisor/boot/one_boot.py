@@ -17,11 +17,11 @@ from __future__ import annotations
 import calendar
 import json
 import os
-import signal
 import sys
 import time
 from pathlib import Path
 
+from supervisor.boot import interrupts
 from supervisor.boot.context import Boot
 from supervisor.boot.crash_points import pause_point
 from supervisor.boot.execution import Executed, JobRun
@@ -45,14 +45,6 @@ from supervisor.state.verify import altered_line, verify_records
 LOG_STDERR_CHARS = 1500  # whole last lines of a failed run's stderr in the log (a stack trace's end)
 
 
-class _Terminated(BaseException):
-    """SIGTERM (coldrun abort, shutdown): unwind so the runner's group is killed."""
-
-
-def _on_sigterm(signum, frame):
-    raise _Terminated()
-
-
 def boot(state_dir: str | Path, *, machine: Machine | None = None, stderr=sys.stderr,
          debug: bool | None = None) -> int:
     """Run one boot; returns the exit code when there is nothing more to do in this process.
@@ -74,7 +66,7 @@ def boot(state_dir: str | Path, *, machine: Machine | None = None, stderr=sys.st
 def _boot_locked(state: StateDir, machine: Machine, stderr) -> int:
     schedule = state.schedule()      # read under the lock
     log = make_logger(state.log_path, stderr)
-    exp, _ = state.experiment(schedule)
+    exp, text = state.experiment(schedule, check_source=False)   # the copy, which matches the schedule
     if schedule.status == "finished":
         log.info("experiment already finished; nothing to do")
         return exit_code(schedule, state.path)
@@ -90,9 +82,40 @@ def _boot_locked(state: StateDir, machine: Machine, stderr) -> int:
     ctx = Boot(state, schedule, exp, log, machine.platform(schedule.mode, exp, state.path, log), machine.run_length,
                lambda: machine.cpus(schedule.mode, exp.platform), kind_for(exp))
     log.info("boot", state_dir=str(state.path), mode=schedule.mode, debug=state.debug())
+    # From here every ending leaves the experiment running with this supervisor (a reboot next), finished, or
+    # stopped with its reason, settings restored and mail sent: never "running" with nobody to run it.
+    try:
+        with interrupts.stopping_signals_raise():
+            return _boot_steps(ctx, machine, text)
+    except interrupts.Interrupted as e:
+        return _stop_cut_short(ctx, f"the supervisor received {e.name}; the runner in flight was killed")
+    except ColdrunError as e:
+        return _stop_cut_short(ctx, str(e))
+    except Exception as e:
+        _stop_cut_short(ctx, f"supervisor error ({type(e).__name__}: {e}); please report it with the log")
+        raise
+
+
+def _stop_cut_short(ctx: Boot, reason: str) -> int:
+    """A boot that cannot go on: settle a job it claimed as the next boot would (re-queued or crashed, per
+    rerun.crashed), then the stop path."""
+    with interrupts.stopping_signals_ignored():
+        try:
+            reconcile(ctx.state, ctx.schedule, ctx.exp, ctx.log)
+        except ColdrunError as e:     # e.g. what cut the boot short: the next boot after --continue tries again
+            ctx.log.warning("could not settle the job in flight", problem=str(e))
+        return stop(ctx, reason)
+
+
+def _boot_steps(ctx: Boot, machine: Machine, text: bytes) -> int:
+    state, schedule, exp, log = ctx.state, ctx.schedule, ctx.exp, ctx.log
+    boot_no = schedule.boots
     pause_point("after-boot-count", boot_no)
 
     reconcile(state, schedule, exp, log)
+    edited = state.source_change(text)
+    if edited:
+        return stop(ctx, edited)
     altered = verify_records(state, schedule)   # never re-run or overwrite what the state dir says was done
     if altered:
         return stop(ctx, "state dir altered: " + altered_line(altered))
@@ -119,14 +142,12 @@ def _boot_locked(state: StateDir, machine: Machine, stderr) -> int:
         ctx.platform.reboot()
         return 0
 
-    old = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
-        rc = run_one(run, job)
-    except _Terminated:
+        with interrupts.sigterm_raises():
+            rc = run_one(run, job)
+    except interrupts.Terminated:
         log.warning("terminated by SIGTERM; the job in flight is settled at the next start")
         return 143
-    finally:
-        signal.signal(signal.SIGTERM, old)
     if rc is not None:
         return rc
     log.info("rebooting", **_progress(state, schedule))
@@ -202,9 +223,9 @@ def run_one(run: JobRun, job: JobLine) -> int | None:
             pause_point("between-pair-records", schedule.boots)
         try:
             write_record(state.path, record)
-        except OSError as e:   # e.g. a full disk: the job stays claimed and is settled at the next start
+        except OSError as e:   # e.g. a full disk: the boot stops the experiment, settling the claimed job
             raise ColdrunError(f"{state.path}: cannot write the execution record ({e.strerror}); free space or "
-                               f"fix permissions, then coldrun resume {state.path}")
+                               f"fix permissions, then coldrun resume --continue {state.path}")
     pause_point("after-record", schedule.boots)
     record = ex.records[0]
     schedule.set_job(job, outcome.flag)

@@ -337,20 +337,29 @@ class StateDir:
             raise ColdrunError(f"{self.experiment_path}: does not match the schedule's experiment_sha256; this "
                                f"state dir belongs to another experiment or was edited")
         if check_source:
-            source = Path(self.meta()["experiment_file"])
-            if source.is_file():
-                now = source.read_bytes()
-                if now != text:
-                    old_lines = text.decode(errors="replace").splitlines()
-                    new_lines = now.decode(errors="replace").splitlines()
-                    n = next((i for i, (a, b) in enumerate(zip(old_lines, new_lines)) if a != b),
-                             min(len(old_lines), len(new_lines)))
-                    was = old_lines[n] if n < len(old_lines) else "(end of file)"
-                    is_now = new_lines[n] if n < len(new_lines) else "(end of file)"
-                    raise ColdrunError(f"{source}: experiment file changed since the experiment started "
-                                       f"(line {n + 1}: {was!r} is now {is_now!r}); restore it from "
-                                       f"{self.experiment_path}")
+            changed = self.source_change(text)
+            if changed:
+                raise ColdrunError(changed)
         return parse_experiment(text, str(self.experiment_path)), text
+
+    def source_change(self, text: bytes) -> str | None:
+        """One line saying how the experiment file differs from the copy ``text`` it was started with, or None
+        (also when it is gone: the copy is what runs)."""
+        source = Path(self.meta()["experiment_file"])
+        try:
+            now = source.read_bytes()
+        except OSError:
+            return None
+        if now == text:
+            return None
+        old_lines = text.decode(errors="replace").splitlines()
+        new_lines = now.decode(errors="replace").splitlines()
+        n = next((i for i, (a, b) in enumerate(zip(old_lines, new_lines)) if a != b),
+                 min(len(old_lines), len(new_lines)))
+        was = old_lines[n] if n < len(old_lines) else "(end of file)"
+        is_now = new_lines[n] if n < len(new_lines) else "(end of file)"
+        return (f"{source}: experiment file changed since the experiment started (line {n + 1}: {was!r} is now "
+                f"{is_now!r}); restore it from {self.experiment_path}, then coldrun resume --continue {self.path}")
 
     def experiment_dir(self) -> Path:
         return Path(self.meta()["experiment_dir"])
