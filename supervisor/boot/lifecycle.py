@@ -207,8 +207,8 @@ def continue_stopped(state_dir: str, *, machine: Machine | None = None, stderr=s
         platform = (machine or Machine()).platform(schedule.mode, exp, state.path, log)
         platform.reclaim_machine()
         platform.install_boot_service()
-        # The reboot-loop guard counts afresh from here.
-        schedule.set_boots(schedule.total_attempts())
+        # The reboot-loop guard counts afresh from here; the boot count goes on, so boots keep their order.
+        state.set_guard_base(schedule.boots, schedule.total_attempts())
         schedule.set_status("running")
         log.info("continuing a stopped experiment", reason_was=state.stop_reason())
     finally:

@@ -14,7 +14,6 @@ its attempt.
 
 from __future__ import annotations
 
-import calendar
 import json
 import os
 import sys
@@ -64,6 +63,7 @@ def boot(state_dir: str | Path, *, machine: Machine | None = None, stderr=sys.st
 
 
 def _boot_locked(state: StateDir, machine: Machine, stderr) -> int:
+    began = time.monotonic()
     schedule = state.schedule()      # read under the lock
     log = make_logger(state.log_path, stderr)
     exp, text = state.experiment(schedule, check_source=False)   # the copy, which matches the schedule
@@ -86,7 +86,7 @@ def _boot_locked(state: StateDir, machine: Machine, stderr) -> int:
     # stopped with its reason, settings restored and mail sent: never "running" with nobody to run it.
     try:
         with interrupts.stopping_signals_raise():
-            return _boot_steps(ctx, machine, text)
+            return _boot_steps(ctx, machine, text, began)
     except interrupts.Interrupted as e:
         return _stop_cut_short(ctx, f"the supervisor received {e.name}; the runner in flight was killed")
     except ColdrunError as e:
@@ -107,7 +107,7 @@ def _stop_cut_short(ctx: Boot, reason: str) -> int:
         return stop(ctx, reason)
 
 
-def _boot_steps(ctx: Boot, machine: Machine, text: bytes) -> int:
+def _boot_steps(ctx: Boot, machine: Machine, text: bytes, began: float) -> int:
     state, schedule, exp, log = ctx.state, ctx.schedule, ctx.exp, ctx.log
     boot_no = schedule.boots
     pause_point("after-boot-count", boot_no)
@@ -120,12 +120,13 @@ def _boot_steps(ctx: Boot, machine: Machine, text: bytes) -> int:
     if altered:
         return stop(ctx, "state dir altered: " + altered_line(altered))
 
-    # Reboot-loop guard: every boot claims a job, except the finishing one.
-    unexplained = boot_no - schedule.total_attempts() - 1
-    if unexplained > exp.rerun.max_unexplained_boots:
-        return stop(ctx, f"reboot-loop guard: {boot_no} boots but only "
-                    f"{schedule.total_attempts()} job attempts (more than rerun.max_unexplained_boots = "
-                    f"{exp.rerun.max_unexplained_boots} boots claimed no job)")
+    # Reboot-loop guard: every boot claims a job, except the finishing one (counted since the last continue).
+    base_boots, base_attempts = state.guard_base()
+    boots, attempts = boot_no - base_boots, schedule.total_attempts() - base_attempts
+    if boots - attempts - 1 > exp.rerun.max_unexplained_boots:
+        return stop(ctx, f"reboot-loop guard: {boots} boots but only {attempts} job attempts"
+                    f"{' since the experiment continued' if base_boots else ''} (more than "
+                    f"rerun.max_unexplained_boots = {exp.rerun.max_unexplained_boots} boots claimed no job)")
 
     # [stop]: settle what a cut left undecided after the last execution (run_one decides right after it).
     settle_failed = ctx.kind.settle(ctx)
@@ -138,6 +139,7 @@ def _boot_steps(ctx: Boot, machine: Machine, text: bytes) -> int:
         return finish(ctx)
     run = ctx.kind.job_run(ctx, machine, job)
     if run.reboot_first:     # e.g. a screening level that needs a reboot was switched: boot into it first
+        state.add_boot_seconds(time.monotonic() - began)
         ctx.platform.ensure_boot_service()
         ctx.platform.reboot()
         return 0
@@ -150,6 +152,7 @@ def _boot_steps(ctx: Boot, machine: Machine, text: bytes) -> int:
         return 143
     if rc is not None:
         return rc
+    state.add_boot_seconds(time.monotonic() - began)
     log.info("rebooting", **_progress(state, schedule))
     run.ctx.platform.ensure_boot_service()
     run.ctx.platform.reboot()
@@ -157,18 +160,16 @@ def _boot_steps(ctx: Boot, machine: Machine, text: bytes) -> int:
 
 
 def _progress(state: StateDir, schedule: Schedule) -> dict[str, str]:
-    """done/total and a rough ETA from the schedule alone (time since start / attempts so far)."""
+    """done/total and a rough ETA: the boots' monotonic seconds so far / attempts so far x outstanding jobs.
+    Never the wall clock, which may be set back or forward between boots; the reboots themselves (firmware,
+    kernel) are not counted, so it errs short."""
     c = schedule.counts()
     total = len(schedule.jobs) - c["skipped"]
     done = total - c["outstanding"] - c["running"]
     out = {"done": f"{done}/{total}"}
-    try:
-        started = calendar.timegm(time.strptime(state.meta()["created"], "%Y-%m-%dT%H:%M:%SZ"))
-    except (ColdrunError, KeyError, ValueError):
-        return out
     attempts = schedule.total_attempts()
     if attempts:
-        out["eta"] = format_duration((time.time() - started) / attempts * c["outstanding"])
+        out["eta"] = format_duration(state.boot_seconds() / attempts * c["outstanding"])
     return out
 
 

@@ -151,6 +151,10 @@ def check_free_space(path: Path, needed: int) -> None:
                            f"--state-dir on another filesystem")
 
 
+def _number(value) -> float:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0 else 0.0
+
+
 class AlreadyRunning(ColdrunError):
     exit_code = 5
 
@@ -302,6 +306,27 @@ class StateDir:
         if meta.get("debug", False) != debug:
             meta["debug"] = debug
             self._write_meta(meta)
+
+    def add_boot_seconds(self, seconds: float) -> None:
+        """A boot's length by the monotonic clock, added up for the ETA (the wall clock may jump between boots)."""
+        meta = self.meta()
+        meta["seconds_in_boots"] = _number(meta.get("seconds_in_boots")) + max(0.0, seconds)
+        self._write_meta(meta)
+
+    def boot_seconds(self) -> float:
+        return _number(self.meta().get("seconds_in_boots"))
+
+    def guard_base(self) -> tuple[int, int]:
+        """Boots and job attempts when the experiment last continued: the reboot-loop guard counts from there."""
+        base = self.meta().get("guard_base")
+        if isinstance(base, dict) and all(isinstance(base.get(k), int) for k in ("boots", "attempts")):
+            return base["boots"], base["attempts"]
+        return 0, 0
+
+    def set_guard_base(self, boots: int, attempts: int) -> None:
+        meta = self.meta()
+        meta["guard_base"] = {"boots": boots, "attempts": attempts}
+        self._write_meta(meta)
 
     def _write_meta(self, meta: dict) -> None:
         write_atomic(self.meta_path, json.dumps(meta, indent=1).encode(), 0o600)

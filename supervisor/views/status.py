@@ -88,11 +88,12 @@ def _read_records(state_path: Path, schedule: Schedule) -> tuple[dict[str, list[
         for i, job in enumerate(schedule.jobs) if job.state == CRASHED
         for key in (pair_sides(job.key) or (job.key,))]
     kept: Counter[str] = Counter()
-    files = [(attempt, path) for (idx, attempt), sides in list_attempts(state_path).items() for path in sides.values()]
-    for attempt, path in sorted(files, key=lambda ap: os.lstat(ap[1]).st_mtime):
-        rec, problem = load_record(path)
-        if rec is None:
-            continue   # listed in `altered`
+    loaded = [(attempt, load_record(path)[0])
+              for (idx, attempt), sides in list_attempts(state_path).items() for path in sides.values()]
+    # In the order they ran: by boot (a continue keeps counting), never by a file time or started_at, which follow
+    # the wall clock (set back or forward between boots).
+    for attempt, rec in sorted(((a, r) for a, r in loaded if r is not None),   # None: listed in `altered`
+                               key=lambda ar: (ar[1].boot, ar[1].job_index, ar[0], ar[1].key)):
         job_key = rec.pair.pair_id.rpartition("#")[0] if rec.pair else rec.key
         if rec.duration_seconds is not None:
             per_iteration[job_key].append(rec.duration_seconds / rec.iterations)
