@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 
 import pytest
 
@@ -125,3 +126,17 @@ def test_status_help_documents_the_exit_codes(capsys):
     for text in ("0 finished, every execution completed", "3 stopped", "6 finished with errored, timed-out or "
                  "crashed executions", "7 aborted", "8 still running"):
         assert text in out
+
+
+def test_iteration_times_longer_than_the_runner_lived_are_refused(tmp_path):
+    """A document claiming 5 x 100 s from a process that lived a fraction of a second (forged, or an external
+    runner reporting milliseconds) is errored with the reason, its numbers not kept (issue 26, item 4)."""
+    exp = experiment(tmp_path, {"a": "forged"}, executions=1, iterations=5,
+                     extra="stop_on_launch_failure = false")
+    state = tmp_path / "s"
+    start_quiet(exp, state)
+    assert run_to_end(state) == EXIT_FAILURES
+    [record] = [json.loads(p.read_text()) for p in (state / "executions").iterdir()]
+    assert record["outcome"] == "E" and record["cause"] == "protocol_refusal"
+    assert record["reason"].startswith("iteration times add up to 500s, more than the ")
+    assert "forged or mis-scaled" in record["reason"] and record["wallclock_times"] == []
