@@ -151,6 +151,9 @@ class StatusReport(_Strict):
                                                 "job's failed attempts each); [] when none")
     stop_reason: str | None = Field(description="why the experiment stopped (status stopped only)")
     altered: list[str] = Field(description="one line per way the records were altered (exit status 4)")
+    files_changed: list[str] = Field(default_factory=list, description="executions that ran with a key's files "
+                                     "changed since start (on_changed_files = 'flag'; record flag files_changed): "
+                                     "'key #pexec attempt n'")
     run_length: RunLength | None = Field(description="[stop] experiments only")
     pairs: list[PairProgress] | None = Field(default=None, description="[duet] experiments only: per pair")
     screening: ScreeningProgress | None = Field(default=None, description="[screening] experiments only")

@@ -88,7 +88,9 @@ def build_record(ctx: Boot, job: JobLine, attempt: int, key: str, run: dict[str,
         record_version=RECORD_VERSION, supervisor_version=__version__, job_index=job.index, key=key,
         bench=bench, vm=vm_name, variant=variant, pexec=job.pexec, attempt=attempt, boot=ctx.schedule.boots,
         iterations=job.iterations, param=run_param(ctx, job, key), debug=ctx.state.debug(), mode=vm.mode,
-        instrument=vm.instrument, flags=[*verdict.flags, *flags], platform_before=before, platform_after=after,
+        instrument=vm.instrument, flags=[*verdict.flags, *flags, *(["files_changed"] if before.get("changed_files")
+                                                                  else [])],
+        platform_before=before, platform_after=after,
         rerun_requested=verdict.rerun_requested, outcome=outcome.flag, state=outcome.state, reason=outcome.reason,
         cause=outcome.cause, **parts, **run)
 

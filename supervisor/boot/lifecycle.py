@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from supervisor.boot.context import Boot
+from supervisor.boot.key_files import record_at_start
 from supervisor.boot.prepare import prepare, refuse_problems
 from supervisor.boot.reconcile import reconcile
 from supervisor.durable import write_atomic
@@ -66,6 +67,9 @@ def _start_locked(prep, state: StateDir, mode: str, machine: Machine, stderr, de
     # Before this experiment changes anything: undo what a dead one left, then say who is changing things.
     platform.claim_machine()
     state.write_experiment(prep.text, Path(prep.experiment_file), sys.argv, debug=debug)
+    # What each key runs, pinned before anything on the machine changes (a boot compares before each execution).
+    record_at_start(state.path, exp, state.experiment_dir(), str(state.experiment_path),
+                    [j.key for j in prep.jobs if not j.skipped], str(state.home_path))
     for vm_name, vm in exp.vms.items():
         if vm.instrument:
             log.warning("instrumentation is on: it perturbs the measurement; use these runs to explain "

@@ -21,7 +21,9 @@ import time
 from pathlib import Path
 
 from supervisor.boot import interrupts
+from supervisor.boot import key_files
 from supervisor.boot.context import Boot
+from supervisor.boot.key_files import single_keys
 from supervisor.boot.crash_points import pause_point
 from supervisor.boot.execution import Executed, JobRun
 from supervisor.boot.kinds import kind_for
@@ -210,6 +212,10 @@ def run_one(run: JobRun, job: JobLine) -> int | None:
     except HookFailed as e:
         return stop(ctx, str(e))
     before = platform.snapshot()
+    changed, files_part = _changed_files(ctx, job)
+    if changed is not None:
+        return stop(ctx, changed)
+    before.update(files_part)
 
     attempt = job.attempts + 1
     schedule.set_job(job, RUNNING, attempt)
@@ -259,6 +265,32 @@ def run_one(run: JobRun, job: JobLine) -> int | None:
     if settle_failed:
         return stop(ctx, settle_failed)
     return None
+
+
+def _changed_files(ctx: Boot, job: JobLine) -> tuple[str | None, dict]:
+    """(the stop reason when the job's keys' files differ from start's digests and on_changed_files = "stop",
+    what the record's platform_before says of them: each key's files digest, and with "flag" what changed)."""
+    state, exp = ctx.state, ctx.exp
+    lines: list[str] = []
+    now: dict[str, str] = {}
+    for key in single_keys([job.key]):
+        changed, digest = key_files.changes(state.path, exp, state.experiment_dir(), str(state.experiment_path),
+                                            key, str(state.home_path))
+        lines += changed
+        if digest:
+            now[key] = digest
+    part: dict = {"key_files_sha256": now} if now else {}
+    if not lines:
+        return None, part
+    if exp.on_changed_files == "flag":
+        ctx.log.warning("files changed since start; running and flagging the execution", key=job.key,
+                        changed="; ".join(lines))
+        return None, {**part, "changed_files": lines}
+    n = key_files.SHOWN_CHANGES
+    shown = "; ".join(lines[:n]) + (f"; and {len(lines) - n} more" if len(lines) > n else "")
+    return (f"{job.key}: files changed since the experiment started ({shown}); its executions would measure "
+            f"another program. Restore them and coldrun resume --continue {state.path}, or set "
+            f"on_changed_files = \"flag\" to run on with such executions flagged (files_changed)"), part
 
 
 def _launch_failure(ctx: Boot, job: JobLine, ex: Executed) -> str | None:

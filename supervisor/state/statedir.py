@@ -31,7 +31,7 @@ MIN_FREE_BYTES = 16 * 1024 * 1024   # log, schedule, undo log and a margin, what
 
 # What a state dir may hold, and of which type.  Anything coldrun reads must be a
 # plain file or directory coldrun made: never a symlink, never the other type.
-FILES = (layout.SCHEDULE, layout.EXPERIMENT, layout.META, layout.AUDIT, layout.UNDO, layout.LOCK, layout.LOG,
+FILES = (layout.SCHEDULE, layout.EXPERIMENT, layout.META, layout.AUDIT, layout.KEY_FILES, layout.UNDO, layout.LOCK, layout.LOG,
          layout.RUNNER, layout.STOP_REASON, layout.BENCHMARK_USER, layout.RUN_LENGTH, layout.SCREENING,
          layout.SCREENING_SWITCH, layout.BOOT_BASELINES)
 DIRS = (layout.EXECUTIONS, layout.HOME, layout.EMPTY_SKEL)

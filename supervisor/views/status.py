@@ -49,7 +49,7 @@ def status_report(state_dir: str) -> StatusReport:
     exp, _ = state.experiment(schedule, check_source=False)
     altered = verify_records(state, schedule)
     c = schedule.counts()
-    per_iteration, last_error, failures, kept_sides = _read_records(state.path, schedule)
+    per_iteration, last_error, failures, kept_sides, files_changed = _read_records(state.path, schedule)
     kind = kind_for(exp)
     running = schedule.status == "running"
     expected = kind.expected_jobs(state.path, schedule) if running else {}
@@ -64,7 +64,7 @@ def status_report(state_dir: str) -> StatusReport:
         supervisor_pid=holder if running and holder and psutil.pid_exists(holder) else None,
         last_error=last_error, failures=failures,
         stop_reason=state.stop_reason() if schedule.status == "stopped" else None,
-        altered=altered, **kind.status_parts(state.path, schedule, kept_sides))
+        altered=altered, files_changed=files_changed, **kind.status_parts(state.path, schedule, kept_sides))
 
 
 def report_exit_code(report: StatusReport) -> int:
@@ -76,10 +76,10 @@ def report_exit_code(report: StatusReport) -> int:
 
 
 def _read_records(state_path: Path, schedule: Schedule) -> tuple[dict[str, list[float]], LastError | None,
-                                                                  list[Failure], Counter[str]]:
+                                                                  list[Failure], Counter[str], list[str]]:
     """Seconds per iteration of every job key's records (a pair job's: both sides'), the newest errored or
-    timed-out one, every failed attempt (crashed jobs from the schedule), and per pair job key the sides kept
-    from failed pair executions (final attempts)."""
+    timed-out one, every failed attempt (crashed jobs from the schedule), per pair job key the sides kept
+    from failed pair executions (final attempts), and the executions that ran with changed files."""
     per_iteration: dict[str, list[float]] = defaultdict(list)
     last_error = None
     failed: list[tuple[int, Failure]] = [
@@ -88,6 +88,7 @@ def _read_records(state_path: Path, schedule: Schedule) -> tuple[dict[str, list[
         for i, job in enumerate(schedule.jobs) if job.state == CRASHED
         for key in (pair_sides(job.key) or (job.key,))]
     kept: Counter[str] = Counter()
+    files_changed: list[str] = []
     loaded = [(attempt, load_record(path)[0])
               for (idx, attempt), sides in list_attempts(state_path).items() for path in sides.values()]
     # In the order they ran: by boot (a continue keeps counting), never by a file time or started_at, which follow
@@ -97,6 +98,8 @@ def _read_records(state_path: Path, schedule: Schedule) -> tuple[dict[str, list[
         job_key = rec.pair.pair_id.rpartition("#")[0] if rec.pair else rec.key
         if rec.duration_seconds is not None:
             per_iteration[job_key].append(rec.duration_seconds / rec.iterations)
+        if "files_changed" in rec.flags:
+            files_changed.append(f"{rec.key} #{rec.pexec} attempt {attempt}")
         if rec.outcome in ("E", "T"):
             last_error = LastError(key=rec.key, pexec=rec.pexec, attempt=attempt, state=rec.state, reason=rec.reason)
             failed.append((rec.job_index, Failure(key=rec.key, pexec=rec.pexec, attempt=attempt, state=rec.state,
@@ -105,4 +108,4 @@ def _read_records(state_path: Path, schedule: Schedule) -> tuple[dict[str, list[
                 and schedule.jobs[rec.job_index].attempts == attempt):
             kept[job_key] += 1
     failures = [f for _, f in sorted(failed, key=lambda jf: (jf[0], jf[1].attempt, jf[1].key))]
-    return per_iteration, last_error, failures, kept
+    return per_iteration, last_error, failures, kept, files_changed

@@ -42,6 +42,9 @@ def status_text(report: StatusReport) -> str:
         lines.append(f"failed executions ({len(report.failures)}):")
         lines.extend(f"  {f.key} #{f.pexec} attempt {f.attempt}: {f.state.replace('_', ' ')}: {f.reason}"
                      for f in report.failures)
+    if report.files_changed:
+        lines.append(f"ran with files changed since start, flagged files_changed ({len(report.files_changed)}): "
+                     + ", ".join(report.files_changed))
     if report.status == "stopped":
         lines.append(f"stop reason: {report.stop_reason}")
     if report.altered:

@@ -56,7 +56,8 @@ def test_launch_failures_are_recorded_and_run_on_when_not_stopping(tmp_path):
 
 
 def test_a_key_that_completed_once_is_not_stopped_by_a_later_failure(tmp_path):
-    exp = experiment(tmp_path, {"a": "ok"}, executions=2)
+    # on_changed_files = "flag": the rewritten benchmark file runs (test_changed_files.py: the default stops).
+    exp = experiment(tmp_path, {"a": "ok"}, executions=2, extra='on_changed_files = "flag"')
     state = tmp_path / "s"
     start_quiet(exp, state)
     assert boot_quiet(state) == 0
