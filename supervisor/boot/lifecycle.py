@@ -40,6 +40,7 @@ def start(experiment_file: str, state_dir: str, *, simulate: bool, machine: Mach
     mode = SIMULATED if simulate else HARDWARE
     machine = machine or Machine()
     machine.require_privileges(mode)
+    machine.refuse_volatile_state_dir(mode, state_dir)    # before anything is written or changed
     as_user = machine.runs_as_benchmark_user(mode)
     prep = prepare(experiment_file, random_seed=secrets.randbelow(10 ** 12), as_benchmark_user=as_user,
                    run_length=machine.run_length, machine=machine, simulate=simulate)
@@ -151,8 +152,16 @@ def stop(ctx: Boot, reason: str) -> int:
 
 
 def abort(state_dir: str, *, machine: Machine | None = None, stderr=sys.stderr, wait_seconds: float = 30.0) -> int:
-    """Stop a running or idle experiment for good: settle jobs, restore, disable, mail."""
+    """Stop a running or idle experiment for good: settle jobs, restore, disable, mail.  A state dir that is
+    gone (wiped): restore and disable from what the machine kept of it."""
     state = StateDir(state_dir)
+    machine = machine or Machine()
+    if not state.exists():          # no schedule: wiped (a mount point left empty), deleted, or never started
+        log = make_logger(None, stderr)
+        if machine.forget_lost_state_dir(state.path, log):
+            log.warning("state dir is gone with its results; restored the settings its experiment changed and "
+                        "removed its boot service", state_dir=str(state.path))
+            return 0
     state.schedule()                 # a clear error for a non-state dir first
     try:
         lock_fd = state.lock()
@@ -174,7 +183,7 @@ def abort(state_dir: str, *, machine: Machine | None = None, stderr=sys.stderr, 
                                        f"{wait_seconds:.0f}s; stop it and run coldrun abort again")
                 time.sleep(0.1)
     try:
-        return _abort_locked(state, machine or Machine(), stderr)
+        return _abort_locked(state, machine, stderr)
     finally:
         os.close(lock_fd)
 

@@ -5,7 +5,9 @@
     meta.json         where it came from, when, the argv, the debug setting
     audit.json        the platform audit taken at start, plus the experiment's hash
     key_files.json    digests of every key's benchmark, runner and interpreter files at start (boot.key_files)
-    undo.json         every system setting changed, with its original value (state.undo)
+    undo.json         the undo log in simulated mode and in state dirs of an earlier coldrun; in hardware mode it
+                      lives on the machine (/var/lib/coldrun/experiments/, platforms/kept_state.py), where a lost
+                      state dir leaves it
     lock              the single-instance lock (holder's pid)
     log               the structured log (JSON lines)
     runner.json       pid and start time of the runner in flight
