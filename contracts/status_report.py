@@ -146,6 +146,9 @@ class StatusReport(_Strict):
                                                   "waits for nothing), reboots not included; null when unknown "
                                                   "or not running")
     supervisor_pid: int | None = Field(description="pid in the lock file while running and alive (may be stale)")
+    unattended: bool = Field(default=False, description="running, but no supervisor holds the state dir's lock: "
+                             "nothing makes progress until coldrun resume DIR (on the benchmark machine, its "
+                             "next boot)")
     last_error: LastError | None
     failures: list[Failure] = Field(description="every failed execution attempt, in schedule order (a re-run "
                                                 "job's failed attempts each); [] when none")

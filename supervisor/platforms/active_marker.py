@@ -11,7 +11,6 @@ when the replay fails, so settings are never stacked on unknown ones.
 
 from __future__ import annotations
 
-import fcntl
 import os
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from supervisor.platforms.kept_state import undo_log
 from supervisor.platforms.undo_replay import restore_undo_log
 from supervisor.state import layout
 from supervisor.state.schedule import Schedule
+from supervisor.state.statedir import StateDir
 
 MARKER = "/var/lib/coldrun/active"
 
@@ -66,21 +66,6 @@ def clear_marker(root: SystemRoot, state_dir: Path, log: Any) -> None:
         pass
 
 
-def _lock_held(state_dir: Path) -> bool:
-    """True when a supervisor holds the state dir's lock (probed without writing to the dir)."""
-    try:
-        fd = os.open(state_dir / layout.LOCK, os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        return False
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(fd)
-
-
 def replay_previous(root: SystemRoot, commands: Commands, log: Any, current: Path) -> None:
     """Restore what a previous experiment left changed; ColdrunError when that is impossible.
 
@@ -95,7 +80,7 @@ def replay_previous(root: SystemRoot, commands: Commands, log: Any, current: Pat
         log.warning("active-experiment marker names a state dir that no longer exists; ignoring it",
                     marker=str(marker), state_dir=str(old))
         return
-    if old != Path(current).absolute() and old.is_dir() and _lock_held(old):
+    if old != Path(current).absolute() and old.is_dir() and StateDir(old).lock_held():
         raise ColdrunError(f"{old}: another experiment is running on this machine (its supervisor holds the "
                            f"lock); wait for it or coldrun abort {old}, then start again")
     try:
@@ -128,7 +113,7 @@ def claim_for_continue(root: SystemRoot, state_dir: Path) -> None:
     other = read_marker(root)
     if other is not None and other != state_dir and other.is_dir():
         try:
-            busy = undo_log(root, other).pending() or _lock_held(other)
+            busy = undo_log(root, other).pending() or StateDir(other).lock_held()
         except PlatformError:
             busy = True
         if busy:

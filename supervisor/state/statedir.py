@@ -414,6 +414,20 @@ class StateDir:
             pass   # the pid is a hint for status and abort; the flock is the lock (a full disk must not stop it)
         return fd
 
+    def lock_held(self) -> bool:
+        """Whether a supervisor holds the lock now (probed with a shared lock, without writing to the dir)."""
+        try:
+            fd = os.open(self.lock_path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+        except OSError:
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            return False
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(fd)
+
     def lock_holder(self) -> int | None:
         """The pid written by the last lock holder (read only; may be stale)."""
         try:

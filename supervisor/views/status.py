@@ -54,6 +54,7 @@ def status_report(state_dir: str) -> StatusReport:
     running = schedule.status == "running"
     expected = kind.expected_jobs(state.path, schedule) if running else {}
     holder = state.lock_holder()
+    attended = running and state.lock_held()
     return StatusReport(
         experiment=exp.name, state_dir=os.path.abspath(state_dir), machine=socket.gethostname(),
         status=schedule.status, mode=schedule.mode, counts=JobCounts(**c),
@@ -61,7 +62,8 @@ def status_report(state_dir: str) -> StatusReport:
         more_expected=sum(n for n, _ in expected.values()), boots=schedule.boots,
         eta_seconds=(estimate_remaining(schedule, per_iteration, exp.waits.per_execution, expected)
                      if running else None),
-        supervisor_pid=holder if running and holder and psutil.pid_exists(holder) else None,
+        supervisor_pid=holder if attended and holder and psutil.pid_exists(holder) else None,
+        unattended=running and not attended,
         last_error=last_error, failures=failures,
         stop_reason=state.stop_reason() if schedule.status == "stopped" else None,
         altered=altered, files_changed=files_changed, **kind.status_parts(state.path, schedule, kept_sides))

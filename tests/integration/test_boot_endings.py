@@ -123,3 +123,17 @@ def test_a_stray_signal_kills_the_runner_and_stops_the_experiment(exp_factory, t
     st = coldrun("status", str(state))
     assert st.returncode == EXIT_STOPPED and "outstanding 2" in st.stdout, st.stdout
     assert "simulated: would mail" in err and "stopped" in err
+
+
+def test_status_says_when_no_supervisor_runs_a_running_experiment(exp_factory, tmp_path):
+    """SIGKILL cannot be caught: the state dir still says running, so status says that nothing runs it."""
+    p = exp_factory({"a": "slow"}, iterations=50)
+    state = tmp_path / "s"
+    r = coldrun("start", str(p), "--simulate-reboots", "--state-dir", str(state),
+                env={"COLDRUN_TEST_PAUSE_AT": "during-run"})
+    assert r.returncode == -9
+    st = coldrun("status", str(state))
+    assert st.returncode == 8, st.stdout
+    assert st.stdout.splitlines()[0] == "experiment t: running (simulated), boot 1" and "supervisor: pid" not in st.stdout
+    assert f"no supervisor is running it: nothing happens until coldrun resume {state}" in st.stdout
+    assert json.loads(coldrun("status", str(state), "--json").stdout)["unattended"] is True
