@@ -8,10 +8,10 @@ runner command names by absolute path in its argv or environment (the
 interpreter, the runner file, libkruntime, the language's binding).  Libraries
 an interpreter links dynamically are not followed (an ldd per key and boot is
 not cheap, and they change with the system's packages, which the audit sees).
-Before every execution the boot compares them again (``changes``); what
-differs stops the experiment, or with ``on_changed_files = "flag"`` runs and
-is named in the record (files that appeared are not compared) (``platform_before.changed_files``, flag
-``files_changed``).  Files over ``LARGE_FILE`` are pinned by size and
+Before every execution the boot compares them again (``changes``: content
+only, not files that appeared or went); what differs stops the experiment,
+or with ``on_changed_files = "flag"`` runs and is named in the record
+(``platform_before.changed_files``, flag ``files_changed``).  Files over ``LARGE_FILE`` are pinned by size and
 modification time only, so a data set does not cost a read at every boot.
 """
 
@@ -101,7 +101,7 @@ def summary(digests: dict[str, str]) -> str:
 
 def changes(state_path: Path, exp: Experiment, exp_dir: Path, exp_path: str, key: str,
             home: str) -> tuple[list[str], str | None]:
-    """(one line per file of ``key`` that differs from start's digest, the digest of its files now).
+    """(one line per file of ``key`` whose content differs from start's digest, the digest of its files now).
 
     Nothing when the key cannot launch (a missing benchmark file or interpreter, a bad runner): the launch says
     so with its own reason, as for a first execution.  A state dir from before digests were pinned: nothing."""
@@ -121,7 +121,8 @@ def changes(state_path: Path, exp: Experiment, exp_dir: Path, exp_path: str, key
     if not all(p.is_file() for p in needed):
         return [], None
     now = key_digests(exp, exp_dir, exp_path, key, home)
-    # Files that appeared are not compared: a benchmark may write beside itself; what it loads was pinned.
-    lines = [f"{p}: missing" for p in sorted(set(pinned) - set(now))]
-    lines += [f"{p}: content changed" for p in sorted(set(now) & set(pinned)) if now[p] != pinned[p]]
+    # Only content that changed: a file that appeared may be the benchmark's own output, and a file that went
+    # fails the launch or the benchmark (errored, with its reason; a pair's partner may share the directory),
+    # where a changed one would be measured silently.
+    lines = [f"{p}: content changed" for p in sorted(set(now) & set(pinned)) if now[p] != pinned[p]]
     return lines, summary(now)
