@@ -146,11 +146,17 @@ class StatusReport(_Strict):
                                                   "waits for nothing), reboots not included; null when unknown "
                                                   "or not running")
     supervisor_pid: int | None = Field(description="pid in the lock file while running and alive (may be stale)")
+    unattended: bool = Field(default=False, description="running, but no supervisor holds the state dir's lock: "
+                             "nothing makes progress until coldrun resume DIR (on the benchmark machine, its "
+                             "next boot)")
     last_error: LastError | None
     failures: list[Failure] = Field(description="every failed execution attempt, in schedule order (a re-run "
                                                 "job's failed attempts each); [] when none")
     stop_reason: str | None = Field(description="why the experiment stopped (status stopped only)")
     altered: list[str] = Field(description="one line per way the records were altered (exit status 4)")
+    files_changed: list[str] = Field(default_factory=list, description="executions that ran with a key's files "
+                                     "changed since start (on_changed_files = 'flag'; record flag files_changed): "
+                                     "'key #pexec attempt n'")
     run_length: RunLength | None = Field(description="[stop] experiments only")
     pairs: list[PairProgress] | None = Field(default=None, description="[duet] experiments only: per pair")
     screening: ScreeningProgress | None = Field(default=None, description="[screening] experiments only")

@@ -116,9 +116,20 @@ class RebootRecorder(ScriptedPlatform):
         self.restored += 1
 
 
+# A machine whose / (and so the tests' tmp dirs) is one ext4 disk, as proc(5)'s mountinfo lines read (the
+# cgroup-elsewhere fixture's first line): hardware mode refuses a state dir that a reboot would empty.
+ROOT_ON_DISK = "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
+
+
+def root_on_disk(root: Path) -> None:
+    (root / "proc" / "self").mkdir(parents=True, exist_ok=True)
+    (root / "proc" / "self" / "mountinfo").write_text(ROOT_ON_DISK)
+
+
 def fake_root(tmp):
-    """A SystemRoot under tmp with the directories the boot service writes to."""
+    """A SystemRoot under tmp with the directories the boot service writes to, / on a disk."""
     root = tmp / "root"
     (root / "run" / "systemd" / "system").mkdir(parents=True)
     (root / "etc" / "systemd" / "system").mkdir(parents=True)
+    root_on_disk(root)
     return SystemRoot(root)

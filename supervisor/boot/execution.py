@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import signal
 import time
@@ -95,7 +96,9 @@ def build_record(ctx: Boot, job: JobLine, attempt: int, key: str, run: dict[str,
         record_version=RECORD_VERSION, supervisor_version=__version__, job_index=job.index, key=key,
         bench=bench, vm=vm_name, variant=variant, pexec=job.pexec, attempt=attempt, boot=ctx.schedule.boots,
         iterations=job.iterations, param=run_param(ctx, job, key), debug=ctx.state.debug(), mode=vm.mode,
-        instrument=vm.instrument, flags=[*verdict.flags, *flags], platform_before=before, platform_after=after,
+        instrument=vm.instrument, flags=[*verdict.flags, *flags, *(["files_changed"] if before.get("changed_files")
+                                                                  else [])],
+        platform_before=before, platform_after=after,
         rerun_requested=verdict.rerun_requested, outcome=outcome.flag, state=outcome.state, reason=outcome.reason,
         cause=outcome.cause, **parts, **run)
 
@@ -225,7 +228,7 @@ def run_and_judge(ctx: Boot, key: str, launch: Launch, prefix: LaunchPrefix, ite
     ended = judge_ending(res, exp.execution_timeout)
     if ended is not None:
         return ended
-    return judge_document(res.results, vm, iterations, record, side=side)
+    return judge_document(res.results, vm, iterations, record, side=side, wall_seconds=res.duration)
 
 
 def memory_bound(exp: Experiment) -> int:
@@ -269,16 +272,28 @@ def signal_name(number: int) -> str:
         return str(number)
 
 
+# The runner's clock (CLOCK_MONOTONIC_RAW) and the supervisor's (CLOCK_MONOTONIC) may differ by NTP's slew, at
+# most 500 ppm; a millisecond more covers rounding of tiny runs.
+CLOCK_RATE_SLACK = 1e-3
+CLOCK_SLACK_SECONDS = 1e-3
+
+
 def judge_document(raw: bytes, vm: VM, iterations: int, record: dict[str, Any], *,
-                   side: PairSideRun | None = None) -> ExecutionOutcome:
+                   side: PairSideRun | None = None, wall_seconds: float | None = None) -> ExecutionOutcome:
     """A runner that exited 0: its document, checked against what this VM's run of ``iterations``
-    implies, fills the record's measurements (completed), or its refusal is the reason (errored)."""
+    implies, fills the record's measurements (completed), or its refusal is the reason (errored).
+    ``wall_seconds``: how long the runner lived by the supervisor's clock, which its iterations cannot exceed."""
     try:
         doc = parse_document(raw, iterations=iterations, startup=vm.mode == "startup",
                              instrument=vm.instrument, duet=side is not None,
                              barrier=side.barrier if side else True)
     except ProtocolError as e:
         return errored("protocol_refusal", str(e))
+    timed = math.fsum(doc["wallclock_times"])
+    if wall_seconds is not None and timed > wall_seconds * (1 + CLOCK_RATE_SLACK) + CLOCK_SLACK_SECONDS:
+        return errored("protocol_refusal", f"iteration times add up to {timed:.6g}s, more than the {wall_seconds:.6g}s "
+                       f"the runner ran by the supervisor's clock: forged or mis-scaled times (a runner reports "
+                       f"seconds); measurements not kept")
     for k in (*MEASUREMENT_KEYS, "counters"):
         record[k] = doc[k]
     # Optional objects and the iteration timeline (start/end ns, barrier waits), kept as the runner wrote them.

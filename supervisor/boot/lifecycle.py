@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from supervisor.boot.context import Boot
+from supervisor.boot.key_files import record_at_start
 from supervisor.boot.prepare import prepare, refuse_problems
 from supervisor.boot.reconcile import reconcile
 from supervisor.durable import write_atomic
@@ -39,6 +40,7 @@ def start(experiment_file: str, state_dir: str, *, simulate: bool, machine: Mach
     mode = SIMULATED if simulate else HARDWARE
     machine = machine or Machine()
     machine.require_privileges(mode)
+    machine.refuse_volatile_state_dir(mode, state_dir)    # before anything is written or changed
     as_user = machine.runs_as_benchmark_user(mode)
     prep = prepare(experiment_file, random_seed=secrets.randbelow(10 ** 12), as_benchmark_user=as_user,
                    run_length=machine.run_length, machine=machine, simulate=simulate)
@@ -55,11 +57,20 @@ def start(experiment_file: str, state_dir: str, *, simulate: bool, machine: Mach
 
 def _start_locked(prep, state: StateDir, mode: str, machine: Machine, stderr, debug: bool) -> int:
     exp = prep.exp
+    # prepare_new looked before the lock: another start may have made an experiment here since.  Nothing
+    # (experiment copy, meta, audit, marker, undo replay) is written before this second look.
+    if state.exists():
+        raise ColdrunError(f"{state.path}: state dir already holds an experiment (started while this start "
+                           f"was preparing); continue it with coldrun resume {state.path}, or choose another "
+                           f"--state-dir")
     log = make_logger(state.log_path, stderr)
     platform = machine.platform(mode, exp, state.path, log)
     # Before this experiment changes anything: undo what a dead one left, then say who is changing things.
     platform.claim_machine()
     state.write_experiment(prep.text, Path(prep.experiment_file), sys.argv, debug=debug)
+    # What each key runs, pinned before anything on the machine changes (a boot compares before each execution).
+    record_at_start(state.path, exp, state.experiment_dir(), str(state.experiment_path),
+                    [j.key for j in prep.jobs if not j.skipped], str(state.home_path))
     for vm_name, vm in exp.vms.items():
         if vm.instrument:
             log.warning("instrumentation is on: it perturbs the measurement; use these runs to explain "
@@ -130,7 +141,10 @@ def finish(ctx: Boot) -> int:
 
 def stop(ctx: Boot, reason: str) -> int:
     """A fatal condition: record why, wind down, and refuse to continue until told to."""
-    write_atomic(ctx.state.stop_reason_path, (reason + "\n").encode())
+    try:
+        write_atomic(ctx.state.stop_reason_path, (reason + "\n").encode())
+    except OSError as e:     # a full disk: stopped all the same; the log and the mail say why
+        ctx.log.error("could not write the stop reason", problem=str(e))
     ctx.schedule.set_status("stopped")
     ctx.log.error("experiment stopped", reason=reason)
     _wind_down(ctx, f"stopped {ctx.exp.name}", f"coldrun stopped the experiment: {reason}", ended=False)
@@ -138,8 +152,16 @@ def stop(ctx: Boot, reason: str) -> int:
 
 
 def abort(state_dir: str, *, machine: Machine | None = None, stderr=sys.stderr, wait_seconds: float = 30.0) -> int:
-    """Stop a running or idle experiment for good: settle jobs, restore, disable, mail."""
+    """Stop a running or idle experiment for good: settle jobs, restore, disable, mail.  A state dir that is
+    gone (wiped): restore and disable from what the machine kept of it."""
     state = StateDir(state_dir)
+    machine = machine or Machine()
+    if not state.exists():          # no schedule: wiped (a mount point left empty), deleted, or never started
+        log = make_logger(None, stderr)
+        if machine.forget_lost_state_dir(state.path, log):
+            log.warning("state dir is gone with its results; restored the settings its experiment changed and "
+                        "removed its boot service", state_dir=str(state.path))
+            return 0
     state.schedule()                 # a clear error for a non-state dir first
     try:
         lock_fd = state.lock()
@@ -161,7 +183,7 @@ def abort(state_dir: str, *, machine: Machine | None = None, stderr=sys.stderr, 
                                        f"{wait_seconds:.0f}s; stop it and run coldrun abort again")
                 time.sleep(0.1)
     try:
-        return _abort_locked(state, machine or Machine(), stderr)
+        return _abort_locked(state, machine, stderr)
     finally:
         os.close(lock_fd)
 
@@ -198,8 +220,8 @@ def continue_stopped(state_dir: str, *, machine: Machine | None = None, stderr=s
         platform = (machine or Machine()).platform(schedule.mode, exp, state.path, log)
         platform.reclaim_machine()
         platform.install_boot_service()
-        # The reboot-loop guard counts afresh from here.
-        schedule.set_boots(schedule.total_attempts())
+        # The reboot-loop guard counts afresh from here; the boot count goes on, so boots keep their order.
+        state.set_guard_base(schedule.boots, schedule.total_attempts())
         schedule.set_status("running")
         log.info("continuing a stopped experiment", reason_was=state.stop_reason())
     finally:

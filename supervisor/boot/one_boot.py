@@ -14,15 +14,16 @@ its attempt.
 
 from __future__ import annotations
 
-import calendar
 import json
 import os
-import signal
 import sys
 import time
 from pathlib import Path
 
+from supervisor.boot import interrupts
+from supervisor.boot import key_files
 from supervisor.boot.context import Boot
+from supervisor.boot.key_files import single_keys
 from supervisor.boot.crash_points import pause_point
 from supervisor.boot.execution import Executed, JobRun
 from supervisor.boot.kinds import kind_for
@@ -45,14 +46,6 @@ from supervisor.state.verify import altered_line, verify_records
 LOG_STDERR_CHARS = 1500  # whole last lines of a failed run's stderr in the log (a stack trace's end)
 
 
-class _Terminated(BaseException):
-    """SIGTERM (coldrun abort, shutdown): unwind so the runner's group is killed."""
-
-
-def _on_sigterm(signum, frame):
-    raise _Terminated()
-
-
 def boot(state_dir: str | Path, *, machine: Machine | None = None, stderr=sys.stderr,
          debug: bool | None = None) -> int:
     """Run one boot; returns the exit code when there is nothing more to do in this process.
@@ -72,9 +65,10 @@ def boot(state_dir: str | Path, *, machine: Machine | None = None, stderr=sys.st
 
 
 def _boot_locked(state: StateDir, machine: Machine, stderr) -> int:
+    began = time.monotonic()
     schedule = state.schedule()      # read under the lock
     log = make_logger(state.log_path, stderr)
-    exp, _ = state.experiment(schedule)
+    exp, text = state.experiment(schedule, check_source=False)   # the copy, which matches the schedule
     if schedule.status == "finished":
         log.info("experiment already finished; nothing to do")
         return exit_code(schedule, state.path)
@@ -90,19 +84,51 @@ def _boot_locked(state: StateDir, machine: Machine, stderr) -> int:
     ctx = Boot(state, schedule, exp, log, machine.platform(schedule.mode, exp, state.path, log), machine.run_length,
                lambda: machine.cpus(schedule.mode, exp.platform), kind_for(exp))
     log.info("boot", state_dir=str(state.path), mode=schedule.mode, debug=state.debug())
+    # From here every ending leaves the experiment running with this supervisor (a reboot next), finished, or
+    # stopped with its reason, settings restored and mail sent: never "running" with nobody to run it.
+    try:
+        with interrupts.stopping_signals_raise():
+            return _boot_steps(ctx, machine, text, began)
+    except interrupts.Interrupted as e:
+        return _stop_cut_short(ctx, f"the supervisor received {e.name}; the runner in flight was killed")
+    except ColdrunError as e:
+        return _stop_cut_short(ctx, str(e))
+    except Exception as e:
+        _stop_cut_short(ctx, f"supervisor error ({type(e).__name__}: {e}); please report it with the log")
+        raise
+
+
+def _stop_cut_short(ctx: Boot, reason: str) -> int:
+    """A boot that cannot go on: settle a job it claimed as the next boot would (re-queued or crashed, per
+    rerun.crashed), then the stop path."""
+    with interrupts.stopping_signals_ignored():
+        try:
+            reconcile(ctx.state, ctx.schedule, ctx.exp, ctx.log, ctx.platform)
+        except ColdrunError as e:     # e.g. what cut the boot short: the next boot after --continue tries again
+            ctx.log.warning("could not settle the job in flight", problem=str(e))
+        return stop(ctx, reason)
+
+
+def _boot_steps(ctx: Boot, machine: Machine, text: bytes, began: float) -> int:
+    state, schedule, exp, log = ctx.state, ctx.schedule, ctx.exp, ctx.log
+    boot_no = schedule.boots
     pause_point("after-boot-count", boot_no)
 
     reconcile(state, schedule, exp, log, ctx.platform)
+    edited = state.source_change(text)
+    if edited:
+        return stop(ctx, edited)
     altered = verify_records(state, schedule)   # never re-run or overwrite what the state dir says was done
     if altered:
         return stop(ctx, "state dir altered: " + altered_line(altered))
 
-    # Reboot-loop guard: every boot claims a job, except the finishing one.
-    unexplained = boot_no - schedule.total_attempts() - 1
-    if unexplained > exp.rerun.max_unexplained_boots:
-        return stop(ctx, f"reboot-loop guard: {boot_no} boots but only "
-                    f"{schedule.total_attempts()} job attempts (more than rerun.max_unexplained_boots = "
-                    f"{exp.rerun.max_unexplained_boots} boots claimed no job)")
+    # Reboot-loop guard: every boot claims a job, except the finishing one (counted since the last continue).
+    base_boots, base_attempts = state.guard_base()
+    boots, attempts = boot_no - base_boots, schedule.total_attempts() - base_attempts
+    if boots - attempts - 1 > exp.rerun.max_unexplained_boots:
+        return stop(ctx, f"reboot-loop guard: {boots} boots but only {attempts} job attempts"
+                    f"{' since the experiment continued' if base_boots else ''} (more than "
+                    f"rerun.max_unexplained_boots = {exp.rerun.max_unexplained_boots} boots claimed no job)")
 
     # [stop]: settle what a cut left undecided after the last execution (run_one decides right after it).
     settle_failed = ctx.kind.settle(ctx)
@@ -115,20 +141,20 @@ def _boot_locked(state: StateDir, machine: Machine, stderr) -> int:
         return finish(ctx)
     run = ctx.kind.job_run(ctx, machine, job)
     if run.reboot_first:     # e.g. a screening level that needs a reboot was switched: boot into it first
+        state.add_boot_seconds(time.monotonic() - began)
         ctx.platform.ensure_boot_service()
         ctx.platform.reboot()
         return 0
 
-    old = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
-        rc = run_one(run, job)
-    except _Terminated:
+        with interrupts.sigterm_raises():
+            rc = run_one(run, job)
+    except interrupts.Terminated:
         log.warning("terminated by SIGTERM; the job in flight is settled at the next start")
         return 143
-    finally:
-        signal.signal(signal.SIGTERM, old)
     if rc is not None:
         return rc
+    state.add_boot_seconds(time.monotonic() - began)
     log.info("rebooting", **_progress(state, schedule))
     run.ctx.platform.ensure_boot_service()
     run.ctx.platform.reboot()
@@ -136,18 +162,16 @@ def _boot_locked(state: StateDir, machine: Machine, stderr) -> int:
 
 
 def _progress(state: StateDir, schedule: Schedule) -> dict[str, str]:
-    """done/total and a rough ETA from the schedule alone (time since start / attempts so far)."""
+    """done/total and a rough ETA: the boots' monotonic seconds so far / attempts so far x outstanding jobs.
+    Never the wall clock, which may be set back or forward between boots; the reboots themselves (firmware,
+    kernel) are not counted, so it errs short."""
     c = schedule.counts()
     total = len(schedule.jobs) - c["skipped"]
     done = total - c["outstanding"] - c["running"]
     out = {"done": f"{done}/{total}"}
-    try:
-        started = calendar.timegm(time.strptime(state.meta()["created"], "%Y-%m-%dT%H:%M:%SZ"))
-    except (ColdrunError, KeyError, ValueError):
-        return out
     attempts = schedule.total_attempts()
     if attempts:
-        out["eta"] = format_duration((time.time() - started) / attempts * c["outstanding"])
+        out["eta"] = format_duration(state.boot_seconds() / attempts * c["outstanding"])
     return out
 
 
@@ -188,6 +212,10 @@ def run_one(run: JobRun, job: JobLine) -> int | None:
     except HookFailed as e:
         return stop(ctx, str(e))
     before = platform.snapshot()
+    changed, files_part = _changed_files(ctx, job)
+    if changed is not None:
+        return stop(ctx, changed)
+    before.update(files_part)
 
     attempt = job.attempts + 1
     schedule.set_job(job, RUNNING, attempt)
@@ -202,9 +230,9 @@ def run_one(run: JobRun, job: JobLine) -> int | None:
             pause_point("between-pair-records", schedule.boots)
         try:
             write_record(state.path, record)
-        except OSError as e:   # e.g. a full disk: the job stays claimed and is settled at the next start
+        except OSError as e:   # e.g. a full disk: the boot stops the experiment, settling the claimed job
             raise ColdrunError(f"{state.path}: cannot write the execution record ({e.strerror}); free space or "
-                               f"fix permissions, then coldrun resume {state.path}")
+                               f"fix permissions, then coldrun resume --continue {state.path}")
     pause_point("after-record", schedule.boots)
     record = ex.records[0]
     schedule.set_job(job, outcome.flag)
@@ -239,20 +267,47 @@ def run_one(run: JobRun, job: JobLine) -> int | None:
     return None
 
 
+def _changed_files(ctx: Boot, job: JobLine) -> tuple[str | None, dict]:
+    """(the stop reason when the job's keys' files differ from start's digests and on_changed_files = "stop",
+    what the record's platform_before says of them: each key's files digest, and with "flag" what changed)."""
+    state, exp = ctx.state, ctx.exp
+    lines: list[str] = []
+    now: dict[str, str] = {}
+    for key in single_keys([job.key]):
+        changed, digest = key_files.changes(state.path, exp, state.experiment_dir(), str(state.experiment_path),
+                                            key, str(state.home_path))
+        lines += changed
+        if digest:
+            now[key] = digest
+    part: dict = {"key_files_sha256": now} if now else {}
+    if not lines:
+        return None, part
+    if exp.on_changed_files == "flag":
+        ctx.log.warning("files changed since start; running and flagging the execution", key=job.key,
+                        changed="; ".join(lines))
+        return None, {**part, "changed_files": lines}
+    n = key_files.SHOWN_CHANGES
+    shown = "; ".join(lines[:n]) + (f"; and {len(lines) - n} more" if len(lines) > n else "")
+    return (f"{job.key}: files changed since the experiment started ({shown}); its executions would measure "
+            f"another program. Restore them and coldrun resume --continue {state.path}, or set "
+            f"on_changed_files = \"flag\" to run on with such executions flagged (files_changed)"), part
+
+
 def _launch_failure(ctx: Boot, job: JobLine, ex: Executed) -> str | None:
-    """Why a key that never completed cannot even launch its runner, or None.
+    """Why a key cannot even launch its runner, or None.
 
     Missing files and bad interpreters fail every execution of the key alike, so
     (with stop_on_launch_failure) the experiment stops instead of spending a
-    reboot on each.  Once an execution of the key has completed, a failure is
-    the benchmark's and is recorded like any other.
+    reboot on each.  That holds after the key's first success too (a benchmarks
+    disk unmounted mid-night): coldrun itself could not start the runner.  A
+    runner's own setup failure (exit 2) after a success is the benchmark's, and
+    is recorded like any other.
     """
     if not ctx.exp.stop_on_launch_failure or ex.outcome.flag != "E":
         return None
-    if any(j.key == job.key and j.state == COMPLETED for j in ctx.schedule.jobs):
-        return None
+    launched_before = any(j.key == job.key and j.state == COMPLETED for j in ctx.schedule.jobs)
     for record, own in zip(ex.records, ex.own):    # a pair: either side's own failure
-        if not own.cannot_launch:
+        if not own.cannot_launch or (launched_before and own.cause != "launch_failure"):
             continue
         if own.cause == "runner_setup":
             said = error_line(record.stderr_tail or "")

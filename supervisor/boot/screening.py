@@ -39,7 +39,6 @@ from supervisor.platforms.controls import ControlReport
 from supervisor.platforms.factory import Machine
 from supervisor.state.schedule import JobLine
 from supervisor.state.screening import note_switch, plan_for, switched_for
-from supervisor.state.undo import UndoLog
 
 @dataclass(frozen=True)
 class InForce:
@@ -235,7 +234,7 @@ def _switch(ctx: Boot, machine: Machine, job: JobLine, run: Run, problems: list[
             continue
         level = run.levels[name]
         if f.restore:    # in the undo log before the first switch, so finish and abort put the machine back
-            UndoLog(ctx.state.path).record(f"screening.{name}", f"screening.{name}",
+            ctx.platform.undo_log().record(f"screening.{name}", f"screening.{name}",
                                            {"action": "run", "argv": list(f.restore)})
         token = f.cmdline_token(level) if f.kind == "kernel_cmdline" else f.reported_value(level)
         argv = [a.replace("{level}", level).replace("{token}", token) for a in f.switch or []]

@@ -276,6 +276,10 @@ class Experiment(_Strict):
         default=True, description="stop the experiment when a key's runner cannot even launch (missing file, bad "
         "interpreter, runner setup error) before any of its executions completed, instead of rebooting for "
         "every remaining execution of that key")
+    on_changed_files: Literal["stop", "flag"] = Field(
+        default="stop", description="a key's benchmark, runner or interpreter files differ from their digests at "
+        "start: stop the experiment before the execution, or run it and flag its record (files_changed, "
+        "platform_before.changed_files)")
     skip: list[str] = Field(default_factory=list, description='"bench:vm:variant" patterns, * matches anything')
     pre_execution: list[Command] = Field(default_factory=list)
     post_execution: list[Command] = Field(default_factory=list)

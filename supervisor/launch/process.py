@@ -35,6 +35,9 @@ DEFAULT_TAIL_BYTES = 64 * 1024
 DEFAULT_RESULTS_LIMIT = 64 * 1024 * 1024
 _READ_CHUNK = 256 * 1024
 DRAIN_SECONDS = 2.0             # output still buffered after the runner's end is read for at most this long
+# Signals that end a boot (boot/interrupts.py): blocked while a runner's leftovers are killed.
+STOPPING_SIGNALS = (signal.SIGHUP, signal.SIGINT, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
+INTERRUPTING_SIGNALS = {signal.SIGTERM, *STOPPING_SIGNALS}
 _START_TIME_TOLERANCE = 0.05    # seconds; psutil's create_time is exact to the clock tick for one boot
 
 
@@ -391,9 +394,9 @@ def run_process(argv: list[str], env: dict[str, str], *, cwd: str, heap_limit: i
         result.duration = time.monotonic() - t0
         result.ended_at = time.time()
     finally:
-        # Completed, failed, timed out or interrupted (SIGTERM): nothing the runner started survives it.
-        # A second SIGTERM waits until this bounded clean-up is done.
-        masked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+        # Completed, failed, timed out or interrupted (SIGTERM, SIGHUP, ...): nothing the runner started survives
+        # it.  A second signal waits until this bounded clean-up is done.
+        masked = signal.pthread_sigmask(signal.SIG_BLOCK, INTERRUPTING_SIGNALS)
         try:
             if wants_end and at_end is None and status is None:    # timed out or interrupted: it is alive
                 at_end = box.placement_at_end(pid)

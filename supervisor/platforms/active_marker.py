@@ -11,7 +11,6 @@ when the replay fails, so settings are never stacked on unknown ones.
 
 from __future__ import annotations
 
-import fcntl
 import os
 from pathlib import Path
 from typing import Any
@@ -19,10 +18,11 @@ from typing import Any
 from supervisor.errors import ColdrunError, PlatformError
 from supervisor.durable import write_atomic
 from supervisor.system import Commands, SystemRoot
+from supervisor.platforms.kept_state import undo_log
 from supervisor.platforms.undo_replay import restore_undo_log
 from supervisor.state import layout
 from supervisor.state.schedule import Schedule
-from supervisor.state.undo import UndoLog
+from supervisor.state.statedir import StateDir
 
 MARKER = "/var/lib/coldrun/active"
 
@@ -53,7 +53,7 @@ def clear_marker(root: SystemRoot, state_dir: Path, log: Any) -> None:
     if read_marker(root) != Path(state_dir).absolute():
         return
     try:
-        pending = UndoLog(Path(state_dir)).pending()
+        pending = undo_log(root, Path(state_dir)).pending()
     except PlatformError:
         pending = True
     if pending:
@@ -66,21 +66,6 @@ def clear_marker(root: SystemRoot, state_dir: Path, log: Any) -> None:
         pass
 
 
-def _lock_held(state_dir: Path) -> bool:
-    """True when a supervisor holds the state dir's lock (probed without writing to the dir)."""
-    try:
-        fd = os.open(state_dir / layout.LOCK, os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        return False
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(fd)
-
-
 def replay_previous(root: SystemRoot, commands: Commands, log: Any, current: Path) -> None:
     """Restore what a previous experiment left changed; ColdrunError when that is impossible.
 
@@ -91,15 +76,15 @@ def replay_previous(root: SystemRoot, commands: Commands, log: Any, current: Pat
     if old is None:
         return
     marker = root.path(MARKER)
-    if not old.is_dir():
+    if not old.is_dir() and not undo_log(root, old).pending():
         log.warning("active-experiment marker names a state dir that no longer exists; ignoring it",
                     marker=str(marker), state_dir=str(old))
         return
-    if old != Path(current).absolute() and _lock_held(old):
+    if old != Path(current).absolute() and old.is_dir() and StateDir(old).lock_held():
         raise ColdrunError(f"{old}: another experiment is running on this machine (its supervisor holds the "
                            f"lock); wait for it or coldrun abort {old}, then start again")
     try:
-        pending = UndoLog(old).pending()
+        pending = undo_log(root, old).pending()
         if not pending:
             return
         log.warning("a previous experiment died without restoring its settings; restoring them first",
@@ -110,7 +95,7 @@ def replay_previous(root: SystemRoot, commands: Commands, log: Any, current: Pat
     if failures:
         raise ColdrunError(f"{old}: could not restore the settings a previous experiment left changed "
                            f"({failures[0]}{f'; and {len(failures) - 1} more' if len(failures) > 1 else ''}); "
-                           f"nothing was started: fix it by hand (the entries are in {old / layout.UNDO}), "
+                           f"nothing was started: fix it by hand (the entries are in {undo_log(root, old).path}), "
                            f"then start again")
     log.info("restored the settings of the previous experiment", state_dir=str(old))
     try:
@@ -128,7 +113,7 @@ def claim_for_continue(root: SystemRoot, state_dir: Path) -> None:
     other = read_marker(root)
     if other is not None and other != state_dir and other.is_dir():
         try:
-            busy = UndoLog(other).pending() or _lock_held(other)
+            busy = undo_log(root, other).pending() or StateDir(other).lock_held()
         except PlatformError:
             busy = True
         if busy:

@@ -30,11 +30,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from supervisor.platforms import active_marker, boot_service
+from supervisor.platforms import active_marker, boot_service, kept_state
 from supervisor.platforms.mail import MailCounter, Mailer
 from supervisor.experiment.model import Mail
 from supervisor.experiment.platform_policy import PlatformPolicy
 from supervisor.platforms.controls import ControlReport
+from supervisor.state.undo import UndoLog
 from supervisor.system import Commands, SystemRoot
 
 
@@ -150,6 +151,10 @@ class Platform(ABC):
         """Reboot through the init system. Does not return on a real machine."""
 
     # --- the machine between executions (real here; simulated.py logs instead) -------------
+    def undo_log(self) -> UndoLog:
+        """Where the way back from every change is kept: outside the state dir (platforms/kept_state.py)."""
+        return kept_state.undo_log(self.root, self.state_dir)
+
     def claim_machine(self) -> None:
         """Before a start changes anything: undo what a dead experiment left, then mark this one active."""
         active_marker.replay_previous(self.root, self.commands, self.log, self.state_dir)

@@ -21,11 +21,15 @@ from supervisor.cpulist import process_cpus
 from supervisor.errors import ColdrunError
 from supervisor.experiment.model import Experiment, Waits
 from supervisor.experiment.platform_policy import PlatformPolicy
+from supervisor.platforms import active_marker, boot_service
 from supervisor.platforms.base import Platform
+from supervisor.platforms.kept_state import undo_log
 from supervisor.platforms.linux import LinuxPlatform
 from supervisor.platforms.linux_topology import benchmark_cpus, one_kind
 from supervisor.platforms.openbsd import OpenBSDPlatform
 from supervisor.platforms.simulated import SimulatedPlatform
+from supervisor.platforms.undo_replay import restore_undo_log
+from supervisor.platforms.volatile import lost_at_boot
 from supervisor.run_length_analysis import RunLengthAnalysis
 from supervisor.system import Clock, Commands, RealClock, RealCommands, SystemRoot
 
@@ -89,6 +93,32 @@ class Machine:
         if mode == HARDWARE and os.geteuid() != 0:
             raise ColdrunError("coldrun start without --simulate-reboots controls the machine and must run as "
                                "root; add --simulate-reboots to try the experiment without touching the system")
+
+    def refuse_volatile_state_dir(self, mode: str, state_dir: str | Path) -> None:
+        """A state dir must outlive the reboots of a real run: not on tmpfs, not where the boot empties it."""
+        if mode == HARDWARE:
+            problem = lost_at_boot(self.root, Path(state_dir).absolute())
+            if problem:
+                raise ColdrunError(problem)
+
+    def forget_lost_state_dir(self, state_dir: Path, log: Any) -> bool:
+        """A hardware experiment whose state dir is gone (deleted, its disk wiped): restore what it changed from
+        the machine's own copy of its undo log, remove its boot service and the active marker.  False when the
+        machine holds nothing of it.  Its results went with the state dir."""
+        state_dir = Path(state_dir).absolute()
+        undo = undo_log(self.root, state_dir)
+        unit = boot_service.is_enabled(state_dir, root=self.root)
+        marked = active_marker.read_marker(self.root) == state_dir
+        if not (undo.pending() or unit or marked):
+            return False
+        failures = restore_undo_log(state_dir, root=self.root, commands=self.commands, log=log)
+        boot_service.disable_and_remove(state_dir, root=self.root, commands=self.commands, log=log)  # idempotent
+        if failures:
+            raise ColdrunError(f"{state_dir}: the state dir is gone and {len(failures)} setting(s) could not be "
+                               f"restored ({failures[0]}); restore them by hand (the entries are in {undo.path}), "
+                               f"then coldrun abort {state_dir} again")
+        active_marker.clear_marker(self.root, state_dir, log)
+        return True
 
     def runs_as_benchmark_user(self, mode: str) -> bool:
         """Whether runners of this mode run as the policy's fresh benchmark user (when it asks for one).

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from supervisor.state.undo import UndoLog
 from supervisor.platforms.base import LaunchPrefix, Platform, PostCheckResult
 from supervisor.platforms.controls import ControlReport
 from supervisor.experiment.platform_policy import PlatformPolicy
@@ -87,6 +88,10 @@ class SimulatedPlatform(Platform):
         u = os.uname()
         return {"uname": " ".join([u.sysname, u.nodename, u.release, u.version, u.machine]),
                 "platform": "simulated"}
+
+    def undo_log(self) -> UndoLog:
+        """Nothing on the machine is changed; what a kind records (a screening restore) stays in the state dir."""
+        return UndoLog(self.state_dir)
 
     def restore(self) -> None:
         self.log.info("simulated: would restore changed settings from the undo log; nothing was changed")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from supervisor.state.undo import UndoLog
+from supervisor.platforms.kept_state import undo_log
 from supervisor.system import Commands, SystemRoot
 
 
@@ -39,7 +39,7 @@ def undo_entry(root: SystemRoot, commands: Commands) -> Callable[[dict[str, Any]
 
 def restore_undo_log(state_dir: Path, *, root: SystemRoot, commands: Commands, log) -> list[str]:
     """Replay another (e.g. crashed) experiment's undo log; returns failures, one line each."""
-    undo = UndoLog(Path(state_dir))
+    undo = undo_log(root, Path(state_dir))
     if not undo.pending():
         return []
     log.info("restoring settings left by an earlier experiment", undo_log=str(undo.path))

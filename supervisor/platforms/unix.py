@@ -22,7 +22,6 @@ from supervisor.platforms.throttle import throttle_changes
 from supervisor.platforms.undo_replay import undo_entry
 from supervisor.system import Clock, Commands, SystemRoot
 from supervisor.state.layout import BOOT_BASELINES
-from supervisor.state.undo import UndoLog
 
 MAX_LOG_LINES = 200  # kernel log lines stored per record
 
@@ -40,7 +39,7 @@ class UnixPlatform(Platform):
         self.log = log
         self.waits = waits if waits is not None else Waits()   # the experiment's [waits]; Krun's values
         self.heat = heat if heat is not None else busy_loop_heat
-        self.undo = UndoLog(self.state_dir)
+        self.undo = self.undo_log()
         self.user = BenchmarkUser(policy.benchmark_user_name, commands, self.state_dir, log, self.os_name, self.root)
         self.restore_failures: list[str] = []
 

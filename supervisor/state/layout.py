@@ -4,7 +4,10 @@
     experiment.toml   the copy of the experiment that was started
     meta.json         where it came from, when, the argv, the debug setting
     audit.json        the platform audit taken at start, plus the experiment's hash
-    undo.json         every system setting changed, with its original value (state.undo)
+    key_files.json    digests of every key's benchmark, runner and interpreter files at start (boot.key_files)
+    undo.json         the undo log in simulated mode and in state dirs of an earlier coldrun; in hardware mode it
+                      lives on the machine (/var/lib/coldrun/experiments/, platforms/kept_state.py), where a lost
+                      state dir leaves it
     lock              the single-instance lock (holder's pid)
     log               the structured log (JSON lines)
     runner.json       pid and start time of the runner in flight
@@ -30,6 +33,7 @@ SCHEDULE = "schedule"
 EXPERIMENT = "experiment.toml"
 META = "meta.json"
 AUDIT = "audit.json"
+KEY_FILES = "key_files.json"
 UNDO = "undo.json"
 LOCK = "lock"
 LOG = "log"
@@ -46,7 +50,7 @@ SCREENING_SWITCH = "screening_switch.json"
 BOOT_BASELINES = "baselines.json"   # temperature baselines of the first boot (the platform's)
 
 # Written before the schedule exists: a start that failed before it left only these.
-BEFORE_SCHEDULE = frozenset({LOCK, LOG, EXPERIMENT, META, AUDIT, UNDO, HOME, EXECUTIONS, SCREENING})
+BEFORE_SCHEDULE = frozenset({LOCK, LOG, EXPERIMENT, META, AUDIT, KEY_FILES, UNDO, HOME, EXECUTIONS, SCREENING})
 
 RECORD_NAME = re.compile(r"job(\d{6})-attempt(\d{3})(?:-([ab]))?\.json")
 

@@ -32,7 +32,7 @@ MIN_FREE_BYTES = 16 * 1024 * 1024   # log, schedule, undo log and a margin, what
 
 # What a state dir may hold, and of which type.  Anything coldrun reads must be a
 # plain file or directory coldrun made: never a symlink, never the other type.
-FILES = (layout.SCHEDULE, layout.EXPERIMENT, layout.META, layout.AUDIT, layout.UNDO, layout.LOCK, layout.LOG,
+FILES = (layout.SCHEDULE, layout.EXPERIMENT, layout.META, layout.AUDIT, layout.KEY_FILES, layout.UNDO, layout.LOCK, layout.LOG,
          layout.RUNNER, layout.STOP_REASON, layout.BENCHMARK_USER, layout.RUN_LENGTH, layout.SCREENING,
          layout.SCREENING_SWITCH, layout.BOOT_BASELINES)
 DIRS = (layout.EXECUTIONS, layout.HOME, layout.EMPTY_SKEL)
@@ -150,6 +150,10 @@ def check_free_space(path: Path, needed: int) -> None:
         raise ColdrunError(f"{path}: only {free / 2**20:.1f} MiB free on its filesystem, but the experiment needs "
                            f"about {needed / 2**20:.1f} MiB for its records and log; free space or choose a "
                            f"--state-dir on another filesystem")
+
+
+def _number(value) -> float:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0 else 0.0
 
 
 class AlreadyRunning(ColdrunError):
@@ -304,6 +308,27 @@ class StateDir:
             meta["debug"] = debug
             self._write_meta(meta)
 
+    def add_boot_seconds(self, seconds: float) -> None:
+        """A boot's length by the monotonic clock, added up for the ETA (the wall clock may jump between boots)."""
+        meta = self.meta()
+        meta["seconds_in_boots"] = _number(meta.get("seconds_in_boots")) + max(0.0, seconds)
+        self._write_meta(meta)
+
+    def boot_seconds(self) -> float:
+        return _number(self.meta().get("seconds_in_boots"))
+
+    def guard_base(self) -> tuple[int, int]:
+        """Boots and job attempts when the experiment last continued: the reboot-loop guard counts from there."""
+        base = self.meta().get("guard_base")
+        if isinstance(base, dict) and all(isinstance(base.get(k), int) for k in ("boots", "attempts")):
+            return base["boots"], base["attempts"]
+        return 0, 0
+
+    def set_guard_base(self, boots: int, attempts: int) -> None:
+        meta = self.meta()
+        meta["guard_base"] = {"boots": boots, "attempts": attempts}
+        self._write_meta(meta)
+
     def _write_meta(self, meta: dict) -> None:
         write_atomic(self.meta_path, json.dumps(meta, indent=1).encode(), 0o600)
 
@@ -338,20 +363,29 @@ class StateDir:
             raise ColdrunError(f"{self.experiment_path}: does not match the schedule's experiment_sha256; this "
                                f"state dir belongs to another experiment or was edited")
         if check_source:
-            source = Path(self.meta()["experiment_file"])
-            if source.is_file():
-                now = source.read_bytes()
-                if now != text:
-                    old_lines = text.decode(errors="replace").splitlines()
-                    new_lines = now.decode(errors="replace").splitlines()
-                    n = next((i for i, (a, b) in enumerate(zip(old_lines, new_lines)) if a != b),
-                             min(len(old_lines), len(new_lines)))
-                    was = old_lines[n] if n < len(old_lines) else "(end of file)"
-                    is_now = new_lines[n] if n < len(new_lines) else "(end of file)"
-                    raise ColdrunError(f"{source}: experiment file changed since the experiment started "
-                                       f"(line {n + 1}: {was!r} is now {is_now!r}); restore it from "
-                                       f"{self.experiment_path}")
+            changed = self.source_change(text)
+            if changed:
+                raise ColdrunError(changed)
         return parse_experiment(text, str(self.experiment_path)), text
+
+    def source_change(self, text: bytes) -> str | None:
+        """One line saying how the experiment file differs from the copy ``text`` it was started with, or None
+        (also when it is gone: the copy is what runs)."""
+        source = Path(self.meta()["experiment_file"])
+        try:
+            now = source.read_bytes()
+        except OSError:
+            return None
+        if now == text:
+            return None
+        old_lines = text.decode(errors="replace").splitlines()
+        new_lines = now.decode(errors="replace").splitlines()
+        n = next((i for i, (a, b) in enumerate(zip(old_lines, new_lines)) if a != b),
+                 min(len(old_lines), len(new_lines)))
+        was = old_lines[n] if n < len(old_lines) else "(end of file)"
+        is_now = new_lines[n] if n < len(new_lines) else "(end of file)"
+        return (f"{source}: experiment file changed since the experiment started (line {n + 1}: {was!r} is now "
+                f"{is_now!r}); restore it from {self.experiment_path}, then coldrun resume --continue {self.path}")
 
     def experiment_dir(self) -> Path:
         return Path(self.meta()["experiment_dir"])
@@ -380,6 +414,20 @@ class StateDir:
         except OSError:
             pass   # the pid is a hint for status and abort; the flock is the lock (a full disk must not stop it)
         return fd
+
+    def lock_held(self) -> bool:
+        """Whether a supervisor holds the lock now (probed with a shared lock, without writing to the dir)."""
+        try:
+            fd = os.open(self.lock_path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+        except OSError:
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            return False
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(fd)
 
     def lock_holder(self) -> int | None:
         """The pid written by the last lock holder (read only; may be stale)."""

@@ -1,4 +1,5 @@
-"""The persisted undo log (state_dir/undo.json).
+"""The persisted undo log (undo.json: under /var/lib/coldrun/experiments/ in hardware mode, so a state dir
+that is lost or wiped cannot take it along; platforms/active_marker.py ``undo_log`` says where).
 
 Before coldrun changes any system setting it appends the way back (the
 original value and where it lives) and makes that durable: temp file,
@@ -28,8 +29,11 @@ UNDO_FILE = layout.UNDO
 
 
 class UndoLog:
-    def __init__(self, state_dir: Path):
-        self.path = Path(state_dir) / UNDO_FILE
+    def __init__(self, directory: Path, state_dir: Path | None = None):
+        """The log in ``directory``: the state dir, or (hardware mode) the machine's own copy of what the
+        experiment in ``state_dir`` changed (platforms/active_marker.py ``undo_log``)."""
+        self.path = Path(directory) / UNDO_FILE
+        self.state_dir = state_dir
 
     def entries(self) -> list[dict[str, Any]]:
         try:
@@ -47,7 +51,10 @@ class UndoLog:
 
     def _save(self, entries: list[dict[str, Any]]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(self.path, json.dumps({"version": 1, "entries": entries}, indent=1).encode())
+        doc: dict[str, Any] = {"version": 1, "entries": entries}
+        if self.state_dir is not None:
+            doc["state_dir"] = str(self.state_dir)     # whose changes these are, for someone reading the file
+        write_atomic(self.path, json.dumps(doc, indent=1).encode())
 
     def record(self, control: str, key: str, entry: dict[str, Any]) -> bool:
         """Persist how to undo a change before making it.
@@ -86,6 +93,12 @@ class UndoLog:
             self._save(entries)
         if not entries and self.path.exists():
             self.path.unlink()
+            if self.state_dir is not None:   # the machine's directory for this experiment: nothing left to keep
+                for d in (self.path.parent, self.path.parent.parent):
+                    try:
+                        d.rmdir()
+                    except OSError:          # not empty (another experiment's), or already gone
+                        break
         return failures
 
     def pending(self) -> bool:

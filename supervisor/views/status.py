@@ -49,11 +49,12 @@ def status_report(state_dir: str) -> StatusReport:
     exp, _ = state.experiment(schedule, check_source=False)
     altered = verify_records(state, schedule)
     c = schedule.counts()
-    per_iteration, last_error, failures, kept_sides = _read_records(state.path, schedule)
+    per_iteration, last_error, failures, kept_sides, files_changed = _read_records(state.path, schedule)
     kind = kind_for(exp)
     running = schedule.status == "running"
     expected = kind.expected_jobs(state.path, schedule) if running else {}
     holder = state.lock_holder()
+    attended = running and state.lock_held()
     return StatusReport(
         experiment=exp.name, state_dir=os.path.abspath(state_dir), machine=socket.gethostname(),
         status=schedule.status, mode=schedule.mode, counts=JobCounts(**c),
@@ -61,10 +62,11 @@ def status_report(state_dir: str) -> StatusReport:
         more_expected=sum(n for n, _ in expected.values()), boots=schedule.boots,
         eta_seconds=(estimate_remaining(schedule, per_iteration, exp.waits.per_execution, expected)
                      if running else None),
-        supervisor_pid=holder if running and holder and psutil.pid_exists(holder) else None,
+        supervisor_pid=holder if attended and holder and psutil.pid_exists(holder) else None,
+        unattended=running and not attended,
         last_error=last_error, failures=failures,
         stop_reason=state.stop_reason() if schedule.status == "stopped" else None,
-        altered=altered, **kind.status_parts(state.path, schedule, kept_sides))
+        altered=altered, files_changed=files_changed, **kind.status_parts(state.path, schedule, kept_sides))
 
 
 def report_exit_code(report: StatusReport) -> int:
@@ -76,10 +78,10 @@ def report_exit_code(report: StatusReport) -> int:
 
 
 def _read_records(state_path: Path, schedule: Schedule) -> tuple[dict[str, list[float]], LastError | None,
-                                                                  list[Failure], Counter[str]]:
+                                                                  list[Failure], Counter[str], list[str]]:
     """Seconds per iteration of every job key's records (a pair job's: both sides'), the newest errored or
-    timed-out one, every failed attempt (crashed jobs from the schedule), and per pair job key the sides kept
-    from failed pair executions (final attempts)."""
+    timed-out one, every failed attempt (crashed jobs from the schedule), per pair job key the sides kept
+    from failed pair executions (final attempts), and the executions that ran with changed files."""
     per_iteration: dict[str, list[float]] = defaultdict(list)
     last_error = None
     failed: list[tuple[int, Failure]] = [
@@ -88,14 +90,18 @@ def _read_records(state_path: Path, schedule: Schedule) -> tuple[dict[str, list[
         for i, job in enumerate(schedule.jobs) if job.state == CRASHED
         for key in (pair_sides(job.key) or (job.key,))]
     kept: Counter[str] = Counter()
-    files = [(attempt, path) for (idx, attempt), sides in list_attempts(state_path).items() for path in sides.values()]
-    for attempt, path in sorted(files, key=lambda ap: os.lstat(ap[1]).st_mtime):
-        rec, problem = load_record(path)
-        if rec is None:
-            continue   # listed in `altered`
+    files_changed: list[str] = []
+    loaded = [(attempt, load_record(path)[0])
+              for (idx, attempt), sides in list_attempts(state_path).items() for path in sides.values()]
+    # In the order they ran: by boot (a continue keeps counting), never by a file time or started_at, which follow
+    # the wall clock (set back or forward between boots).
+    for attempt, rec in sorted(((a, r) for a, r in loaded if r is not None),   # None: listed in `altered`
+                               key=lambda ar: (ar[1].boot, ar[1].job_index, ar[0], ar[1].key)):
         job_key = rec.pair.pair_id.rpartition("#")[0] if rec.pair else rec.key
         if rec.duration_seconds is not None:
             per_iteration[job_key].append(rec.duration_seconds / rec.iterations)
+        if "files_changed" in rec.flags:
+            files_changed.append(f"{rec.key} #{rec.pexec} attempt {attempt}")
         if rec.outcome in ("E", "T"):
             last_error = LastError(key=rec.key, pexec=rec.pexec, attempt=attempt, state=rec.state, reason=rec.reason)
             failed.append((rec.job_index, Failure(key=rec.key, pexec=rec.pexec, attempt=attempt, state=rec.state,
@@ -104,4 +110,4 @@ def _read_records(state_path: Path, schedule: Schedule) -> tuple[dict[str, list[
                 and schedule.jobs[rec.job_index].attempts == attempt):
             kept[job_key] += 1
     failures = [f for _, f in sorted(failed, key=lambda jf: (jf[0], jf[1].attempt, jf[1].key))]
-    return per_iteration, last_error, failures, kept
+    return per_iteration, last_error, failures, kept, files_changed

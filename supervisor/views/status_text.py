@@ -33,6 +33,9 @@ def status_text(report: StatusReport) -> str:
                      + "; ".join(_batch_text(b) for b in report.screening.batches))
     if report.status == "running":
         lines.append(_eta_line(report))
+    if report.unattended:
+        lines.append(f"no supervisor is running it: nothing happens until coldrun resume {report.state_dir} (on "
+                     f"the benchmark machine, its next boot); a killed supervisor's job is settled then")
     if report.supervisor_pid is not None:
         lines.append(f"supervisor: pid {report.supervisor_pid} (lock file; may be stale after a reboot)")
     if report.last_error is not None:
@@ -42,6 +45,9 @@ def status_text(report: StatusReport) -> str:
         lines.append(f"failed executions ({len(report.failures)}):")
         lines.extend(f"  {f.key} #{f.pexec} attempt {f.attempt}: {f.state.replace('_', ' ')}: {f.reason}"
                      for f in report.failures)
+    if report.files_changed:
+        lines.append(f"ran with files changed since start, flagged files_changed ({len(report.files_changed)}): "
+                     + ", ".join(report.files_changed))
     if report.status == "stopped":
         lines.append(f"stop reason: {report.stop_reason}")
     if report.altered:

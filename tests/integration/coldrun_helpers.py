@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bz2
+import importlib.util
 import json
 import os
 import subprocess
@@ -13,6 +14,10 @@ from root_runs import runs_as_invoker  # tests/root_runs.py: as root, benchmarks
 
 REPO = Path(__file__).resolve().parents[2]
 FAKE_RUNNER = Path(__file__).parent / "runners" / "fake_runner.py"
+_spec = importlib.util.spec_from_file_location("fake_runner", FAKE_RUNNER)
+_fake = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_fake)
+OK_SCALE = _fake.OK_SCALE      # the "ok" behaviour's times: (param + pid / 1e9 + i / 1e12) * OK_SCALE
 
 
 def coldrun(*args: str, env: dict | None = None, timeout: float = 120, cwd: str | None = None):

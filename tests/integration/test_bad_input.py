@@ -102,7 +102,11 @@ def test_experiment_file_changed_mid_run(exp_factory, tmp_path):
                 env={"COLDRUN_TEST_PAUSE_AT": "after-flag"})
     assert r.returncode == -9
     p.write_text(p.read_text().replace("iterations = 5", "iterations = 6"))
-    one_line_error(coldrun("resume", str(state)), "changed since the experiment started", "iterations = 6")
+    # Stopped with its reason (issue 26: not "running" for ever); resuming again says why, in one line.
+    r = coldrun("resume", str(state))
+    assert r.returncode == 3 and "experiment stopped" in r.stderr, r.stderr
+    one_line_error(coldrun("resume", str(state)), "experiment stopped", "changed since the experiment started",
+                   "iterations = 6", "resume --continue")
 
 
 def test_corrupted_schedule(exp_factory, tmp_path):

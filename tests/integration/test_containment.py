@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from coldrun_helpers import FAKE_RUNNER, coldrun
+from coldrun_helpers import OK_SCALE, FAKE_RUNNER, coldrun
 from process_checks import gone
 from supervisor.launch.containment import open_containment
 
@@ -46,7 +46,7 @@ def test_setsid_daemon_holding_stdout_does_not_spoil_or_hang_the_execution(exp_f
           f"coldrun start took {elapsed:.2f}s")
     assert record["outcome"] == "C" and record["state"] == "completed", record["reason"]
     assert record["timed_out"] is False and record["exit_code"] == 0
-    assert record["wallclock_times"] == [1000 + i / 1e3 for i in range(5)]
+    assert record["wallclock_times"] == [(1000 + i / 1e3) * OK_SCALE for i in range(5)]
     assert f"started helper {daemon}" in record["stdout_tail"]
     assert record["leftover_processes"] == 1 and record["containment"] == kind
     assert record["duration_seconds"] < 5 and elapsed < 30

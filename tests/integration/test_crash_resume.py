@@ -3,7 +3,7 @@
 The final export must hold exactly one record per job: none lost, none
 duplicated, and no execution's data mixed with another's.  The fake runner
 encodes its identity in every measurement (integer part = the benchmark's
-param, fraction = its pid) and prints "pid=<pid> param=<param>" on stdout, so a
+param, fraction = its pid, all scaled by OK_SCALE) and prints "pid=<pid> param=<param>" on stdout, so a
 record whose times, stdout and runner pid disagree would be caught.
 
 Kills come two ways: deterministic ones through COLDRUN_TEST_PAUSE_AT (between
@@ -21,7 +21,7 @@ import subprocess
 import sys
 import time
 
-from coldrun_helpers import REPO, coldrun, make_experiment, pause_env as _env
+from coldrun_helpers import OK_SCALE, REPO, coldrun, make_experiment, pause_env as _env
 
 DETERMINISTIC = ["after-claim", "in-reconcile", "during-run", "in-reconcile", "after-run", "in-reconcile",
                  "after-record", "in-reconcile", "after-flag", "after-boot-count"]
@@ -98,7 +98,7 @@ def test_kills_never_lose_or_duplicate(tmp_path):
         pid = e["runner_pid"]
         pids.add(pid)
         for i, t in enumerate(times):
-            assert abs(t - (param + pid / 1e9 + i / 1e12)) < 1e-9, (e["key"], e["pexec"], i, t)
+            assert abs(t - (param + pid / 1e9 + i / 1e12) * OK_SCALE) < 1e-9 * OK_SCALE, (e["key"], e["pexec"], i, t)
         assert f"pid={pid} param={param}" in e["stdout_tail"]
     assert len(pids) == 24, "two records came from the same runner process"
     # Every record file on disk is one of the exported ones.

@@ -25,7 +25,11 @@ from supervisor.state.records import list_records
 from supervisor.state.schedule import Schedule
 from supervisor.state.statedir import StateDir, space_needed
 
-from cycle_helpers import boot_quiet, experiment, start_quiet
+from cycle_helpers import ScriptedPlatform, boot_quiet, experiment, start_quiet
+from doubles import FakeMachine
+from supervisor.boot.lifecycle import continue_stopped
+from supervisor.boot.one_boot import boot
+from supervisor.state.outcome import EXIT_STOPPED
 
 
 @pytest.fixture
@@ -146,7 +150,7 @@ def test_event_log_replaced_by_a_directory_does_not_stop_the_supervisor(tmp_path
     assert err.getvalue().count("cannot write the event log (Is a directory)") == 1
 
 
-def test_record_write_on_a_full_disk_stops_the_boot_with_one_line_and_loses_nothing(tmp_path, tiny_fs):
+def test_record_write_on_a_full_disk_stops_the_experiment_and_loses_nothing(tmp_path, tiny_fs):
     fs = tiny_fs("24m")
     exp = experiment(tmp_path, {"a": "ok", "b": "ok"})
     state = fs / "state"
@@ -155,12 +159,17 @@ def test_record_write_on_a_full_disk_stops_the_boot_with_one_line_and_loses_noth
     before = {k: p.read_bytes() for k, p in list_records(state).items()}
     assert len(before) == 1
     filler = fill(fs)
-    with pytest.raises(ColdrunError) as e:
-        boot_quiet(state)
-    assert "the filesystem is full" in str(e.value) and "\n" not in str(e.value)
+    err = io.StringIO()
+    # Stopped, not left "running" with nobody to run it (issue 26): the reason reaches the log's stderr even
+    # where the disk has no room for the stop_reason file.
+    assert boot(state, stderr=err, machine=FakeMachine(ScriptedPlatform())) == EXIT_STOPPED
+    stopped = [ln for ln in err.getvalue().splitlines() if "experiment stopped" in ln]
+    assert len(stopped) == 1 and "the filesystem is full" in stopped[0]
+    assert Schedule.load(state / "schedule").status == "stopped"
     assert {k: p.read_bytes() for k, p in list_records(state).items()} == before
     filler.unlink()
-    boot_quiet(state)                              # settles the claimed job, then runs on
+    continue_stopped(str(state), machine=FakeMachine(ScriptedPlatform()), stderr=io.StringIO())
+    boot_quiet(state)                              # runs on
     sched = Schedule.load(state / "schedule")
     assert {k: p.read_bytes() for k, p in list_records(state).items() if k in before} == before
     assert sched.counts()["outstanding"] + sched.counts()["completed"] + sched.counts()["crashed"] == 2

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 
 import pytest
 
@@ -55,13 +56,29 @@ def test_launch_failures_are_recorded_and_run_on_when_not_stopping(tmp_path):
 
 
 def test_a_key_that_completed_once_is_not_stopped_by_a_later_failure(tmp_path):
-    exp = experiment(tmp_path, {"a": "ok"}, executions=2)
+    # on_changed_files = "flag": the rewritten benchmark file runs (test_changed_files.py: the default stops).
+    exp = experiment(tmp_path, {"a": "ok"}, executions=2, extra='on_changed_files = "flag"')
     state = tmp_path / "s"
     start_quiet(exp, state)
     assert boot_quiet(state) == 0
     (tmp_path / "benchmarks" / "a" / "b.txt").write_text("setup")   # the benchmark's failure now, not a launch's
     assert run_to_end(state) == EXIT_FAILURES
     assert states(state) == ("finished", [("a", "C"), ("a", "E")])
+
+
+def test_a_key_that_launched_before_and_now_cannot_launch_stops_the_experiment(tmp_path):
+    """The benchmarks directory vanishes (an unmounted disk) after a key's first success: coldrun cannot start
+    its runner, which would fail every remaining job alike, so the experiment stops (issue 26, item 3)."""
+    exp = experiment(tmp_path, {"a": "ok", "b": "ok"}, executions=3)
+    state = tmp_path / "s"
+    start_quiet(exp, state)
+    assert boot_quiet(state) == 0 and boot_quiet(state) == 0       # a and b completed once each
+    (tmp_path / "benchmarks").rename(tmp_path / "unmounted")
+    plat = ScriptedPlatform()
+    assert run_to_end(state, plat) == EXIT_STOPPED
+    assert plat.reboots == 0
+    assert states(state) == ("stopped", [("a", "C"), ("b", "C"), ("a", "E"), ("b", "O"), ("a", "O"), ("b", "O")])
+    assert "a:fake:v: the runner cannot launch (cannot launch:" in (state / "stop_reason").read_text()
 
 
 def test_continue_after_a_launch_failure_runs_the_rest(tmp_path):
@@ -110,3 +127,17 @@ def test_status_help_documents_the_exit_codes(capsys):
     for text in ("0 finished, every execution completed", "3 stopped", "6 finished with errored, timed-out or "
                  "crashed executions", "7 aborted", "8 still running"):
         assert text in out
+
+
+def test_iteration_times_longer_than_the_runner_lived_are_refused(tmp_path):
+    """A document claiming 5 x 100 s from a process that lived a fraction of a second (forged, or an external
+    runner reporting milliseconds) is errored with the reason, its numbers not kept (issue 26, item 4)."""
+    exp = experiment(tmp_path, {"a": "forged"}, executions=1, iterations=5,
+                     extra="stop_on_launch_failure = false")
+    state = tmp_path / "s"
+    start_quiet(exp, state)
+    assert run_to_end(state) == EXIT_FAILURES
+    [record] = [json.loads(p.read_text()) for p in (state / "executions").iterdir()]
+    assert record["outcome"] == "E" and record["cause"] == "protocol_refusal"
+    assert record["reason"].startswith("iteration times add up to 500s, more than the ")
+    assert "forged or mis-scaled" in record["reason"] and record["wallclock_times"] == []

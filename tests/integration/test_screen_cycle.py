@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from cycle_helpers import ScriptedPlatform, experiment
+from cycle_helpers import ScriptedPlatform, experiment, root_on_disk
 from doubles import FakeMachine, RecordingCommands
 from supervisor.boot.lifecycle import start
 from supervisor.boot.one_boot import boot
@@ -107,6 +107,7 @@ def machine_root(tmp: Path) -> SystemRoot:
     root = tmp / "root"
     shutil.copytree(ROOTS / "vm-nocpufreq", root, symlinks=True)
     (root / "proc" / "cmdline").write_text("ro quiet os=a\n")
+    root_on_disk(root)
     return SystemRoot(root)
 
 

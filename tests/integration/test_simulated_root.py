@@ -84,7 +84,7 @@ RUNNER = """\
 #!/bin/sh
 # A runner that tries to write into the state dir, then reports who it ran as.
 echo "uid=$(id -u) wrote=$( (echo evil > "$STATE/executions/evil.json") 2>/dev/null && echo yes || echo no)"
-printf '{"protocol_version": 1, "wallclock_times": [0.1, 0.1, 0.1], "core_cycle_counts": [], "aperf_counts": [], \
+printf '{"protocol_version": 1, "wallclock_times": [0.001, 0.001, 0.001], "core_cycle_counts": [], "aperf_counts": [], \
 "mperf_counts": [], "counters": {"available": false, "reason": "sh"}}' >&3
 """
 

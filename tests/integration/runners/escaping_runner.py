@@ -12,7 +12,7 @@ import os
 import sys
 import time
 
-from fake_runner import document, write_doc
+from fake_runner import OK_SCALE, document, write_doc
 
 
 def start_daemon(pid_file: str) -> int:
@@ -41,7 +41,7 @@ def main():
     daemon = start_daemon(os.path.join(os.path.dirname(bench), "daemon.pid"))
     print(f"started helper {daemon}", flush=True)
     if behaviour == "daemon":
-        write_doc(document([param + i / 1e3 for i in range(iterations)]))
+        write_doc(document([(param + i / 1e3) * OK_SCALE for i in range(iterations)]))
     elif behaviour == "daemon-hang":
         time.sleep(600)
     else:

@@ -1,7 +1,7 @@
 """A test-only external runner: <benchmark file> <iterations> <param> <debug>.
 
 The benchmark file holds one word naming a behaviour:
-  ok        valid document; times encode identity: param + pid / 1e9 + i / 1e12 per iteration,
+  ok        valid document; times encode identity: (param + pid / 1e9 + i / 1e12) * OK_SCALE per iteration,
             and "pid=<pid> param=<param>" on stdout (crash test checks they agree)
   slow      like ok, sleeping 20 ms per iteration (so random kills land mid-run)
   garbage   prints garbage on fd 3
@@ -13,16 +13,20 @@ The benchmark file holds one word naming a behaviour:
   huge      60 MB on stdout and stderr, then a valid document
   noresults exits 0 without writing a document
   setup     exits with the protocol's usage/setup status 2 before any iteration, naming what is missing
-  flat      like ok, but every iteration of an execution takes the same time, param / 1000 s plus a
-            per-execution offset of (pid % 7) picoseconds: a steady state at once, executions agree
+  flat      like ok, but every iteration of an execution takes the same time, (param / 1000 s plus a
+            per-execution offset of (pid % 7) picoseconds) * SHAPE_SCALE: a steady state at once, executions agree
   noisy     like flat, times a per-execution factor between 1 and 2 hashed from the pid: executions
             disagree widely
   bigcounters  like flat, with counters on every core of this machine, each count the largest
             unsigned 64-bit number (20 digits): the largest document such a run can write
   shm       writes 256 MiB into a /dev/shm file named by the benchmark's path (outside RLIMIT_DATA), then
             like ok
+  forged    five iterations of 100 s each, written at once: more than the process lived
   wps       each iteration takes 0.002 + param / 1e6 s (1e6 param units per second, 2 ms set-up),
-            plus (pid % 7) nanoseconds
+            plus (pid % 7) nanoseconds, and the runner sleeps that long
+
+The supervisor refuses a document whose times add up to more than the runner lived, so the made-up times are
+scaled down to what a short-lived process can claim (wps really takes its time).
 """
 
 import json
@@ -31,6 +35,10 @@ import signal
 import subprocess
 import sys
 import time
+
+
+OK_SCALE = 1e-9      # a param of 1000 is 1 us per iteration
+SHAPE_SCALE = 1e-6   # flat and noisy: a param of 1000 is 1 us per iteration
 
 
 def document(times):
@@ -52,12 +60,14 @@ def main():
     with open(bench) as f:
         behaviour = f.read().strip()
     pid = os.getpid()
-    times = [param + pid / 1e9 + i / 1e12 for i in range(iterations)]
-    shaped = {"flat": lambda: param / 1000 + (pid % 7) * 1e-12,
-              "noisy": lambda: param / 1000 * (1 + (pid * 2654435761 % 1000003) / 1000003),
+    times = [(param + pid / 1e9 + i / 1e12) * OK_SCALE for i in range(iterations)]
+    shaped = {"flat": lambda: (param / 1000 + (pid % 7) * 1e-12) * SHAPE_SCALE,
+              "noisy": lambda: param / 1000 * (1 + (pid * 2654435761 % 1000003) / 1000003) * SHAPE_SCALE,
               "wps": lambda: 0.002 + param / 1e6 + (pid % 7) * 1e-9}
     if behaviour in shaped:
         print(f"pid={pid} param={param}")
+        if behaviour == "wps":
+            time.sleep((0.002 + param / 1e6) * iterations)
         write_doc(document([shaped[behaviour]()] * iterations))
     elif behaviour == "shm":
         name = "/dev/shm/coldrun-test-" + bench.replace("/", "_")
@@ -69,7 +79,7 @@ def main():
         write_doc(document(times))
     elif behaviour == "bigcounters":
         counts = [[2 ** 64 - 1] * iterations for _ in range(os.cpu_count())]
-        doc = document([param / 1000 + 1e-12] * iterations)
+        doc = document([(param / 1000 + 1e-12) * SHAPE_SCALE] * iterations)
         doc.update(core_cycle_counts=counts, aperf_counts=counts, mperf_counts=counts,
                    counters={"available": True, "reason": None})
         write_doc(doc)
@@ -79,6 +89,8 @@ def main():
                 time.sleep(0.02)
         print(f"pid={pid} param={param}")
         write_doc(document(times))
+    elif behaviour == "forged":
+        write_doc(document([100.0] * iterations))
     elif behaviour == "garbage":
         write_doc(b"this is not json {{{")
     elif behaviour == "wrongkeys":

@@ -11,6 +11,7 @@ from typing import Sequence
 
 
 from supervisor.experiment.platform_policy import PlatformPolicy
+from supervisor.platforms.kept_state import kept_dir
 from supervisor.system import CommandResult, SystemRoot
 from doubles import FakeClock
 
@@ -36,12 +37,25 @@ variants = ["v"]
 """
 
 
+# coldrun's own directories on the machine (active marker, kept undo logs: platforms/kept_state.py), which a
+# restore empties but leaves, with the parents it made in a tree that had no /var; anything in them counts.
+COLDRUN_OWN = ("var", "var/lib", "var/lib/coldrun", "var/lib/coldrun/experiments")
+
+
+def undo_path(root: Path, state: Path) -> Path:
+    """Where a real platform on the tree ``root`` keeps the undo log of the experiment in ``state``."""
+    return kept_dir(SystemRoot(root), state) / "undo.json"
+
+
 def tree_digest(path: Path) -> dict[str, str]:
-    """relative path -> content hash (or "dir"/"link"), for byte-for-byte comparisons."""
+    """relative path -> content hash (or "dir"/"link"), for byte-for-byte comparisons; coldrun's own empty
+    directories under /var/lib/coldrun do not count."""
     out = {}
     for dirpath, dirnames, filenames in os.walk(path):
         for d in dirnames:
-            out[os.path.relpath(os.path.join(dirpath, d), path)] = "dir"
+            rel = os.path.relpath(os.path.join(dirpath, d), path)
+            if rel not in COLDRUN_OWN:
+                out[rel] = "dir"
         for f in filenames:
             full = os.path.join(dirpath, f)
             rel = os.path.relpath(full, path)

@@ -22,7 +22,8 @@ from supervisor.platforms.linux_controls import PARANOID, read_counter_facts
 from supervisor.experiment.platform_policy import PlatformPolicy
 from supervisor.system import SystemRoot
 
-from platform_helpers import EXPERIMENT, LINUX_SHAPES, ROOTS, FakeMachineCommands, MemoryLog, make_linux, tree_digest
+from platform_helpers import (EXPERIMENT, LINUX_SHAPES, ROOTS, FakeMachineCommands, MemoryLog, make_linux, tree_digest,
+                              undo_path)
 
 PARANOID_FILE = PARANOID.lstrip("/")
 ORIGINAL_PARANOID = {"intel-desktop": "3\n", "amd-server": "4\n", "acpi-old": "3\n", "vm-nocpufreq": "3\n"}
@@ -44,8 +45,8 @@ def counters_report(platform):
     return found[0]
 
 
-def undo_entries(state: Path) -> list[dict]:
-    path = state / "undo.json"
+def undo_entries(root: Path, state: Path) -> list[dict]:
+    path = undo_path(root, state)
     return json.loads(path.read_text())["entries"] if path.exists() else []
 
 
@@ -61,7 +62,7 @@ class MsrModuleCommands(FakeMachineCommands):
     def run(self, argv, **kw):
         a = tuple(str(x) for x in argv)
         if a == ("modprobe", "msr"):
-            assert [e["key"] for e in undo_entries(self.state)] == ["module:msr"], "loaded before the undo entry"
+            assert [e["key"] for e in undo_entries(self.root, self.state)] == ["module:msr"], "loaded before the undo entry"
             for c in range(self.cpus):
                 (self.root / f"dev/cpu/{c}").mkdir(parents=True, exist_ok=True)
                 (self.root / f"dev/cpu/{c}/msr").write_bytes(b"")
@@ -126,21 +127,21 @@ def test_round_trip_leaves_every_tree_byte_for_byte(shape, machine, tmp_path):
         assert paranoid_now == "0\n"
         assert reports["counters"]["action"] == f"changed from perf_event_paranoid={ORIGINAL_PARANOID[shape].strip()}" \
             "; cycles: cpu PMU; aperf/mperf: msr PMU"
-        assert undo_entries(state) == [{"control": "counters", "key": PARANOID, "action": "write",
+        assert undo_entries(root, state) == [{"control": "counters", "key": PARANOID, "action": "write",
                                         "path": PARANOID, "value": ORIGINAL_PARANOID[shape]}]
     else:
         # No PMU to open: nothing is changed on the machine's behalf, and nothing fails.
         assert paranoid_now == ORIGINAL_PARANOID[shape]
         assert reports["counters"]["action"] == "unavailable" and not reports["counters"]["fatal"]
         assert reports["counters"]["found"].startswith("wall-clock only: ")
-        assert undo_entries(state) == []
+        assert undo_entries(root, state) == []
 
     again = {r.control: r.as_dict() for r in p.apply_and_verify()}
     assert again["counters"]["action"] in ("none", "unavailable")
 
     p.restore()
     assert tree_digest(root) == original
-    assert not (state / "undo.json").exists()
+    assert not undo_path(root, state).exists()
 
 
 class UndoFirstRoot(SystemRoot):
@@ -153,7 +154,7 @@ class UndoFirstRoot(SystemRoot):
 
     def write_text(self, system_path: str, text: str) -> None:
         if system_path == PARANOID and text != self.read_text(PARANOID) and text == "0\n":
-            recorded = [e for e in undo_entries(self.state) if e["key"] == PARANOID]
+            recorded = [e for e in undo_entries(self.root, self.state) if e["key"] == PARANOID]
             assert recorded and recorded[0]["value"] == self.read_text(PARANOID), "change made before undo entry"
             self.checked += 1
         super().write_text(system_path, text)
@@ -189,7 +190,7 @@ def test_reapplying_after_a_reboot_keeps_the_first_original(machine, tmp_path):
     (root / PARANOID_FILE).write_text("3\n")  # a reboot: the sysctl is back at the boot value
     p.apply_and_verify()
     assert (root / PARANOID_FILE).read_text() == "0\n"
-    assert [e["value"] for e in undo_entries(state)] == ["3\n"]
+    assert [e["value"] for e in undo_entries(root, state)] == ["3\n"]
     p.restore()
     assert (root / PARANOID_FILE).read_text() == "3\n"
 
@@ -201,7 +202,7 @@ def test_already_permissive_paranoid_is_left_alone(machine, tmp_path):
     assert counters_report(p).action == "none"
     p.apply_and_verify()
     assert (root / PARANOID_FILE).read_text() == "-1\n"
-    assert undo_entries(state) == []
+    assert undo_entries(root, state) == []
 
 
 def test_minus_one_is_written_when_asked_for(machine, tmp_path):
@@ -230,7 +231,7 @@ def test_a_setting_that_does_not_stick_fails_verification(machine, tmp_path):
                                             r"perf_event_paranoid=3"):
         p.apply_and_verify()
     # Even so, the original was recorded and restore puts it back.
-    assert [e["value"] for e in undo_entries(state)] == ["3\n"]
+    assert [e["value"] for e in undo_entries(root, state)] == ["3\n"]
 
 
 # --- policy modes ---------------------------------------------------------------------
@@ -247,7 +248,7 @@ def test_require_on_a_vm_without_pmu_fails_with_one_line_fix(machine, tmp_path):
         p.apply_and_verify()
     msg = str(e.value)
     assert "\n" not in msg and "counters: no per-core counters (core cycles: no hardware PMU" in msg
-    assert tree_digest(root) == original and undo_entries(state) == []
+    assert tree_digest(root) == original and undo_entries(root, state) == []
 
 
 def test_require_on_a_vm_fails_platform_check_with_a_problem_line(tmp_path, capsys):
@@ -287,7 +288,7 @@ def test_root_run_benchmarks_load_the_msr_module_and_unload_it_at_restore(machin
     assert (root / "dev/cpu/3/msr").exists()
     # Root needs no sysctl: perf_event_paranoid untouched; only the module is in the log.
     assert (root / PARANOID_FILE).read_text() == "3\n"
-    assert undo_entries(state) == [{"control": "counters", "key": "module:msr", "action": "run",
+    assert undo_entries(root, state) == [{"control": "counters", "key": "module:msr", "action": "run",
                                     "argv": ["modprobe", "-r", "msr"]}]
     assert counters_report(p).action == "none"
 

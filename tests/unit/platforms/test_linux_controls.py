@@ -101,7 +101,7 @@ def test_msr_that_does_not_stick_fails_verification(machine, tmp_path):
     p = make_linux(machine("acpi-old"), tmp_path / "s", commands=cmds)
     with pytest.raises(PlatformError, match="turbo: set to off but reads back on"):
         p.apply_and_verify()
-    undo = json.loads((tmp_path / "s/undo.json").read_text())["entries"]
+    undo = json.loads(p.undo.path.read_text())["entries"]
     assert [e["argv"] for e in undo if e["control"] == "turbo"][0] == ["wrmsr", "-p", "0", "0x1a0", "0x850089"]
 
 

@@ -1,6 +1,7 @@
 """OpenBSD platform against command outputs mirroring OpenBSD 7.5/amd64 (see the fixture's README)."""
 
 import re
+import shutil
 import sys
 
 import pytest
@@ -102,9 +103,13 @@ class FakeOpenBSD:
 
 
 def openbsd(tmp_path, cmds, policy=None, root=None):
+    """The platform on a copy of the OpenBSD tree (the undo log goes under its /var/lib/coldrun)."""
+    if root is None:
+        root = tmp_path / "openbsd-root"
+        if not root.exists():
+            shutil.copytree(ROOTS / "openbsd-7.5", root, symlinks=True)
     return make_platform("openbsd", policy or PlatformPolicy(), tmp_path / "state",
-                         root=SystemRoot(root or ROOTS / "openbsd-7.5"), commands=cmds, clock=FakeClock(),
-                         log=MemoryLog())
+                         root=SystemRoot(root), commands=cmds, clock=FakeClock(), log=MemoryLog())
 
 
 def test_sensors_from_sysctl_hw_sensors(tmp_path):

@@ -67,7 +67,7 @@ def test_round_trip_restores_every_byte(shape, machine, tmp_path):
     for rel in CHANGED[shape]:
         assert after[rel] != original[rel], f"{rel} not changed by apply"
     assert all(r.ok for r in reports)
-    undo = json.loads((state / "undo.json").read_text())["entries"]
+    undo = json.loads(platform.undo.path.read_text())["entries"]
     assert len(undo) >= len(CHANGED[shape])
     if shape == "acpi-old":
         assert all(v & (1 << 38) for v in commands.msr.values()), "turbo-disable bit not set on every core"
@@ -77,9 +77,9 @@ def test_round_trip_restores_every_byte(shape, machine, tmp_path):
     # A second boot re-applies: nothing changes and the originals stay the first ones.
     again = platform.apply_and_verify()
     assert all(r.action in ("none", "report", "unavailable") for r in again), again
-    assert json.loads((state / "undo.json").read_text())["entries"] == undo
+    assert json.loads(platform.undo.path.read_text())["entries"] == undo
 
     platform.restore()
     assert tree_digest(root) == original
-    assert not (state / "undo.json").exists()
+    assert not platform.undo.path.exists()
     assert commands.msr == msr

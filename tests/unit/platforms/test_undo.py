@@ -7,7 +7,7 @@ from supervisor.platforms.undo_replay import restore_undo_log
 from supervisor.system import SystemRoot
 from supervisor.state.undo import UndoLog
 
-from platform_helpers import MemoryLog, make_linux, vm_policy
+from platform_helpers import MemoryLog, make_linux, undo_path, vm_policy
 
 
 def test_first_original_wins_and_replay_is_reverse(tmp_path):
@@ -45,7 +45,7 @@ def test_a_crashed_experiment_is_restored_at_the_next_start(machine, tmp_path):
     rate = root / "proc/sys/kernel/perf_event_max_sample_rate"
     make_linux(root, tmp_path / "old", vm_policy()).apply_and_verify()
     assert rate.read_text() == "1\n"
-    entry = json.loads((tmp_path / "old/undo.json").read_text())["entries"][0]
+    entry = json.loads(undo_path(root, tmp_path / "old").read_text())["entries"][0]
     assert entry["value"] == "100000\n" and entry["control"] == "perf_max_sample_rate"
     failures = restore_undo_log(tmp_path / "old", root=SystemRoot(root), commands=None, log=MemoryLog())
     assert failures == [] and rate.read_text() == "100000\n"

@@ -1,0 +1,83 @@
+"""A benchmark, runner or interpreter changed between executions (issue 26, item 2): start pins each key's files
+by digest; a change stops the experiment before the next execution, or (on_changed_files = "flag") runs it
+with the change named in its record."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+
+from cycle_helpers import boot_quiet, experiment, run_to_end, start_quiet
+from supervisor.state.outcome import EXIT_CLEAN, EXIT_STOPPED
+from supervisor.state.schedule import Schedule
+from supervisor.views.status import status_report
+from supervisor.views.status_text import status_text
+
+
+def records(state) -> list[dict]:
+    return [json.loads(p.read_text()) for p in sorted((state / "executions").iterdir())]
+
+
+def test_start_pins_every_key_s_files(tmp_path):
+    exp = experiment(tmp_path, {"a": "ok", "b": "ok"})
+    state = tmp_path / "s"
+    start_quiet(exp, state)
+    pinned = json.loads((state / "key_files.json").read_text())
+    assert sorted(pinned) == ["a:fake:v", "b:fake:v"]
+    a = pinned["a:fake:v"]
+    assert str((tmp_path / "benchmarks" / "a" / "b.txt").resolve()) in a               # the benchmark
+    assert any(p.endswith("fake_runner.py") for p in a)                                # the runner file
+    assert str(__import__("os").path.realpath(sys.executable)) in a                    # the interpreter
+    assert all(v.startswith("sha256=") for v in a.values())
+    assert run_to_end(state) == EXIT_CLEAN
+    assert all(len(r["platform_before"]["key_files_sha256"][r["key"]]) == 64 for r in records(state))
+
+
+def test_a_benchmark_replaced_after_two_executions_stops_the_experiment(tmp_path):
+    exp = experiment(tmp_path, {"a": "ok"}, executions=4)
+    state = tmp_path / "s"
+    start_quiet(exp, state)
+    assert boot_quiet(state) == 0 and boot_quiet(state) == 0
+    bench = tmp_path / "benchmarks" / "a" / "b.txt"
+    bench.write_text("slow")                          # another program, same key
+    assert boot_quiet(state) == EXIT_STOPPED
+    sched = Schedule.load(state / "schedule")
+    assert [j.state for j in sched.jobs] == ["C", "C", "O", "O"] and sched.status == "stopped"
+    reason = (state / "stop_reason").read_text()
+    assert f"a:fake:v: files changed since the experiment started ({bench.resolve()}: content changed)" in reason
+    assert 'on_changed_files = "flag"' in reason and "resume --continue" in reason
+    assert len(records(state)) == 2
+
+
+def test_a_changed_interpreter_is_noticed_too(tmp_path):
+    interpreter = tmp_path / "bin" / "python3"
+    interpreter.parent.mkdir()
+    shutil.copy2(sys.executable, interpreter)
+    exp = experiment(tmp_path, {"a": "ok"}, executions=2)
+    exp.write_text(exp.read_text().replace(f'executable = "{sys.executable}"', f'executable = "{interpreter}"'))
+    state = tmp_path / "s"
+    start_quiet(exp, state)
+    assert boot_quiet(state) == 0
+    with open(interpreter, "ab") as f:
+        f.write(b"\0")                                 # an upgrade overnight
+    assert boot_quiet(state) == EXIT_STOPPED
+    assert f"{interpreter}: content changed" in (state / "stop_reason").read_text()
+
+
+def test_with_flag_the_change_is_recorded_and_flagged(tmp_path):
+    exp = experiment(tmp_path, {"a": "ok"}, executions=4, extra='on_changed_files = "flag"')
+    state = tmp_path / "s"
+    start_quiet(exp, state)
+    assert boot_quiet(state) == 0 and boot_quiet(state) == 0
+    bench = tmp_path / "benchmarks" / "a" / "b.txt"
+    bench.write_text("slow")
+    assert run_to_end(state) == EXIT_CLEAN
+    recs = records(state)
+    assert [("files_changed" in r["flags"]) for r in recs] == [False, False, True, True]
+    assert recs[2]["platform_before"]["changed_files"] == [f"{bench.resolve()}: content changed"]
+    assert "changed_files" not in recs[0]["platform_before"]
+    digests = {r["platform_before"]["key_files_sha256"]["a:fake:v"] for r in recs}
+    assert len(digests) == 2                           # what ran before and after the change
+    text = status_text(status_report(str(state)))
+    assert "ran with files changed since start, flagged files_changed (2): a:fake:v #2 attempt 1, a:fake:v #3" in text
