@@ -191,7 +191,7 @@ echo x > /var/tmp/$tag; chmod 4755 /var/tmp/$tag
 echo x > /dev/shm/$tag
 mkdir /tmp/$tag.d && echo x > /tmp/$tag.d/f
 ipcmk -M 4096 >/dev/null
-printf '{"protocol_version": 1, "wallclock_times": [0.1, 0.1, 0.1], "core_cycle_counts": [], "aperf_counts": [], \
+printf '{"protocol_version": 1, "wallclock_times": [0.001, 0.001, 0.001], "core_cycle_counts": [], "aperf_counts": [], \
 "mperf_counts": [], "counters": {"available": false, "reason": "sh"}}' >&3
 """
 

@@ -82,7 +82,7 @@ def test_msr_turbo_loads_the_msr_module_and_unloads_it_at_restore(machine, tmp_p
     reports = {r.control: r for r in p.apply_and_verify()}
     assert reports["turbo"].found == "off" and reports["turbo"].action.startswith("changed from unknown") and cmds.msr_module
     assert all(v & (1 << 38) for v in cmds.msr.values())
-    undo = json.loads((tmp_path / "s/undo.json").read_text())["entries"]
+    undo = json.loads(p.undo.path.read_text())["entries"]
     assert [e["argv"] for e in undo if e["control"] == "turbo"][0] == ["modprobe", "-r", "msr"]
     p.restore_control("turbo")
     assert cmds.msr == {c: 0x850089 for c in range(4)} and not cmds.msr_module
