@@ -101,8 +101,10 @@ KNOWN_LANGUAGE_RUNNERS: tuple[str, ...] = tuple(LANGUAGE_RUNNERS)
 DEBIAN_PACKAGES = {"python": "python3", "pypy": "pypy3", "lua": "luajit", "javascript": "nodejs",
                    "java": "openjdk-17-jdk-headless", "ruby": "ruby", "php": "php-cli"}
 
-# Startup mode also times CPython (the dummy runner is plain Python).
+# Startup mode also times CPython (the dummy runner is plain Python) and C: there the compiled dummy
+# runner is its own "VM" (built by `coldrun build-runners startup`), as Krun's startup_runner_c was.
 STARTUP_ONLY_RUNNERS = {"python": ("python3", "startup/startup_runner.py")}
+STARTUP_NATIVE_RUNNER = "c"
 
 
 def _runner(runner: str) -> LanguageRunner:
@@ -242,8 +244,10 @@ RUBY_EXT = Artefact("ruby", "kruntime_ext.so", (RUBY_DIR / "kruntime_ext.c",),
                     "the Ruby libkruntime extension", "ruby")
 STARTUP_WRAPPER = Artefact("startup", "startup_wrapper", (STARTUP_DIR / "startup_wrapper.c",),
                            "the startup-time wrapper", "startup")
-STARTUP_CLASSES = Artefact("startup", "classes", (STARTUP_DIR / "StartupRunner.java",),
+STARTUP_CLASSES = Artefact("startup", "classes", (STARTUP_DIR / "StartupRunner.java", JAVA_DIR / "IterationsRunner.java"),
                            "the Java startup runner", "startup")
+STARTUP_C = Artefact("startup", "startup_runner_c", (STARTUP_DIR / "startup_runner.c",),
+                     "the C startup runner", "startup")
 
 
 # --------------------------------------------------------------------------
@@ -377,7 +381,17 @@ def build_startup_wrapper() -> Path:
 
 
 def build_java_startup() -> Path:
-    return _javac(STARTUP_CLASSES, list(STARTUP_CLASSES.sources))
+    # Compiled against the iterations runner's classes: it writes its document through their JNI glue.
+    return _javac(STARTUP_CLASSES, [STARTUP_DIR / "StartupRunner.java"], classpath=build_java_classes())
+
+
+def build_startup_c() -> Path:
+    """The C start-up runner, linked to libkruntime as the C iterations runner is, so the dynamic loader
+    does for it what it does for the runner whose start-up it stands for."""
+    lib = libkruntime_path()
+    # --no-as-needed: it calls nothing in libkruntime, and the linker would drop an unused library.
+    return _compile_c(STARTUP_C, [str(STARTUP_C.sources[0]), "-Wl,--no-as-needed", str(lib), f"-Wl,-rpath,{lib.parent}"],
+                      shared=False)
 
 
 def build(runner: str) -> None:
@@ -395,11 +409,12 @@ def build(runner: str) -> None:
 # the C runner and its probe benchmark with the package).
 BUILDABLE = ("c", "python", *KNOWN_LANGUAGE_RUNNERS, "startup")
 _ARTEFACTS = {"java": (JAVA_CLASSES, JAVA_JNI, JAVA_PROBE), "javascript": (NODE_ADDON,), "ruby": (RUBY_EXT,),
-              "startup": (STARTUP_WRAPPER, STARTUP_CLASSES)}
+              "startup": (STARTUP_WRAPPER, STARTUP_C, STARTUP_CLASSES)}
 
 
 def _build_startup() -> None:
     build_startup_wrapper()
+    build_startup_c()
     if shutil.which("javac"):     # the Java startup runner is optional: only Java startup runs need it
         build_java_startup()
 
@@ -552,9 +567,10 @@ def startup_command(
         raise ValueError(
             f"startup-time mode measures one process start, so iterations must be 1, not {iterations!r}"
         )
-    if runner in STARTUP_ONLY_RUNNERS:
-        default_exe, dummy = STARTUP_ONLY_RUNNERS[runner]
-        spec_runner_file = dummy
+    if runner == STARTUP_NATIVE_RUNNER:
+        default_exe, spec_runner_file = "", ""
+    elif runner in STARTUP_ONLY_RUNNERS:
+        default_exe, spec_runner_file = STARTUP_ONLY_RUNNERS[runner]
     else:
         spec = _runner(runner)
         default_exe, spec_runner_file = spec.default_executable, spec.startup_runner
@@ -562,8 +578,11 @@ def startup_command(
     wrapper = STARTUP_WRAPPER.find()
     env = {ENV_RESULTS_FD: str(RESULTS_FD)}
     tail = [benchmark_path, str(iterations), str(param), "1" if debug else "0"]
-    if runner == "java":
-        env["CLASSPATH"] = str(STARTUP_CLASSES.find())
+    if runner == STARTUP_NATIVE_RUNNER:
+        argv = [str(wrapper), str(STARTUP_C.find()), *tail]
+    elif runner == "java":
+        env["CLASSPATH"] = f"{STARTUP_CLASSES.find()}{os.pathsep}{JAVA_CLASSES.find()}"
+        env[ENV_JNI_LIBRARY] = str(JAVA_JNI.find())
         argv = [str(wrapper), exe, *vm_args, spec_runner_file, *tail]
     else:
         argv = [str(wrapper), exe, *vm_args, str(RUNNERS_DIR / spec_runner_file), *tail]
