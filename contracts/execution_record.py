@@ -152,6 +152,8 @@ class ExecutionSlot(BaseModel):
     # A record's, read back for Krun's eta_estimates and error_flag (state_view.Slot); a slot without one has none.
     duration_seconds: float | None = None
     flags: list[str] = []
+    # A start-up execution's two clock readings: Krun's shape of its wallclock_times (state_view.Slot).
+    startup: Startup | None = None
 
 
 class ExecutionRecord(ExecutionSlot):

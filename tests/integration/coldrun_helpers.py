@@ -15,6 +15,10 @@ REPO = Path(__file__).resolve().parents[2]
 FAKE_RUNNER = Path(__file__).parent / "runners" / "fake_runner.py"
 
 
+# An experiment's [waits] that wait for nothing: tests measure nothing that settles.
+NO_WAITS = "[waits]\nboot_settle = 0\nsync = 0\nbaseline_pause = 0\n"
+
+
 def coldrun(*args: str, env: dict | None = None, timeout: float = 120, cwd: str | None = None):
     """Run `python -m supervisor ARGS` and return the CompletedProcess (text)."""
     full_env = dict(os.environ)
