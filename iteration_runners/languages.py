@@ -233,6 +233,7 @@ class Artefact:
 
 JAVA_DIR, JS_DIR, STARTUP_DIR = RUNNERS_DIR / "java", RUNNERS_DIR / "javascript", RUNNERS_DIR / "startup"
 RUBY_DIR = RUNNERS_DIR / "ruby"
+PHP_DIR = RUNNERS_DIR / "php"
 JAVA_CLASSES = Artefact("java", "classes", (JAVA_DIR / "IterationsRunner.java",), "the Java runner", "java")
 JAVA_JNI = Artefact("java", "libcoldrun_krun_jni.so", (JAVA_DIR / "krun_jni.c",),
                     "the Java runner's JNI library", "java")
@@ -242,6 +243,8 @@ NODE_ADDON = Artefact("javascript", "kruntime_addon.node", (JS_DIR / "kruntime_a
                       "the Node.js libkruntime addon", "javascript")
 RUBY_EXT = Artefact("ruby", "kruntime_ext.so", (RUBY_DIR / "kruntime_ext.c",),
                     "the Ruby libkruntime extension", "ruby")
+PHP_EXT = Artefact("php", "kruntime_php.so", (PHP_DIR / "kruntime_php.c",),
+                   "the PHP libkruntime extension", "php")
 STARTUP_WRAPPER = Artefact("startup", "startup_wrapper", (STARTUP_DIR / "startup_wrapper.c",),
                            "the startup-time wrapper", "startup")
 STARTUP_CLASSES = Artefact("startup", "classes", (STARTUP_DIR / "StartupRunner.java", JAVA_DIR / "IterationsRunner.java"),
@@ -376,6 +379,22 @@ def build_ruby_ext() -> Path:
     return _build_shared_object(RUBY_EXT, [libkruntime_include_dir(), *_ruby_header_dirs()])
 
 
+def _php_header_dirs() -> list[Path]:
+    """php.h's directories, asked of the php-config beside the php on PATH (the runner's default php)."""
+    if shutil.which("php-config") is None:
+        raise MissingTool("building the PHP extension needs php-config and PHP's headers (apt-get install php-dev)")
+    out = subprocess.run(["php-config", "--includes"], capture_output=True, text=True, check=False)
+    dirs = [Path(flag[2:]) for flag in out.stdout.split() if flag.startswith("-I")]
+    if out.returncode != 0 or not dirs or not (dirs[0] / "main" / "php.h").is_file():
+        raise MissingTool("building the PHP extension needs php.h (apt-get install php-dev)")
+    return dirs
+
+
+def build_php_ext() -> Path:
+    # The php binary's own symbols resolve when it loads the extension, so no libphp is linked.
+    return _build_shared_object(PHP_EXT, [libkruntime_include_dir(), *_php_header_dirs()])
+
+
 def build_startup_wrapper() -> Path:
     return _compile_c(STARTUP_WRAPPER, [str(s) for s in STARTUP_WRAPPER.sources], shared=False)
 
@@ -403,12 +422,15 @@ def build(runner: str) -> None:
         build_node_addon()
     elif runner == "ruby":
         build_ruby_ext()
+    elif runner == "php":
+        build_php_ext()
 
 
 # What each name given to `coldrun build-runners` compiles (c and python: nothing; setup.py builds
 # the C runner and its probe benchmark with the package).
 BUILDABLE = ("c", "python", *KNOWN_LANGUAGE_RUNNERS, "startup")
 _ARTEFACTS = {"java": (JAVA_CLASSES, JAVA_JNI, JAVA_PROBE), "javascript": (NODE_ADDON,), "ruby": (RUBY_EXT,),
+              "php": (PHP_EXT,),
               "startup": (STARTUP_WRAPPER, STARTUP_C, STARTUP_CLASSES)}
 
 
@@ -419,7 +441,7 @@ def _build_startup() -> None:
         build_java_startup()
 
 
-_BUILDERS = {"java": build_java, "javascript": build_node_addon, "ruby": build_ruby_ext,
+_BUILDERS = {"java": build_java, "javascript": build_node_addon, "ruby": build_ruby_ext, "php": build_php_ext,
              "startup": _build_startup}
 
 
@@ -537,7 +559,10 @@ def language_runner_command(
             env[ENV_NODE_ADDON] = str(NODE_ADDON.find())
         elif runner == "ruby":
             env[ENV_RUBY_EXT] = str(RUBY_EXT.find())
-        argv = [exe, *vm_args, str(RUNNERS_DIR / spec.runner_file), benchmark_path, *tail]
+        ext = PHP_EXT.up_to_date() if runner == "php" else None
+        # PHP: the compiled binding when `coldrun build-runners php` could build it (php-dev), else FFI.
+        load = ["-d", f"extension={ext}"] if ext else []
+        argv = [exe, *load, *vm_args, str(RUNNERS_DIR / spec.runner_file), benchmark_path, *tail]
 
     if instrument:
         env[ENV_INSTRUMENT] = "1"
