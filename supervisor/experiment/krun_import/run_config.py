@@ -193,7 +193,17 @@ def _syntax_problem(path: Path, e: SyntaxError) -> str:
     return f"{where}: syntax error: {e.msg}; the config is run as Python 3"
 
 
-def _error_line(path: Path, e: BaseException, host: HostName | None = None) -> str:
+def _host_tables(namespace: dict[str, Any]) -> str:
+    """The config's top-level tables keyed by names (as BUSY_THRESHOLDS by host): where --hostname's
+    candidates are."""
+    tables = [f"{var} has {', '.join(sorted(t))}" for var, t in namespace.items()
+              if var.isupper() and var not in ("VMS", "VARIANTS", "BENCHMARKS") and isinstance(t, dict) and t
+              and all(isinstance(k, str) and not re.fullmatch(r"[A-Z_][A-Z0-9_]*", k) for k in t)]
+    return f"; {'; '.join(tables)}" if tables else ""
+
+
+def _error_line(path: Path, e: BaseException, host: HostName | None = None,
+                namespace: dict[str, Any] | None = None) -> str:
     """Where in the config the exception came from (its last frame in the config file), and what it was."""
     frames = traceback.extract_tb(e.__traceback__)
     here = [f for f in frames if f.filename == str(path)]
@@ -209,7 +219,7 @@ def _error_line(path: Path, e: BaseException, host: HostName | None = None) -> s
             e.args[0] in (host.name, host.name.split(".")[0]):
         hint = (f" (the config looks up its host name, {host.name!r}, "
                 + ("given by --hostname" if host.given else "this machine's")
-                + "; give --hostname NAME with the benchmark machine's name)")
+                + "; give --hostname NAME with the benchmark machine's name" + _host_tables(namespace or {}) + ")")
     elif isinstance(e, ModuleNotFoundError):
         hint = " (the config imports it; install it for the Python running coldrun, or remove the import)"
     return f"{where}: running the config raised {name}: {text}{hint}"
@@ -243,6 +253,6 @@ def run_config(path: Path, hostname: str | None = None) -> ConfigRun:
     except RecursionError:
         raise ColdrunError(f"{path}: running the config raised RecursionError")
     except Exception as e:       # the config is arbitrary code: any failure is one line, not a traceback
-        raise ColdrunError(_error_line(path, e, host))
+        raise ColdrunError(_error_line(path, e, host, namespace))
     namespace.pop("__builtins__", None)
     return ConfigRun(namespace, lookups, host, notes, bool(_PLATFORM_TEST.search("\n".join(sources))))

@@ -37,12 +37,12 @@ def entry_line(text: str, key: str, table: str = "") -> str:
     return next(ln for ln in lines[start:] if ln.startswith(f"{key} = "))
 
 
-def test_a_host_keyed_config_names_the_fix_without_hostname(experiment_dir):
+def test_a_host_keyed_config_names_the_fix_and_the_hosts_without_hostname(experiment_dir):
     # Before: KeyError: 'vm' and nothing else.
     with pytest.raises(ColdrunError) as e:
         import_krun(experiment_dir / "warmup.krun", experiment_dir / "warmup.toml", hostname="elsewhere")
     assert "raised KeyError: 'elsewhere' (the config looks up its host name, 'elsewhere', given by --hostname; " \
-           "give --hostname NAME with the benchmark machine's name)" in str(e.value)
+           "give --hostname NAME with the benchmark machine's name; BUSY_THRESHOLDS has benchA, benchB)" in str(e.value)
 
 
 def test_warmup_imports_as_the_named_host_with_placeholders_and_host_values_marked(experiment_dir):
