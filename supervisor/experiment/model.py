@@ -125,6 +125,9 @@ def instrumentable_runners() -> tuple[str, ...]:
 
 # In a VM's args and env values: the experiment file's directory, so a moved experiment keeps its paths.
 EXPERIMENT_DIR_VAR = "${EXPERIMENT_DIR}"
+# What `import-krun` writes where the importing machine could not answer one of Krun's look-ups; no
+# machine has it, and `check` refuses a VM that still names it.
+PLACEHOLDER_DIR = "/SET-ME"
 
 
 def startup_runners() -> tuple[str, ...]:

@@ -20,7 +20,7 @@ from pathlib import Path
 import iteration_runners
 from iteration_runners.protocol import ENV_LOAD_ONLY
 from supervisor.errors import ColdrunError
-from supervisor.experiment.model import EXPERIMENT_DIR_VAR, KRUN_EXTERNAL_RUNNER, VM, Experiment
+from supervisor.experiment.model import EXPERIMENT_DIR_VAR, KRUN_EXTERNAL_RUNNER, PLACEHOLDER_DIR, VM, Experiment
 
 EXTERNAL_RUNNER = "external"
 PYTHON_SELF = "@python"          # the interpreter running coldrun
@@ -115,6 +115,18 @@ def resolve_executable(vm_name: str, vm: VM, exp_path: str, exp_dir: Path) -> st
     return os.path.abspath(found)
 
 
+def check_no_placeholder(vm_name: str, vm: VM, exp_path: str) -> None:
+    """`import-krun` writes a placeholder where the importing machine could not answer Krun's look-up;
+    it must be set before the experiment can run (an env value would otherwise pass unnoticed)."""
+    fields = [("executable", vm.executable or "")] + [(f"args[{i}]", a) for i, a in enumerate(vm.args)] + \
+        [(f"env.{k}", v) for k, v in vm.env.items()]
+    for field, value in fields:
+        if f"{PLACEHOLDER_DIR}/" in value:
+            raise ColdrunError(f"{exp_path}: vms.{vm_name}.{field}: {value} is a placeholder `coldrun import-krun` "
+                               f"left for what it could not look up on the importing machine; set it to the value "
+                               f"on this machine (the file's header says what it stands for)")
+
+
 def with_experiment_dir(vm: VM, exp_dir: Path) -> VM:
     """The VM with ``${EXPERIMENT_DIR}`` in its args and env values replaced by the experiment file's
     directory, so an experiment that moves with its files (as a Krun experiment directory did) keeps working."""
@@ -198,6 +210,7 @@ def file_problems(exp: Experiment, exp_dir: Path, exp_path: str, keys: list[str]
     for vm_name, vm in exp.vms.items():
         try:
             check_runner_name(vm_name, vm, exp_path)
+            check_no_placeholder(vm_name, vm, exp_path)
             resolve_executable(vm_name, vm, exp_path, exp_dir)
         except ColdrunError as e:
             problems.append(str(e))

@@ -25,7 +25,8 @@ import types
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-PLACEHOLDER_DIR = "/SET-ME"     # no machine has it, so `coldrun check` refuses a placeholder left in place
+from supervisor.experiment.model import PLACEHOLDER_DIR
+
 
 
 class KrunConfigFatal(Exception):

@@ -22,9 +22,8 @@ from supervisor.errors import ColdrunError
 from supervisor.experiment import toml_text
 from supervisor.experiment.krun_import import stand_ins as k
 from supervisor.experiment.krun_import.run_config import ConfigRun
-from supervisor.experiment.krun_import.stand_ins import PLACEHOLDER_DIR
 from supervisor.experiment.krun_import.vm_defs import Paths, translate_vm
-from supervisor.experiment.model import EXPERIMENT_DIR_VAR, NAME_PATTERN, keys_in_order, parse_experiment
+from supervisor.experiment.model import EXPERIMENT_DIR_VAR, NAME_PATTERN, PLACEHOLDER_DIR, parse_experiment
 from supervisor.experiment.toml_text import Table
 
 REQUIRED = ("VMS", "VARIANTS", "BENCHMARKS", "HEAP_LIMIT", "STACK_LIMIT")

@@ -13,8 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from supervisor.experiment.krun_import import stand_ins as k
-from supervisor.experiment.krun_import.stand_ins import PLACEHOLDER_DIR
-from supervisor.experiment.model import EXPERIMENT_DIR_VAR
+from supervisor.experiment.model import EXPERIMENT_DIR_VAR, PLACEHOLDER_DIR
 
 # Krun class -> coldrun runner; the first class in a VM definition's MRO found here decides.
 RUNNER_OF_CLASS: dict[type, str] = {

@@ -18,7 +18,8 @@ from supervisor.cli import main
 from supervisor.errors import ColdrunError
 from supervisor.experiment.krun_import import import_krun
 from supervisor.experiment.krun_import.python2 import as_python3
-from supervisor.experiment.model import parse_experiment
+from supervisor.experiment.model import keys_in_order, parse_experiment
+from supervisor.launch.runner_command import file_problems
 
 SHAPES = Path(__file__).resolve().parents[2] / "fixtures" / "krun" / "paper_shapes"
 
@@ -65,6 +66,14 @@ def test_warmup_imports_as_the_named_host_with_placeholders_and_host_values_mark
            "find_executable('luajit-of-the-paper')" in entry_line(tr.text, "executable", "vms.LuaJIT")
     for line in tr.set_here:
         assert f"# {line}" in tr.text.splitlines()
+    # check refuses a VM that still names a placeholder, an env value included (a path check would not see it).
+    exp = parse_experiment(tr.text.encode(), "warmup.toml")
+    problems, _ = file_problems(exp, experiment_dir, "warmup.toml", keys_in_order(exp))
+    assert "warmup.toml: vms.Graal.env.JAVA_HOME: /SET-ME/jvmci-java-home is a placeholder `coldrun import-krun` " \
+           "left for what it could not look up on the importing machine; set it to the value on this machine (the " \
+           "file's header says what it stands for)" in problems
+    assert any(p.startswith("warmup.toml: vms.LuaJIT.executable: /SET-ME/luajit-of-the-paper is a placeholder")
+               for p in problems)
     # Relative or os.getcwd()-based paths move with the experiment file.
     assert doc["vms"]["PyPy"]["executable"] == "work/pypy/pypy-c"
     assert doc["vms"]["HotSpot"]["executable"] == "work/openjdk/linux-image/bin/java"
