@@ -262,7 +262,7 @@ def native_entry(slot: Slot) -> dict[str, Any]:
     bench, vm, variant = slot.key.split(":")
     return ExecutionSlot(job_index=slot.job_index, bench=bench, vm=vm, variant=variant, attempt=slot.attempt,
                          **ident).model_dump(mode="json", exclude_none=slot.paired,
-                                             exclude={"screening", "duration_seconds", "flags"})
+                                             exclude={"screening", "duration_seconds", "flags", "startup"})
 
 
 def problem(err: ValidationError) -> str:
