@@ -151,6 +151,10 @@ def _cmd_import_krun(args: argparse.Namespace) -> int:
           f"(bench:vm:variant)")
     for warning in tr.warnings:
         print(f"coldrun: warning: {warning}", file=sys.stderr)
+    if tr.python2:
+        print("read as Python 2 (also listed at the top of the file):")
+        for line in tr.python2:
+            print(f"  - {line}")
     if tr.set_here:
         print("set on the benchmark machine (placeholders; also listed at the top of the file):")
         for line in tr.set_here:

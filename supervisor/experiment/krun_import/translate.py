@@ -58,6 +58,7 @@ class Translation:
     keys: int
     set_here: list[str]     # values to set on the benchmark machine (placeholders), also in the file
     warnings: list[str]     # what the file runs that the user should know before `coldrun check`
+    python2: list[str]      # Python 2 forms read as Python 2 did (also in the file)
 
 
 def _is_int(v: Any) -> bool:
@@ -488,4 +489,4 @@ def translate(run: ConfigRun, config: Path, output: Path) -> Translation:
         parse_experiment(text.encode(), str(output))
     except ColdrunError as e:
         raise _refused(config, output, e)
-    return Translation(text, tr.notes, n_vms, n_keys, [p.strip() for p in placeholders], tr.warnings)
+    return Translation(text, tr.notes, n_vms, n_keys, [p.strip() for p in placeholders], tr.warnings, run.python2)

@@ -105,6 +105,7 @@ def test_startup_config_in_python_2_becomes_startup_mode(experiment_dir, capsys)
     assert main(["import-krun", str(experiment_dir / "startup.krun"), "-o", str(out), "--hostname", "benchA"]) == 0
     printed = capsys.readouterr().out
     assert "patched DebianLinuxPlatform" in printed          # the config's own print statement ran
+    assert "read as Python 2 (also listed at the top of the file):" in printed.splitlines()
     text = out.read_text()
     doc = tomllib.loads(text)
     assert set(doc["vms"]) == {"C", "PyPy", "HotSpot", "LuaJIT", "Graal"}
