@@ -5,6 +5,7 @@
     coldrun-analyze table RESULTS... [--format text|html|latex] [--layout columns|sections] [-o FILE]
     coldrun-analyze plot RESULTS -o DIR [--key K] [--execution N]
     coldrun-analyze diff BEFORE AFTER [--format ...] [--json FILE]
+    coldrun-analyze startup RESULTS... [--format text|latex|json] [--all-keys] [-o FILE]
     coldrun-analyze pilot RESULTS... | --readings FILE | --wps FILE.csv   (analysis/pilot/command.py)
     coldrun-analyze compare A B | --welch M1 V1 N1 M2 V2 N2
     coldrun-analyze bca FILE | screen (RESULTS | --table FILE.csv) | boots RESULTS   (analysis/screen/command.py)
@@ -24,6 +25,7 @@ that leave the rest analysable are warnings on stderr.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from decimal import Decimal, InvalidOperation
@@ -137,6 +139,21 @@ def add_report_commands(subparsers) -> None:
                        help="LaTeX: only the tables, for \\input into a document")
     _analysis_arguments(table)
     table.set_defaults(func=run_table)
+
+    startup = subparsers.add_parser(
+        "startup", help="start-up times (mode = \"startup\"; the paper's startup table)",
+        description="Start-up times of a results file: per key, the mean of (inner runner's clock reading - "
+                    "outer runner's) over its process executions, with a bootstrap CI, as warmup_experiment's "
+                    "table_startup_results computed it.")
+    startup.add_argument("results", nargs="+", metavar="RESULTS", help="Krun-shaped results (.json or .json.bz2)")
+    startup.add_argument("--format", choices=("text", "latex", "json"), default="text")
+    startup.add_argument("--all-keys", action="store_true",
+                         help="every key is a start-up key (a results file of Krun's own startup experiment, "
+                              "which does not say so; coldrun's export lists its start-up keys)")
+    startup.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
+    startup.add_argument("--seed", type=int, default=bootstrap.DEFAULT_SEED, help="bootstrap seed")
+    startup.add_argument("--confidence", type=_confidence, default=bootstrap.CONFIDENCE_LEVEL)
+    startup.set_defaults(func=run_startup)
 
     plot = subparsers.add_parser("plot", help="run-sequence plots, one file per process execution")
     plot.add_argument("results", metavar="RESULTS", help="results file or annotated results")
@@ -307,8 +324,26 @@ def run_table(args: argparse.Namespace) -> int:
     from analysis.reports.provenance import NOT_RECORDED, analysis_parameters, failure_reasons, provenance
     from analysis.summary_json import FAILED_KEY
 
+    from analysis.reports import startup_tables
+    from analysis.startup import startup_keys, without_startup_keys
+
     options = _options(args)
     items = [load_input(p) for p in args.results]
+    # Start-up keys (mode = "startup") are not warmup data: their own section, out of the warmup analysis.
+    confidence = options.confidence or bootstrap.CONFIDENCE_LEVEL
+    startup_rows = _startup_rows(items, seed=options.seed, confidence=confidence)
+    items = [dataclasses.replace(item, document=without_startup_keys(item.document))
+             if item.kind == "raw" and isinstance(item.document, dict) and startup_keys(item.document) else item
+             for item in items]
+    if startup_rows:
+        items = [item for item in items if not (isinstance(item.document, dict) and item.kind == "raw"
+                                                and not item.document.get("wallclock_times"))]
+        if not items:       # start-up results only
+            if args.format != "text":
+                raise AnalysisError("these are start-up results only: `coldrun-analyze startup --format "
+                                    "latex|json` renders them in other formats")
+            _emit(startup_tables.render_text(startup_rows, confidence), args.output)
+            return 0
     # Read before the analysis: the loaders clean the documents they check.
     provenances = [provenance(item.path.name, item.document) for item in items]
     # A screening export's HTML section, from the document already read (not the file again).
@@ -329,6 +364,9 @@ def run_table(args: argparse.Namespace) -> int:
             text = render_columns(summary, environments)
         else:
             text = render_text(summary)
+        if startup_rows:
+            warmup = "" if text.startswith("No benchmarks in this summary") and not machines else text + "\n"
+            text = warmup + startup_tables.render_text(startup_rows, confidence)
     elif args.format == "latex":
         text = render_latex(summary, with_preamble=not args.without_preamble)
     else:
@@ -351,6 +389,43 @@ def run_table(args: argparse.Namespace) -> int:
         parameters = analysis_parameters(options.window, options.steady, options.delta, analysed_here)
         text = render_html(summary, plots, sections=sections, provenances=provenances,
                            parameters=parameters, failure_reasons=reasons)
+    _emit(text, args.output)
+    return 0
+
+
+def _startup_rows(items: list, *, all_keys: bool = False, seed: int | None = bootstrap.DEFAULT_SEED,
+                  confidence: str = bootstrap.CONFIDENCE_LEVEL) -> list:
+    from analysis.inputs import machine_name
+    from analysis.prepare import named
+    from analysis.startup import summarise
+
+    rows = []
+    for item in items:
+        if item.kind != "raw" or not isinstance(item.document, dict):
+            continue
+        try:
+            rows += summarise(item.document, machine_name(item.document), all_keys=all_keys, seed=seed,
+                              confidence=confidence)
+        except AnalysisError as exc:
+            raise named(item.path, exc) from None
+    return rows
+
+
+def run_startup(args: argparse.Namespace) -> int:
+    from analysis.inputs import load_input
+    from analysis.reports import startup_tables
+
+    items = [load_input(p) for p in args.results]
+    if any(item.kind != "raw" for item in items):
+        bad = next(item for item in items if item.kind != "raw")
+        raise AnalysisError(f"{bad.path}: a {bad.kind} file has no start-up readings; give the results file")
+    rows = _startup_rows(items, all_keys=args.all_keys, seed=args.seed, confidence=args.confidence)
+    if args.format == "latex":
+        text = startup_tables.render_latex(rows)
+    elif args.format == "json":
+        text = startup_tables.render_json(rows)
+    else:
+        text = startup_tables.render_text(rows, args.confidence)
     _emit(text, args.output)
     return 0
 

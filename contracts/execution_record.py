@@ -173,6 +173,8 @@ class ExecutionSlot(BaseModel):
     # A record's, read back for Krun's eta_estimates and error_flag (state_view.Slot); a slot without one has none.
     duration_seconds: float | None = None
     flags: list[str] = []
+    # A start-up execution's two clock readings: Krun's shape of its wallclock_times (state_view.Slot).
+    startup: Startup | None = None
 
 
 class ExecutionRecord(ExecutionSlot):
@@ -284,7 +286,7 @@ def native_entry(slot: Slot) -> dict[str, Any]:
     bench, vm, variant = slot.key.split(":")
     return ExecutionSlot(job_index=slot.job_index, bench=bench, vm=vm, variant=variant, attempt=slot.attempt,
                          **ident).model_dump(mode="json", exclude_none=slot.paired,
-                                             exclude={"screening", "duration_seconds", "flags"})
+                                             exclude={"screening", "duration_seconds", "flags", "startup"})
 
 
 def problem(err: ValidationError) -> str:

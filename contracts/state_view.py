@@ -56,6 +56,9 @@ KRUN_FLAG = {COMPLETED: "C", ERRORED: "E", CRASHED: "E", TIMED_OUT: "T", OUTSTAN
              SKIPPED: "S"}
 STATE_OF_KRUN_FLAG = {"C": COMPLETED, "E": ERRORED, "T": TIMED_OUT, "O": OUTSTANDING, "S": SKIPPED}
 STATES_KEY = "execution_states"
+# Keys measured in start-up mode: their wallclock_times are Krun's startup.krun shape, [t_wrapper, t_runner]
+# per execution (absolute seconds), not iteration times; an analysis reads them as start-up times.
+STARTUP_KEYS = "startup_keys"
 MEASUREMENT_KEYS = ("wallclock_times", "core_cycle_counts", "aperf_counts", "mperf_counts")
 
 
@@ -78,9 +81,19 @@ class Slot:
     def paired(self) -> bool:
         return self.pair_id is not None
 
+    @property
+    def startup(self) -> bool:
+        return getattr(self.entry, "startup", None) is not None
+
     def measurements(self, name: str) -> list:
-        """One of MEASUREMENT_KEYS: the entry's list when the slot completed, else empty."""
-        return getattr(self.entry, name) if self.state == COMPLETED and self.entry is not None else []
+        """One of MEASUREMENT_KEYS: the entry's list when the slot completed, else empty.  A start-up
+        execution's wallclock_times are its two clock readings, as warmup_experiment's startup runners
+        printed them (the outer runner's time, then the inner runner's), so the paper's scripts read it."""
+        if self.state != COMPLETED or self.entry is None:
+            return []
+        if name == "wallclock_times" and self.startup:
+            return [float(self.entry.startup.wrapper_time), float(self.entry.startup.runner_time)]
+        return getattr(self.entry, name)
 
     @property
     def duration(self) -> float:
@@ -127,6 +140,9 @@ def krun_results(slots: Iterable[Slot]) -> dict[str, Any]:
         out["pexec_flags"][key] = [KRUN_FLAG[s.state] for s in row]
         out[STATES_KEY][key] = [s.state for s in row]
         out["eta_estimates"][key] = [s.duration for s in row]
+    startup = sorted({s.key for s in slots if s.startup})
+    if startup:
+        out[STARTUP_KEYS] = startup
     out["error_flag"] = error_flag(slots)
     return out
 

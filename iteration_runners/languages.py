@@ -100,8 +100,10 @@ KNOWN_LANGUAGE_RUNNERS: tuple[str, ...] = tuple(LANGUAGE_RUNNERS)
 DEBIAN_PACKAGES = {"python": "python3", "pypy": "pypy3", "lua": "luajit", "javascript": "nodejs",
                    "java": "openjdk-17-jdk-headless", "ruby": "ruby", "php": "php-cli"}
 
-# Startup mode also times CPython (the dummy runner is plain Python).
+# Startup mode also times CPython (the dummy runner is plain Python) and C: there the compiled dummy
+# runner is its own "VM" (built by `coldrun build-runners startup`), as Krun's startup_runner_c was.
 STARTUP_ONLY_RUNNERS = {"python": ("python3", "startup/startup_runner.py")}
+STARTUP_NATIVE_RUNNER = "c"
 
 
 def _runner(runner: str) -> LanguageRunner:
@@ -230,6 +232,7 @@ class Artefact:
 
 JAVA_DIR, JS_DIR, STARTUP_DIR = RUNNERS_DIR / "java", RUNNERS_DIR / "javascript", RUNNERS_DIR / "startup"
 RUBY_DIR = RUNNERS_DIR / "ruby"
+PHP_DIR = RUNNERS_DIR / "php"
 JAVA_CLASSES = Artefact("java", "classes", (JAVA_DIR / "IterationsRunner.java",), "the Java runner", "java")
 JAVA_JNI = Artefact("java", "libcoldrun_krun_jni.so", (JAVA_DIR / "krun_jni.c",),
                     "the Java runner's JNI library", "java")
@@ -239,10 +242,14 @@ NODE_ADDON = Artefact("javascript", "kruntime_addon.node", (JS_DIR / "kruntime_a
                       "the Node.js libkruntime addon", "javascript")
 RUBY_EXT = Artefact("ruby", "kruntime_ext.so", (RUBY_DIR / "kruntime_ext.c",),
                     "the Ruby libkruntime extension", "ruby")
+PHP_EXT = Artefact("php", "kruntime_php.so", (PHP_DIR / "kruntime_php.c",),
+                   "the PHP libkruntime extension", "php")
 STARTUP_WRAPPER = Artefact("startup", "startup_wrapper", (STARTUP_DIR / "startup_wrapper.c",),
                            "the startup-time wrapper", "startup")
-STARTUP_CLASSES = Artefact("startup", "classes", (STARTUP_DIR / "StartupRunner.java",),
+STARTUP_CLASSES = Artefact("startup", "classes", (STARTUP_DIR / "StartupRunner.java", JAVA_DIR / "IterationsRunner.java"),
                            "the Java startup runner", "startup")
+STARTUP_C = Artefact("startup", "startup_runner_c", (STARTUP_DIR / "startup_runner.c",),
+                     "the C startup runner", "startup")
 
 
 # --------------------------------------------------------------------------
@@ -371,12 +378,38 @@ def build_ruby_ext() -> Path:
     return _build_shared_object(RUBY_EXT, [libkruntime_include_dir(), *_ruby_header_dirs()])
 
 
+def _php_header_dirs() -> list[Path]:
+    """php.h's directories, asked of the php-config beside the php on PATH (the runner's default php)."""
+    if shutil.which("php-config") is None:
+        raise MissingTool("building the PHP extension needs php-config and PHP's headers (apt-get install php-dev)")
+    out = subprocess.run(["php-config", "--includes"], capture_output=True, text=True, check=False)
+    dirs = [Path(flag[2:]) for flag in out.stdout.split() if flag.startswith("-I")]
+    if out.returncode != 0 or not dirs or not (dirs[0] / "main" / "php.h").is_file():
+        raise MissingTool("building the PHP extension needs php.h (apt-get install php-dev)")
+    return dirs
+
+
+def build_php_ext() -> Path:
+    # The php binary's own symbols resolve when it loads the extension, so no libphp is linked.
+    return _build_shared_object(PHP_EXT, [libkruntime_include_dir(), *_php_header_dirs()])
+
+
 def build_startup_wrapper() -> Path:
     return _compile_c(STARTUP_WRAPPER, [str(s) for s in STARTUP_WRAPPER.sources], shared=False)
 
 
 def build_java_startup() -> Path:
-    return _javac(STARTUP_CLASSES, list(STARTUP_CLASSES.sources))
+    # Compiled against the iterations runner's classes: it writes its document through their JNI glue.
+    return _javac(STARTUP_CLASSES, [STARTUP_DIR / "StartupRunner.java"], classpath=build_java_classes())
+
+
+def build_startup_c() -> Path:
+    """The C start-up runner, linked to libkruntime as the C iterations runner is, so the dynamic loader
+    does for it what it does for the runner whose start-up it stands for."""
+    lib = libkruntime_path()
+    # --no-as-needed: it calls nothing in libkruntime, and the linker would drop an unused library.
+    return _compile_c(STARTUP_C, [str(STARTUP_C.sources[0]), "-Wl,--no-as-needed", str(lib), f"-Wl,-rpath,{lib.parent}"],
+                      shared=False)
 
 
 def build(runner: str) -> None:
@@ -388,22 +421,26 @@ def build(runner: str) -> None:
         build_node_addon()
     elif runner == "ruby":
         build_ruby_ext()
+    elif runner == "php":
+        build_php_ext()
 
 
 # What each name given to `coldrun build-runners` compiles (c and python: nothing; setup.py builds
 # the C runner and its probe benchmark with the package).
 BUILDABLE = ("c", "python", *KNOWN_LANGUAGE_RUNNERS, "startup")
 _ARTEFACTS = {"java": (JAVA_CLASSES, JAVA_JNI, JAVA_PROBE), "javascript": (NODE_ADDON,), "ruby": (RUBY_EXT,),
-              "startup": (STARTUP_WRAPPER, STARTUP_CLASSES)}
+              "php": (PHP_EXT,),
+              "startup": (STARTUP_WRAPPER, STARTUP_C, STARTUP_CLASSES)}
 
 
 def _build_startup() -> None:
     build_startup_wrapper()
+    build_startup_c()
     if shutil.which("javac"):     # the Java startup runner is optional: only Java startup runs need it
         build_java_startup()
 
 
-_BUILDERS = {"java": build_java, "javascript": build_node_addon, "ruby": build_ruby_ext,
+_BUILDERS = {"java": build_java, "javascript": build_node_addon, "ruby": build_ruby_ext, "php": build_php_ext,
              "startup": _build_startup}
 
 
@@ -522,7 +559,10 @@ def language_runner_command(
             env[ENV_NODE_ADDON] = str(NODE_ADDON.find())
         elif runner == "ruby":
             env[ENV_RUBY_EXT] = str(RUBY_EXT.find())
-        argv = [exe, *vm_args, str(RUNNERS_DIR / spec.runner_file), benchmark_path, *tail]
+        ext = PHP_EXT.up_to_date() if runner == "php" else None
+        # PHP: the compiled binding when `coldrun build-runners php` could build it (php-dev), else FFI.
+        load = ["-d", f"extension={ext}"] if ext else []
+        argv = [exe, *load, *vm_args, str(RUNNERS_DIR / spec.runner_file), benchmark_path, *tail]
 
     if instrument:
         env[ENV_INSTRUMENT] = "1"
@@ -557,9 +597,10 @@ def startup_command(
         raise ValueError(
             f"startup-time mode measures one process start, so iterations must be 1, not {iterations!r}"
         )
-    if runner in STARTUP_ONLY_RUNNERS:
-        default_exe, dummy = STARTUP_ONLY_RUNNERS[runner]
-        spec_runner_file = dummy
+    if runner == STARTUP_NATIVE_RUNNER:
+        default_exe, spec_runner_file = "", ""
+    elif runner in STARTUP_ONLY_RUNNERS:
+        default_exe, spec_runner_file = STARTUP_ONLY_RUNNERS[runner]
     else:
         spec = _runner(runner)
         default_exe, spec_runner_file = spec.default_executable, spec.startup_runner
@@ -567,8 +608,11 @@ def startup_command(
     wrapper = STARTUP_WRAPPER.find()
     env = {ENV_RESULTS_FD: str(RESULTS_FD)}
     tail = [benchmark_path, str(iterations), str(param), "1" if debug else "0"]
-    if runner == "java":
-        env["CLASSPATH"] = str(STARTUP_CLASSES.find())
+    if runner == STARTUP_NATIVE_RUNNER:
+        argv = [str(wrapper), str(STARTUP_C.find()), *tail]
+    elif runner == "java":
+        env["CLASSPATH"] = f"{STARTUP_CLASSES.find()}{os.pathsep}{JAVA_CLASSES.find()}"
+        env[ENV_JNI_LIBRARY] = str(JAVA_JNI.find())
         argv = [str(wrapper), exe, *vm_args, spec_runner_file, *tail]
     else:
         argv = [str(wrapper), exe, *vm_args, str(RUNNERS_DIR / spec_runner_file), *tail]

@@ -145,10 +145,20 @@ def _cmd_import_krun(args: argparse.Namespace) -> int:
     out = Path(args.output) if args.output else config.with_suffix(".toml")
     if out.exists() and not args.force:
         raise ColdrunError(f"{out}: already exists; give another -o or --force to replace it")
-    tr = import_krun(config, out)
+    tr = import_krun(config, out, args.hostname)
     write_atomic(out, tr.text.encode(), mode=0o644)
     print(f"wrote {out}: {tr.vms} VM{'s' if tr.vms != 1 else ''}, {tr.keys} key{'s' if tr.keys != 1 else ''} "
           f"(bench:vm:variant)")
+    for warning in tr.warnings:
+        print(f"coldrun: warning: {warning}", file=sys.stderr)
+    if tr.python2:
+        print("read as Python 2 (also listed at the top of the file):")
+        for line in tr.python2:
+            print(f"  - {line}")
+    if tr.set_here:
+        print("set on the benchmark machine (placeholders; also listed at the top of the file):")
+        for line in tr.set_here:
+            print(f"  - {line}")
     if tr.notes:
         print("not carried over (no coldrun equivalent; also listed at the top of the file):")
         for note in tr.notes:
@@ -243,6 +253,9 @@ def build_parser() -> argparse.ArgumentParser:
     ik.add_argument("config", help="the Krun config (EXP.krun)")
     ik.add_argument("-o", "--output", help="the experiment file to write (default: EXP.toml beside the config)")
     ik.add_argument("--force", action="store_true", help="replace the output file if it exists")
+    ik.add_argument("--hostname", metavar="NAME",
+                    help="evaluate the config as host NAME (what platform.node() and socket.gethostname() "
+                         "return to it): for configs keyed by the benchmark machines' names")
     ik.set_defaults(func=_cmd_import_krun)
 
     add_platform_commands(sub)     # coldrun platform show|check (read only)

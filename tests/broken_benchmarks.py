@@ -23,6 +23,7 @@ class Broken:
     source: str
     caught_by: str       # LOAD (check's load) or REHEARSAL (only running an iteration finds it)
     says: str            # the language's own words the line must include
+    fix: str = ""        # and coldrun's words naming the fix, for a Krun-era suite's known quirk (issue 29)
 
 
 BROKEN: dict[str, Broken] = {
@@ -34,15 +35,18 @@ BROKEN: dict[str, Broken] = {
     "pypy_syntax": Broken("pypy", "def run_iter(n)\n    return n\n", LOAD, "SyntaxError"),
     # C: libm dropped by --as-needed, a gnu89-style inline that C99 never emits, a crash
     "c_pow": Broken("c", "#include <math.h>\nvolatile double x = 2.0, sink;\n"
-                         "void run_iter(int n) { sink = pow(x, n); }\n", LOAD, "undefined symbol: pow"),
+                         "void run_iter(int n) { sink = pow(x, n); }\n", LOAD, "undefined symbol: pow",
+                    "pow is libm's: link the benchmark with -lm after its sources"),
     "c_inline": Broken("c", "inline int rnd(int n) { return n * 7; }\nvolatile int sink;\n"
-                            "void run_iter(int n) { sink = rnd(n); }\n", LOAD, "undefined symbol: rnd"),
+                            "void run_iter(int n) { sink = rnd(n); }\n", LOAD, "undefined symbol: rnd",
+                       "if rnd is an inline function of the benchmark, build it with -fgnu89-inline"),
     "c_crash": Broken("c", "#include <stdlib.h>\nvoid run_iter(int n) { if (n) abort(); }\n", REHEARSAL,
                       "SIGABRT"),
     # LuaJIT: a syntax error; Lua 5.2's table.unpack at the first iteration
     "lua_syntax": Broken("lua", "function run_iter(n)\n  return n +\n", LOAD, "unexpected symbol"),
     "lua_unpack": Broken("lua", "function run_iter(n)\n  return table.unpack({n})\nend\n", REHEARSAL,
-                         "attempt to call field 'unpack' (a nil value)"),
+                         "attempt to call field 'unpack' (a nil value)",
+                         "table.unpack is Lua 5.2's: this LuaJIT was built without LUAJIT_ENABLE_LUA52COMPAT"),
     # Node.js
     "js_syntax": Broken("javascript", "function run_iter(n) {\n  return n +;\n}\n", LOAD,
                         "SyntaxError: Unexpected token"),
@@ -62,7 +66,8 @@ BROKEN: dict[str, Broken] = {
     "rb_syntax": Broken("ruby", "def run_iter(n)\n  n +\n", LOAD, "SyntaxError"),
     "rb_first_iter": Broken("ruby", "def run_iter(n)\n  n.nope\nend\n", REHEARSAL, "NoMethodError"),
     # PHP: short tags off in Debian's php-cli, a parse error, an error in the first iteration
-    "php_short_tag": Broken("php", "<?\nfunction run_iter($n) { return $n; }\n", LOAD, "short_open_tag is off"),
+    "php_short_tag": Broken("php", "<?\nfunction run_iter($n) { return $n; }\n", LOAD, "short_open_tag is off",
+                              'add "-d", "short_open_tag=1" to the VM\'s args'),
     "php_parse": Broken("php", "<?php\nfunction run_iter($n) { return $n +; }\n", LOAD, "ParseError"),
     "php_first_iter": Broken("php", "<?php\nfunction run_iter($n) { return no_such_function($n); }\n",
                              REHEARSAL, "Call to undefined function no_such_function()"),

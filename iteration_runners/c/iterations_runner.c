@@ -40,6 +40,44 @@ static void fail(int status, const char *fmt, const char *arg)
     exit(status);
 }
 
+/*
+ * A benchmark that does not load because of a symbol it lacks: the two ways Krun-era C suites
+ * lack one on current toolchains, named (configs/krun-c-benchmarks.mk builds them right).
+ */
+static void fail_to_load(const char *dl_error)
+{
+    static const char marker[] = "undefined symbol: ";
+    char err[512];
+    snprintf(err, sizeof err, "%s", dl_error ? dl_error : "unknown dlopen error");  /* the next dlopen reuses it */
+    const char *p = strstr(err, marker);
+    char sym[128] = "";
+    char msg[1024];
+    if (p != NULL) {
+        p += sizeof marker - 1;
+        size_t n = strcspn(p, " ,;()");
+        if (n >= sizeof sym)
+            n = sizeof sym - 1;
+        memcpy(sym, p, n);
+        sym[n] = '\0';
+    }
+    if (sym[0] == '\0') {
+        fail(EXIT_USAGE, "cannot load benchmark: %s", err);
+    }
+#ifdef __linux__
+    void *libm = dlopen("libm.so.6", RTLD_LAZY | RTLD_LOCAL);
+#else
+    void *libm = dlopen("libm.so", RTLD_LAZY | RTLD_LOCAL);
+#endif
+    if (libm != NULL && dlsym(libm, sym) != NULL)
+        snprintf(msg, sizeof msg, "cannot load benchmark: %s; %s is libm's: link the benchmark with -lm after "
+                 "its sources (with --as-needed, gcc's default on Debian, -lm before them links nothing; "
+                 "configs/krun-c-benchmarks.mk)", err, sym);
+    else
+        snprintf(msg, sizeof msg, "cannot load benchmark: %s; if %s is an inline function of the benchmark, "
+                 "build it with -fgnu89-inline (C99 inline emits no symbol; configs/krun-c-benchmarks.mk)", err, sym);
+    fail(EXIT_USAGE, "%s", msg);
+}
+
 static long parse_long(const char *s, const char *what, long min, long max)
 {
     char *end;
@@ -138,7 +176,7 @@ int main(int argc, char **argv)
         fail(EXIT_USAGE, "benchmark file %s does not exist", benchmark);
     void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (handle == NULL)
-        fail(EXIT_USAGE, "cannot load benchmark: %s", dlerror());
+        fail_to_load(dlerror());
     void (*run_iter)(int);
     *(void **)(&run_iter) = dlsym(handle, "run_iter");
     if (run_iter == NULL)

@@ -155,7 +155,16 @@ local BM_ok, BM_measured = xpcall(BM_load_and_measure, function(err)
 end)
 if not BM_ok then
     io.stderr:write(BM_measured.trace, "\n")
-    fail("the benchmark failed: " .. BM_measured.message, 1)
+    local message = BM_measured.message
+    -- Lua 5.2's table.pack/unpack exist in LuaJIT only when built with LUAJIT_ENABLE_LUA52COMPAT (the
+    -- paper's was); a stock LuaJIT's benchmark fails at the first call, so say why.
+    local missing = message:match("attempt to call %a+ '(%a+)' %(a nil value%)")
+    if (missing == "unpack" or missing == "pack") and table[missing] == nil then
+        message = message .. "; table." .. missing .. " is Lua 5.2's: this LuaJIT was built without " ..
+            "LUAJIT_ENABLE_LUA52COMPAT (build it with XCFLAGS=-DLUAJIT_ENABLE_LUA52COMPAT, as the paper's " ..
+            "was, or use " .. (missing == "unpack" and "unpack" or "{...}") .. " in the benchmark)"
+    end
+    fail("the benchmark failed: " .. message, 1)
 end
 if not BM_measured then   -- load-only mode
     write_document('{"protocol_version": 1, "load_only": true}')

@@ -1,13 +1,17 @@
 <?php
-// coldrun iteration runner for PHP (php-cli with the FFI extension).
+// coldrun iteration runner for PHP (php-cli; the compiled binding, else the FFI extension).
 //
-// usage: php iterations_runner.php <benchmark.php> <iterations> <param> <debug 0|1>
+// usage: php [-d extension=kruntime_php.so] iterations_runner.php <benchmark.php> <iterations> <param> <debug 0|1>
 //
 // Loads the benchmark as Krun did (include; it defines a function run_iter),
-// measures each in-process iteration with libkruntime through PHP's FFI
-// extension (on by default for the CLI: ffi.enable=preload), keeps results in
+// measures each in-process iteration with libkruntime, keeps results in
 // preallocated arrays and writes one protocol-1 JSON document to the results
-// fd (iteration_runners/PROTOCOL.md).
+// fd (iteration_runners/PROTOCOL.md).  libkruntime is reached through the
+// compiled binding's functions (kruntime_php.c, built by `coldrun build-runners
+// php`, loaded by the runner command), which cost what Krun's patched PHP's
+// functions did; without it, through PHP's FFI extension (on by default for the
+// CLI: ffi.enable=preload), wrapped in PHP functions of the same names, so the
+// measured loop is the same code either way (the fallback costs ~150 ns more).
 //
 // PHP integers are signed 64-bit: an unsigned counter delta that does not fit
 // is an error, never silently wrapped.
@@ -49,6 +53,8 @@ if ($argv[4] !== "0" && $argv[4] !== "1") {
     BM_fail("debug flag must be 0 or 1", BM_EXIT_USAGE);
 }
 $BM_debug = $argv[4] === "1";
+// Which binding reaches libkruntime: the compiled one when the runner command loaded it, else FFI.
+$BM_binding = function_exists("krun_measure") ? "the compiled binding (kruntime_php.so)" : "FFI";
 
 // libc through FFI: PHP cannot dup or write an inherited descriptor by number.
 // F_DUPFD_CLOEXEC differs per OS: Linux 1030, OpenBSD 10.
@@ -67,8 +73,9 @@ if ($BM_results_fd < 0 || $BM_libc->close($BM_fd) != 0) {
     BM_fail("results channel fd $BM_fd is not open (see PROTOCOL.md)", BM_EXIT_USAGE);
 }
 
-try {
-    $BM_kr = FFI::cdef("
+if (!function_exists("krun_measure")) {
+    try {
+        $BM_kr = FFI::cdef("
         void krun_init(void);
         void krun_done(void);
         void krun_measure(int mdata_idx);
@@ -80,9 +87,22 @@ try {
         uint64_t krun_mperf_delta(int core);
         void krun_timeline_reserve(long iterations);
         const char *krun_timeline_json(void);
-    ", getenv("COLDRUN_LIBKRUNTIME") ?: "libkruntime.so");
-} catch (FFI\Exception $e) {
-    BM_fail("cannot load libkruntime: " . $e->getMessage(), BM_EXIT_USAGE);
+        ", getenv("COLDRUN_LIBKRUNTIME") ?: "libkruntime.so");
+    } catch (FFI\Exception $e) {
+        BM_fail("cannot load libkruntime: " . $e->getMessage(), BM_EXIT_USAGE);
+    }
+    // The compiled binding's functions, through FFI (FFI returns const char * as a string, NULL as null).
+    function krun_init() { global $BM_kr; $BM_kr->krun_init(); }
+    function krun_done() { global $BM_kr; $BM_kr->krun_done(); }
+    function krun_measure($i) { global $BM_kr; $BM_kr->krun_measure($i); }
+    function krun_get_num_cores() { global $BM_kr; return $BM_kr->krun_get_num_cores(); }
+    function krun_counters_unavailable_reason() { global $BM_kr; return $BM_kr->krun_counters_unavailable_reason(); }
+    function krun_wallclock_delta_ns() { global $BM_kr; return $BM_kr->krun_wallclock_delta_ns(); }
+    function krun_core_cycles_delta($c) { global $BM_kr; return $BM_kr->krun_core_cycles_delta($c); }
+    function krun_aperf_delta($c) { global $BM_kr; return $BM_kr->krun_aperf_delta($c); }
+    function krun_mperf_delta($c) { global $BM_kr; return $BM_kr->krun_mperf_delta($c); }
+    function krun_timeline_reserve($n) { global $BM_kr; $BM_kr->krun_timeline_reserve($n); }
+    function krun_timeline_json() { global $BM_kr; return $BM_kr->krun_timeline_json(); }
 }
 
 if (!is_file($BM_benchmark)) {
@@ -148,11 +168,14 @@ function BM_check_u64($value, $what) {
     return $value;
 }
 
-$BM_kr->krun_init();
-$BM_num_cores = $BM_kr->krun_get_num_cores();
+if ($BM_debug) {
+    fwrite(STDERR, "[iterations_runner.php] libkruntime via $BM_binding\n");
+}
+krun_init();
+$BM_num_cores = krun_get_num_cores();
 $BM_reason = null;
 if ($BM_num_cores == 0) {
-    $BM_reason = $BM_kr->krun_counters_unavailable_reason() ?? "unknown";
+    $BM_reason = krun_counters_unavailable_reason() ?? "unknown";
 }
 
 // Preallocated storage, filled in place by the loop.
@@ -166,29 +189,29 @@ for ($BM_core = 0; $BM_core < $BM_num_cores; $BM_core++) {
     $BM_mperf[$BM_core] = array_fill(0, $BM_iters, 0);
 }
 
-$BM_kr->krun_timeline_reserve($BM_iters);
+krun_timeline_reserve($BM_iters);
 try {
 for ($BM_i = 0; $BM_i < $BM_iters; $BM_i++) {
     if ($BM_debug) {
         fprintf(STDERR, "[iterations_runner.php] iteration %d/%d\n", $BM_i + 1, $BM_iters);
     }
-    $BM_kr->krun_measure(0);
+    krun_measure(0);
     run_iter($BM_param);
-    $BM_kr->krun_measure(1);
-    $BM_wallclock_ns[$BM_i] = $BM_kr->krun_wallclock_delta_ns();
+    krun_measure(1);
+    $BM_wallclock_ns[$BM_i] = krun_wallclock_delta_ns();
     for ($BM_core = 0; $BM_core < $BM_num_cores; $BM_core++) {
-        $BM_cycles[$BM_core][$BM_i] = BM_check_u64($BM_kr->krun_core_cycles_delta($BM_core), "core cycles");
-        $BM_aperf[$BM_core][$BM_i] = BM_check_u64($BM_kr->krun_aperf_delta($BM_core), "APERF");
-        $BM_mperf[$BM_core][$BM_i] = BM_check_u64($BM_kr->krun_mperf_delta($BM_core), "MPERF");
+        $BM_cycles[$BM_core][$BM_i] = BM_check_u64(krun_core_cycles_delta($BM_core), "core cycles");
+        $BM_aperf[$BM_core][$BM_i] = BM_check_u64(krun_aperf_delta($BM_core), "APERF");
+        $BM_mperf[$BM_core][$BM_i] = BM_check_u64(krun_mperf_delta($BM_core), "MPERF");
     }
 }
 } catch (Throwable $e) {
     BM_benchmark_failed($e);
 }
 
-$BM_kr->krun_done();
+krun_done();
 // Iteration start/end (and barrier waits): exact integers, spliced in as text.
-$BM_timeline = $BM_kr->krun_timeline_json(); // FFI returns const char * as a string
+$BM_timeline = krun_timeline_json();
 
 $BM_walls = array();
 foreach ($BM_wallclock_ns as $BM_ns) {

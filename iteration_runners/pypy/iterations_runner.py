@@ -1,6 +1,9 @@
-"""coldrun iteration runner for PyPy (and any Python with cffi).
+"""coldrun iteration runner for PyPy (and any Python with cffi), PyPy 3 and PyPy 2 alike.
 
 usage: pypy3 iterations_runner.py <benchmark.py> <iterations> <param> <debug 0|1>
+
+Python 2 (the paper's PyPy was PyPy 2, as Krun's runner was Python 2): the CPython runner it shares code
+with is loaded with imp, and the 64-bit arrays use Python 2's 'l'/'L' (8 bytes where PyPy 2 runs, LP64).
 
 Exit status (PROTOCOL.md): 0 document written; 1 the benchmark failed; 2 bad
 usage or setup; 3 the results channel failed.
@@ -16,7 +19,6 @@ after the run and split per iteration by PyPy's own debug timestamps.
 """
 
 import array
-import importlib.util
 import json
 import os
 import sys
@@ -41,6 +43,10 @@ def _python_runner():
     """The CPython runner's module: argument parsing, the results channel,
     benchmark loading and the document write are the same for PyPy."""
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "python", "iterations_runner.py")
+    if sys.version_info[0] < 3:
+        import imp
+        return imp.load_source("coldrun_python_runner", path)
+    import importlib.util
     spec = importlib.util.spec_from_file_location("coldrun_python_runner", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -48,6 +54,8 @@ def _python_runner():
 
 
 _common = _python_runner()
+# 64-bit array typecodes: Python 2's array has no 'q'/'Q'; its 'l'/'L' are 64-bit on LP64 systems.
+INT64, UINT64 = ("q", "Q") if sys.version_info[0] >= 3 else ("l", "L")
 EXIT_BENCHMARK_FAILED = _common.EXIT_BENCHMARK_FAILED
 fail = _common.fail
 parse_args = _common.parse_args
@@ -181,10 +189,10 @@ def main():
         reason = ffi.string(raw).decode("utf-8", "replace") if raw != ffi.NULL else "unknown"
 
     # Preallocated: no allocation that grows with the iteration count in the loop.
-    wallclock_ns = array.array("q", [0]) * iters
-    cycles = [array.array("Q", [0]) * iters for _ in range(num_cores)]
-    aperf = [array.array("Q", [0]) * iters for _ in range(num_cores)]
-    mperf = [array.array("Q", [0]) * iters for _ in range(num_cores)]
+    wallclock_ns = array.array(INT64, [0]) * iters
+    cycles = [array.array(UINT64, [0]) * iters for _ in range(num_cores)]
+    aperf = [array.array(UINT64, [0]) * iters for _ in range(num_cores)]
+    mperf = [array.array(UINT64, [0]) * iters for _ in range(num_cores)]
     boundaries = [0] * iters if instrument else None
     lib.krun_timeline_reserve(iters)
     loop_start = 0

@@ -254,9 +254,15 @@ def report_python2(benchmark, exc):
     if evidence is None:
         return
     version = "%s %s" % (sys.implementation.name, ".".join(map(str, sys.version_info[:3])))
-    fail("%s looks like Python 2 (%s), but %s (%s) ran it; point the VM at a Python 2.7 interpreter "
-         "(in its [vms.NAME] table: runner = \"python\", executable = \"/usr/bin/python2.7\"; coldrun's python "
-         "runner runs on 2.7) or port the benchmark to Python 3" % (benchmark, evidence, sys.executable, version))
+    if sys.implementation.name == "pypy":
+        fix = ("a PyPy 2 (in its [vms.NAME] table: runner = \"pypy\", executable = \"/opt/pypy2.7/bin/pypy\"; "
+               "coldrun's pypy runner runs on PyPy 2)")
+    else:
+        fix = ("a Python 2.7 interpreter (in its [vms.NAME] table: runner = \"python\", executable = "
+               "\"/usr/local/bin/python2.7\"; coldrun's python runner runs on 2.7; Debian 12 ships none: README, "
+               "\"Python 2\")")
+    fail("%s looks like Python 2 (%s), but %s (%s) ran it; point the VM at %s or port the benchmark to "
+         "Python 3" % (benchmark, evidence, sys.executable, version, fix))
 
 
 # -- the measurement loop ----------------------------------------------------

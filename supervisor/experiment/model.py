@@ -24,7 +24,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError,
                       ValidationInfo, WithJsonSchema, field_validator)
 
-from iteration_runners.languages import LANGUAGE_RUNNERS, STARTUP_ONLY_RUNNERS
+from iteration_runners.languages import LANGUAGE_RUNNERS, STARTUP_NATIVE_RUNNER, STARTUP_ONLY_RUNNERS
 from supervisor.errors import ColdrunError
 from supervisor.experiment.platform_policy import PlatformPolicy
 from supervisor.experiment.quantities import format_size, parse_duration, parse_size
@@ -137,9 +137,16 @@ def instrumentable_runners() -> tuple[str, ...]:
     return tuple(name for name, r in LANGUAGE_RUNNERS.items() if r.instrumentable)
 
 
+# In a VM's args and env values: the experiment file's directory, so a moved experiment keeps its paths.
+EXPERIMENT_DIR_VAR = "${EXPERIMENT_DIR}"
+# What `import-krun` writes where the importing machine could not answer one of Krun's look-ups; no
+# machine has it, and `check` refuses a VM that still names it.
+PLACEHOLDER_DIR = "/SET-ME"
+
+
 def startup_runners() -> tuple[str, ...]:
     """Runners that have a startup-time dummy runner."""
-    return tuple(STARTUP_ONLY_RUNNERS) + tuple(LANGUAGE_RUNNERS)
+    return (STARTUP_NATIVE_RUNNER, *STARTUP_ONLY_RUNNERS, *LANGUAGE_RUNNERS)
 
 
 class VM(_Strict):
@@ -147,10 +154,12 @@ class VM(_Strict):
     runner: str = Field(description=f"iteration runner: python, c, ..., external or {KRUN_EXTERNAL_RUNNER}")
     executable: str | None = Field(
         default=None,
-        description='absolute path, a name found on PATH, or "@python" for the interpreter running coldrun; '
-                    "not needed for the c runner")
-    args: list[str] = Field(default_factory=list, description="arguments before the runner file")
-    env: dict[str, str] = Field(default_factory=dict, description="extra environment (appended with ':' when the name is already set)")
+        description='absolute path, a path relative to the experiment file\'s directory (with a /), a name '
+                    'found on PATH, or "@python" for the interpreter running coldrun; not needed for the c runner')
+    args: list[str] = Field(default_factory=list, description="arguments before the runner file; "
+                            f"{EXPERIMENT_DIR_VAR} is the experiment file's directory")
+    env: dict[str, str] = Field(default_factory=dict, description="extra environment (appended with ':' when "
+                                f"the name is already set); {EXPERIMENT_DIR_VAR} is the experiment file's directory")
     iterations: Annotated[Count, _at_most(MAX_ITERATIONS, "each iteration takes 8 bytes in every per-core "
                                           "buffer of the runner and of its results document")] = Field(
         description=f"in-process iterations per process execution (1 to {MAX_ITERATIONS:,})",
@@ -159,7 +168,7 @@ class VM(_Strict):
     mode: Literal["iterations", "startup"] = Field(
         default="iterations",
         description='"startup" measures the time from exec to the runner\'s first line instead of run_iter '
-                    "(iterations must be 1; not for the c or external runners)")
+                    "(iterations must be 1; not for the external runners)")
     instrument: bool = Field(
         default=False,
         description="collect per-iteration VM events (JIT, GC); pypy and java only; perturbs the measurement")

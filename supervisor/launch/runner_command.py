@@ -20,7 +20,7 @@ from pathlib import Path
 import iteration_runners
 from iteration_runners.protocol import ENV_LOAD_ONLY
 from supervisor.errors import ColdrunError
-from supervisor.experiment.model import KRUN_EXTERNAL_RUNNER, VM, Experiment
+from supervisor.experiment.model import EXPERIMENT_DIR_VAR, KRUN_EXTERNAL_RUNNER, PLACEHOLDER_DIR, VM, Experiment
 
 EXTERNAL_RUNNER = "external"
 PYTHON_SELF = "@python"          # the interpreter running coldrun
@@ -91,8 +91,9 @@ def check_benchmark_file(exp: Experiment, exp_dir: Path, bench: str, vm: str, va
     return p
 
 
-def resolve_executable(vm_name: str, vm: VM, exp_path: str) -> str:
-    """Absolute path of the VM's executable, or "" when the runner brings its own (c)."""
+def resolve_executable(vm_name: str, vm: VM, exp_path: str, exp_dir: Path) -> str:
+    """Absolute path of the VM's executable, or "" when the runner brings its own (c); a relative path
+    with a directory part is the experiment file's directory's."""
     exe = vm.executable
     if exe is None:
         if vm.runner == "c":
@@ -102,18 +103,37 @@ def resolve_executable(vm_name: str, vm: VM, exp_path: str) -> str:
     if exe == PYTHON_SELF:
         return sys.executable
     if os.sep in exe:
-        p = Path(exe)
-        if not p.is_absolute():
-            raise ColdrunError(f"{exp_path}: vms.{vm_name}.executable: {exe!r} is relative; give an absolute "
-                               f"path or a bare name found on PATH")
+        p = Path(exe) if Path(exe).is_absolute() else Path(os.path.abspath(exp_dir / exe))
         if not (p.is_file() and os.access(p, os.X_OK)):
-            raise ColdrunError(f"{exp_path}: vms.{vm_name}.executable: {exe} does not exist or is not executable")
+            shown = exe if exe == str(p) else f"{exe} ({p})"
+            raise ColdrunError(f"{exp_path}: vms.{vm_name}.executable: {shown} does not exist or is not executable")
         return str(p)
     found = shutil.which(exe, path=FIXED_PATH) or shutil.which(exe)
     if not found:
         raise ColdrunError(f"{exp_path}: vms.{vm_name}.executable: {exe!r} not found on PATH; install it or "
                            f"give its absolute path")
     return os.path.abspath(found)
+
+
+def check_no_placeholder(vm_name: str, vm: VM, exp_path: str) -> None:
+    """`import-krun` writes a placeholder where the importing machine could not answer Krun's look-up;
+    it must be set before the experiment can run (an env value would otherwise pass unnoticed)."""
+    fields = [("executable", vm.executable or "")] + [(f"args[{i}]", a) for i, a in enumerate(vm.args)] + \
+        [(f"env.{k}", v) for k, v in vm.env.items()]
+    for field, value in fields:
+        if f"{PLACEHOLDER_DIR}/" in value:
+            raise ColdrunError(f"{exp_path}: vms.{vm_name}.{field}: {value} is a placeholder `coldrun import-krun` "
+                               f"left for what it could not look up on the importing machine; set it to the value "
+                               f"on this machine (the file's header says what it stands for)")
+
+
+def with_experiment_dir(vm: VM, exp_dir: Path) -> VM:
+    """The VM with ``${EXPERIMENT_DIR}`` in its args and env values replaced by the experiment file's
+    directory, so an experiment that moves with its files (as a Krun experiment directory did) keeps working."""
+    def sub(text: str) -> str:
+        return text.replace(EXPERIMENT_DIR_VAR, str(exp_dir.resolve()))
+    return vm.model_copy(update={"args": [sub(a) for a in vm.args],
+                                 "env": {k: sub(v) for k, v in vm.env.items()}})
 
 
 def check_runner_name(vm_name: str, vm: VM, exp_path: str) -> None:
@@ -151,7 +171,8 @@ def runner_launch(exp: Experiment, exp_dir: Path, exp_path: str, bench: str, vm_
     check_runner_name(vm_name, vm, exp_path)
     bench_path = check_benchmark_file(exp, exp_dir, bench, vm_name, variant, exp_path)
     bench_file = str(bench_path) if bench_path else ""
-    executable = resolve_executable(vm_name, vm, exp_path)
+    executable = resolve_executable(vm_name, vm, exp_path, exp_dir)
+    vm = with_experiment_dir(vm, exp_dir)
     param = exp.benchmarks[bench] if param is None else param
     iterations = vm.iterations if iterations is None else iterations
     tail = [str(iterations), str(param), "1" if debug else "0"]
@@ -192,7 +213,8 @@ def file_problems(exp: Experiment, exp_dir: Path, exp_path: str, keys: list[str]
     for vm_name, vm in exp.vms.items():
         try:
             check_runner_name(vm_name, vm, exp_path)
-            resolve_executable(vm_name, vm, exp_path)
+            check_no_placeholder(vm_name, vm, exp_path)
+            resolve_executable(vm_name, vm, exp_path, exp_dir)
         except ColdrunError as e:
             problems.append(str(e))
             bad_vms.add(vm_name)

@@ -54,6 +54,13 @@ def _probe_experiment(exp: Experiment, vm_name: str, bench_file: Path) -> Experi
     })
 
 
+def reproduce_command(prefix: list[str], argv: list[str], env: dict[str, str]) -> str:
+    """A shell command that runs what the probe ran: the same user prefix, the runner's whole environment
+    (CLASSPATH, the JNI glue, ...; HOME was a throwaway directory) and its results on stdout (fd 3)."""
+    shown = {k: ("/tmp" if k == "HOME" else v) for k, v in env.items()}
+    return f"{shlex.join([*prefix, 'env', '-i', *(f'{k}={v}' for k, v in shown.items()), *argv])} 3>&1"
+
+
 def _install_fix(runner: str) -> str:
     package = languages.DEBIAN_PACKAGES.get(runner)
     return f"install the interpreter (Debian: apt-get install {package})" if package else "install the runner"
@@ -78,7 +85,7 @@ def _probe_one(exp: Experiment, exp_dir: Path, experiment_file: str, vm_name: st
         argv = prefix + launch.argv
         res = run_process(argv, launch.env, cwd=home, heap_limit=exp.heap_limit, stack_limit=exp.stack_limit,
                           timeout=timeout)
-    again = f"reproduce with: {shlex.join(launch.argv)}"
+    again = f"reproduce with: {reproduce_command(prefix, launch.argv, launch.env)}"
     if res.launch_error:
         return f"{launch.argv[0]} cannot be started ({res.launch_error}); {_install_fix(runner)}"
     if res.timed_out:

@@ -20,6 +20,10 @@ _spec.loader.exec_module(_fake)
 OK_SCALE = _fake.OK_SCALE      # the "ok" behaviour's times: (param + pid / 1e9 + i / 1e12) * OK_SCALE
 
 
+# An experiment's [waits] that wait for nothing: tests measure nothing that settles.
+NO_WAITS = "[waits]\nboot_settle = 0\nsync = 0\nbaseline_pause = 0\n"
+
+
 def coldrun(*args: str, env: dict | None = None, timeout: float = 120, cwd: str | None = None):
     """Run `python -m supervisor ARGS` and return the CompletedProcess (text)."""
     full_env = dict(os.environ)

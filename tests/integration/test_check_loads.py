@@ -41,6 +41,7 @@ def test_check_exits_1_and_names_every_broken_benchmark_once(broken_check):
         if b.caught_by == LOAD:
             assert len(mine) == 1, (name, problems)
             assert "does not load" in mine[0] and b.says in mine[0] and str(root / "benchmarks" / name) in mine[0]
+            assert b.fix in mine[0], (name, mine[0])
         else:
             assert mine == [], mine           # it loads: only the rehearsal can find it
     n_load = sum(1 for b in BROKEN.values() if b.lang not in missing and b.caught_by == LOAD)
@@ -61,6 +62,7 @@ def test_the_rehearsal_finds_first_iteration_failures_in_the_language_s_words(br
         mine = [line for line in lines if line.startswith(f"  {key}")]
         if b.caught_by == REHEARSAL:
             assert len(mine) == 1 and "FAILED (errored)" in mine[0] and b.says in mine[0], (name, mine)
+            assert b.fix in mine[0], (name, mine[0])
         else:
             assert mine == [], mine           # a key that does not load is not rehearsed
     for lang in ("python", "lua"):

@@ -231,7 +231,7 @@ def test_a_python2_benchmark_stops_with_python2_the_interpreter_and_the_fix(tmp_
     assert (f"{bench} looks like Python 2 (NameError: name 'xrange' is not defined), but {SYSTEM_PYTHON} "
             f"(cpython ") in reason
     assert ('point the VM at a Python 2.7 interpreter (in its [vms.NAME] table: runner = "python", '
-            'executable = "/usr/bin/python2.7"') in reason
+            'executable = "/usr/local/bin/python2.7"') in reason
     status = coldrun("status", str(state))
     assert "looks like Python 2" in status.stdout and SYSTEM_PYTHON in status.stdout
     log = (state / "log").read_text()

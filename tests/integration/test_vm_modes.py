@@ -44,9 +44,8 @@ def vm_toml(runner: str, *, iterations: int = 3, extra: str = "", executable: st
     ("python", 3, "instrument = true\n", "not 'python'; remove instrument"),
     ("python", 3, 'mode = "startup"\n', "vms.x.mode: mode = \"startup\" measures one process start, so "
                                         "iterations must be 1, not 3; set iterations = 1"),
-    ("c", 1, 'mode = "startup"\n', "works with the python, pypy, lua, javascript, java, ruby, php runners, "
-                                   "not 'c'"),
-    ("external", 1, 'mode = "startup"\n', "not 'external'"),
+    ("external", 1, 'mode = "startup"\n', "works with the c, python, pypy, lua, javascript, java, ruby, php "
+                                          "runners, not 'external'"),
     ("pypy", 1, 'mode = "startup"\ninstrument = true\n', "cannot be combined with mode = \"startup\""),
     ("python", 1, 'mode = "warm"\n', "vms.x.mode: Input should be 'iterations' or 'startup'"),
 ])
@@ -103,6 +102,36 @@ def test_runner_launch_passes_modes_to_the_runner_command(tmp_path):
     exp = parse_experiment(vm_toml("pypy", executable=sys.executable), "exp.toml")
     launch = runner_launch(exp, tmp_path, "exp.toml", "a", "x", "v", home="/nonexistent")
     assert "COLDRUN_INSTRUMENT" not in launch.env and launch.argv[-1] == "0"
+
+
+def test_c_has_a_startup_mode_of_its_own_runner(tmp_path):
+    # Before: mode = "startup" refused the c runner (the paper measured C start-up).
+    (tmp_path / "benchmarks" / "a").mkdir(parents=True)
+    (tmp_path / "benchmarks" / "a" / "bench.py").touch()
+    exp = parse_experiment(vm_toml("c", iterations=1, extra='mode = "startup"\n').replace(
+        b'executable = "python3"\n', b""), "exp.toml")
+    launch = runner_launch(exp, tmp_path, "exp.toml", "a", "x", "v", home="/nonexistent")
+    assert Path(launch.argv[0]).name == "startup_wrapper" and Path(launch.argv[1]).name == "startup_runner_c"
+    assert launch.argv[2:] == [str(tmp_path / "benchmarks" / "a" / "bench.py"), "1", "1", "0"]
+
+
+def test_paths_relative_to_the_experiment_file(tmp_path):
+    # Before: a relative executable was refused, so an import wrote the import machine's absolute paths.
+    (tmp_path / "benchmarks" / "a").mkdir(parents=True)
+    (tmp_path / "benchmarks" / "a" / "bench.py").write_text("def run_iter(n):\n    pass\n")
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / "py").symlink_to(sys.executable)
+    exp = parse_experiment(vm_toml("python", executable="work/py", extra=textwrap.dedent("""\
+        args = ["-X", "pycache_prefix=${EXPERIMENT_DIR}/cache"]
+        env = {LD_LIBRARY_PATH = "${EXPERIMENT_DIR}/work/lib:/opt/lib"}
+        """)), "exp.toml")
+    launch = runner_launch(exp, tmp_path, "exp.toml", "a", "x", "v", home="/nonexistent")
+    assert launch.argv[0] == str(tmp_path / "work" / "py")
+    assert launch.argv[1:3] == ["-X", f"pycache_prefix={tmp_path}/cache"]
+    assert launch.env["LD_LIBRARY_PATH"] == f"{tmp_path}/work/lib:/opt/lib"
+    exp = parse_experiment(vm_toml("python", executable="work/none"), "exp.toml")
+    with pytest.raises(ColdrunError, match=r"vms.x.executable: work/none \(.*/work/none\) does not exist"):
+        runner_launch(exp, tmp_path, "exp.toml", "a", "x", "v", home="/nonexistent")
 
 
 def records(state: Path) -> list[dict]:

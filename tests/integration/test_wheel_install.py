@@ -18,14 +18,13 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-import textwrap
 import time
 import zipfile
 from pathlib import Path
 
 import pytest
 
-from coldrun_helpers import REPO
+from coldrun_helpers import NO_WAITS, REPO
 from iteration_runners import languages
 from real_parts import missing_real_part
 
@@ -148,17 +147,7 @@ def write_benchmarks(exp_dir: Path, bin_dir: Path) -> None:
 
 
 def experiment_text() -> str:
-    text = textwrap.dedent("""\
-        name = "every-language"
-        executions = 1
-        execution_timeout = "2min"
-        [waits]
-        boot_settle = 0
-        sync = 0
-        baseline_pause = 0
-        [benchmarks]
-        sum = 100
-        """)
+    text = f'name = "every-language"\nexecutions = 1\nexecution_timeout = "2min"\n{NO_WAITS}[benchmarks]\nsum = 100\n'
     for name, (runner, exe, target) in VMS.items():
         text += f'[variants.{name}]\ntarget = "{target}"\nsubdir = "{name}"\n'
     for name, (runner, exe, target) in VMS.items():

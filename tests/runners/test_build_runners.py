@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -26,9 +27,12 @@ def test_build_all_then_up_to_date_and_runners_find_the_parts(empty_build_dir, c
     assert main(["build-runners"]) == 0
     first = capsys.readouterr().out
     assert f"startup: built: {empty_build_dir / 'startup' / 'startup_wrapper'}" in first
-    for name in ("c", "python", "pypy", "lua", "php"):
+    for name in ("c", "python", "pypy", "lua"):
         assert f"{name}: nothing to compile" in first
     assert f"ruby: built: {empty_build_dir / 'ruby' / 'kruntime_ext.so'}" in first
+    # PHP's compiled binding needs php-dev; without it the runner uses FFI, and a default build says so.
+    assert (f"php: built: {empty_build_dir / 'php' / 'kruntime_php.so'}" if shutil.which("php-config")
+            else "php: missing tool: building the PHP extension needs php-config") in first
     assert main(["build-runners"]) == 0
     again = capsys.readouterr().out
     assert "startup: up to date: " in again and "built" not in again.replace("up to date", "")
@@ -55,7 +59,9 @@ def test_missing_tool_is_an_error_only_when_asked_for(empty_build_dir, monkeypat
     assert err.startswith("coldrun: javascript: missing tool: node_api.h not found") and err.count("\n") == 1
     monkeypatch.setenv("PATH", str(tmp_path / "empty-path"))      # no javac either
     assert main(["build-runners", "javascript", "php"]) == 2
-    assert main(["build-runners", "php", "lua"]) == 0
+    assert main(["build-runners", "php"]) == 2          # asked for, and php-config is not on PATH
+    assert "php: missing tool: building the PHP extension needs php-config" in capsys.readouterr().err
+    assert main(["build-runners", "python", "lua"]) == 0
     assert "lua: nothing to compile: luajit is not on PATH (Debian: apt-get install luajit)" in capsys.readouterr().out
 
 

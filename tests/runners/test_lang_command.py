@@ -36,7 +36,10 @@ def test_interpreted_runner_argv_follows_krun_order(runner, fake_lib):
     argv, env = languages.language_runner_command(
         runner, "/opt/vm/bin/x", ["-a", "-b"], "/b/bench", 20, 7, True)
     runner_file = str(languages.RUNNERS_DIR / INTERPRETED[runner])
-    assert argv == ["/opt/vm/bin/x", "-a", "-b", runner_file, "/b/bench", "20", "7", "1"]
+    # PHP: the compiled binding, when built, is loaded before the VM's own args (else the runner uses FFI).
+    ext = languages.PHP_EXT.up_to_date() if runner == "php" else None
+    load = ["-d", f"extension={ext}"] if ext else []
+    assert argv == ["/opt/vm/bin/x", *load, "-a", "-b", runner_file, "/b/bench", "20", "7", "1"]
     assert Path(runner_file).is_file()
     assert env["COLDRUN_RESULTS_FD"] == "3"
     assert env["COLDRUN_LIBKRUNTIME"] == str(fake_lib.resolve())

@@ -35,6 +35,7 @@ def test_a_load_finds_what_loading_can_and_only_that(tmp_path, name):
         assert out.returncode in (1, 2) and out.document == b"", out.stderr
         said = error_line(out.stderr)
         assert said is not None and broken.says in said and ": error: " in said, out.stderr
+        assert broken.fix in said, said
     else:
         assert out.returncode == 0, out.stderr
         parse_load_document(out.document)      # the runner's word that the benchmark loaded

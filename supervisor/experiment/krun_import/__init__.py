@@ -16,6 +16,7 @@ from supervisor.experiment.krun_import.translate import Translation, translate
 __all__ = ["Translation", "import_krun"]
 
 
-def import_krun(config: Path, output: Path) -> Translation:
-    """Run ``config`` and translate it for an experiment file at ``output`` (not written here)."""
-    return translate(run_config(config), config, output)
+def import_krun(config: Path, output: Path, hostname: str | None = None) -> Translation:
+    """Run ``config`` (as host ``hostname``, default this machine) and translate it for an experiment file
+    at ``output`` (not written here)."""
+    return translate(run_config(config, hostname), config, output)

@@ -1,11 +1,17 @@
 """Stand-ins for the Krun modules a ``.krun`` config imports: ``krun``, ``krun.vm_defs``, ``krun.util``,
-``krun.env`` (and ``distutils.spawn``, which Krun's examples use and Python 3.12 no longer has).
+``krun.env``, ``krun.platform`` (and ``distutils.spawn``, which Krun's examples use and Python 3.12 no
+longer has).
 
 They have Krun's names and constructor signatures (krun/vm_defs.py at a0c8e5b, plus the older keyword
 ``extra_env`` and class ``JRubyTruffleVMDef``), so a config runs unchanged, but they only record what
-the config asked for: no benchmark runs, nothing is checked on disk except by the helpers a config calls
-itself (``find_executable``, ``find_internal_jvmci_java_home``).  ``translate`` turns the recorded
-objects into coldrun's experiment file.
+the config asked for: no benchmark runs.  The helpers that look the machine up (``find_executable``,
+``find_internal_jvmci_java_home``) answer from this machine when it has what they look for, else with a
+*placeholder* path (``/SET-ME/...``) rather than Krun's None or fatal(): the import runs where the
+benchmark machine's interpreters and JDKs may not be, and ``Lookups`` keeps every answer so the
+experiment file can say which values to set or check there.  ``krun.platform`` has the platform classes
+a config may patch (warmup_experiment's startup.krun replaces ``bench_cmdline_adjust`` to measure
+start-up); ``Lookups.patched`` says what was replaced.  ``translate`` turns the recorded objects into
+coldrun's experiment file.
 """
 
 from __future__ import annotations
@@ -14,8 +20,13 @@ import fnmatch
 import os
 import shutil
 import subprocess
+import sys
 import types
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from supervisor.experiment.model import PLACEHOLDER_DIR
+
 
 
 class KrunConfigFatal(Exception):
@@ -24,6 +35,37 @@ class KrunConfigFatal(Exception):
 
 def fatal(msg: str) -> None:
     raise KrunConfigFatal(str(msg))
+
+
+@dataclass
+class Lookup:
+    call: str          # the helper call as the config made it, e.g. "find_executable('pypy')"
+    answer: str        # this machine's answer, or a placeholder
+    placeholder: bool  # True: this machine has no answer; set the value on the benchmark machine
+
+
+@dataclass
+class Lookups:
+    """What one config run asked of the machine, and what the config patched of Krun's platform."""
+    answers: list[Lookup] = field(default_factory=list)
+    # krun.platform's methods the config replaced ("LinuxPlatform.bench_cmdline_adjust", ...), read after the run
+    patches: Callable[[], list[str]] = lambda: []
+
+    @property
+    def placeholders(self) -> list[Lookup]:
+        return [a for a in self.answers if a.placeholder]
+
+    def found(self, call: str, answer: str) -> str:
+        self.answers.append(Lookup(call, answer, False))
+        return answer
+
+    def placeholder(self, call: str, name: str) -> str:
+        used = {a.answer for a in self.answers}
+        path, n = f"{PLACEHOLDER_DIR}/{name}", 2
+        while path in used:
+            path, n = f"{PLACEHOLDER_DIR}/{name}-{n}", n + 1
+        self.answers.append(Lookup(call, path, True))
+        return path
 
 
 # --- krun -------------------------------------------------------------------------------------------
@@ -226,19 +268,22 @@ class SomVMDef(BaseVMDef):
         self.extra_vm_args: list[str] = []
 
 
-def find_internal_jvmci_java_home(base_dir: str) -> str:
-    """Krun's helper for Graal configs: the one jdk1.8* directory under ``base_dir``."""
-    try:
-        matches = fnmatch.filter(os.listdir(base_dir), "jdk1.8*")
-    except OSError:
-        fatal("couldn't find the JVMCI internal JDK")
-    if len(matches) != 1:
-        fatal(f"expected one jvmci internal jdk in {base_dir}, found {len(matches)}")
-    return os.path.join(base_dir, matches[0], "product")
+def jvmci_helpers(lookups: Lookups) -> tuple[Any, Any]:
+    """Krun's helpers for Graal configs: the one jdk1.8* directory under ``base_dir`` (its product/), or a
+    placeholder when this machine has none."""
+    def find_internal_jvmci_java_home(base_dir: str) -> str:
+        call = f"find_internal_jvmci_java_home({base_dir!r})"
+        try:
+            matches = fnmatch.filter(os.listdir(base_dir), "jdk1.8*")
+        except OSError:
+            matches = []
+        if len(matches) != 1:
+            return lookups.placeholder(call, "jvmci-java-home")
+        return lookups.found(call, os.path.join(base_dir, matches[0], "product"))
 
-
-def find_internal_jvmci_java_bin(base_dir: str) -> str:
-    return os.path.join(find_internal_jvmci_java_home(base_dir), "bin", "java")
+    def find_internal_jvmci_java_bin(base_dir: str) -> str:
+        return os.path.join(find_internal_jvmci_java_home(base_dir), "bin", "java")
+    return find_internal_jvmci_java_home, find_internal_jvmci_java_bin
 
 
 VM_DEF_CLASSES = (BaseVMDef, ExternalSuiteVMDef, NativeCodeVMDef, GenericScriptingVMDef, JavaVMDef, GraalVMDef,
@@ -267,11 +312,59 @@ def run_shell_cmd_list(cmds: list[str], failure_fatal: bool = True, extra_env: d
 
 # --- distutils.spawn --------------------------------------------------------------------------------
 
-def find_executable(executable: str, path: str | None = None) -> str | None:
-    """distutils.spawn.find_executable: a path with a directory part as is, else a search of PATH."""
-    if os.path.dirname(executable):
-        return executable if os.path.isfile(executable) else None
-    return shutil.which(executable, mode=os.F_OK, path=path)
+def executable_finder(lookups: Lookups) -> Any:
+    def find_executable(executable: str, path: str | None = None) -> str | None:
+        """distutils.spawn.find_executable: a path with a directory part as is, else a search of PATH; a
+        placeholder where this machine has no such program."""
+        call = f"find_executable({executable!r})"
+        if os.path.dirname(executable):
+            found = executable if os.path.isfile(executable) else None
+        else:
+            found = shutil.which(executable, mode=os.F_OK, path=path)
+        if found is None:
+            return lookups.placeholder(call, os.path.basename(executable) or "executable")
+        return lookups.found(call, found)
+    return find_executable
+
+
+# --- krun.platform ----------------------------------------------------------------------------------
+
+PLATFORM_METHODS = ("bench_cmdline_adjust",)
+
+
+def platform_module(lookups: Lookups) -> dict[str, Any]:
+    """Krun's platform classes, fresh for each run (a config patches them), and detect_platform."""
+    class BasePlatform:
+        def __init__(self, mailer: Any = None, config: Any = None):
+            self.mailer, self.config = mailer, config
+
+        def bench_cmdline_adjust(self, args: list[str], env_dct: dict) -> list[str]:
+            """Krun prepended pinning and libkruntime's path here; coldrun's launch does its own."""
+            return list(args)
+
+    class UnixLikePlatform(BasePlatform):
+        pass
+
+    class LinuxPlatform(UnixLikePlatform):
+        pass
+
+    class DebianLinuxPlatform(LinuxPlatform):
+        pass
+
+    class OpenBSDPlatform(UnixLikePlatform):
+        pass
+
+    classes = (BasePlatform, UnixLikePlatform, LinuxPlatform, DebianLinuxPlatform, OpenBSDPlatform)
+    originals = {(cls, m): cls.__dict__.get(m) for cls in classes for m in PLATFORM_METHODS}
+
+    def detect_platform(mailer: Any = None, config: Any = None) -> BasePlatform:
+        return (OpenBSDPlatform if sys.platform.startswith("openbsd") else DebianLinuxPlatform)(mailer, config)
+
+    def patched() -> list[str]:
+        return [f"{cls.__name__}.{m}" for (cls, m), orig in originals.items() if cls.__dict__.get(m) is not orig]
+
+    lookups.patches = patched
+    return {c.__name__: c for c in classes} | {"detect_platform": detect_platform}
 
 
 # --- the modules ------------------------------------------------------------------------------------
@@ -284,12 +377,14 @@ def _module(name: str, doc: str, members: dict[str, Any], package: bool = False)
     return m
 
 
-def stand_in_modules() -> dict[str, types.ModuleType]:
-    """Fresh module objects for one config run (a config may set attributes on them)."""
+def stand_in_modules(lookups: Lookups) -> dict[str, types.ModuleType]:
+    """Fresh module objects for one config run (a config may set attributes on them); what its look-ups
+    answered goes to ``lookups``."""
+    jvmci_home, jvmci_bin = jvmci_helpers(lookups)
     vm_defs = {c.__name__: c for c in VM_DEF_CLASSES}
-    vm_defs.update(find_internal_jvmci_java_home=find_internal_jvmci_java_home,
-                   find_internal_jvmci_java_bin=find_internal_jvmci_java_bin, EntryPoint=EntryPoint,
-                   BENCHMARK_USER="krun", EnvChangeAppend=EnvChangeAppend, EnvChangeSet=EnvChangeSet)
+    vm_defs.update(find_internal_jvmci_java_home=jvmci_home, find_internal_jvmci_java_bin=jvmci_bin,
+                   EntryPoint=EntryPoint, BENCHMARK_USER="krun", EnvChangeAppend=EnvChangeAppend,
+                   EnvChangeSet=EnvChangeSet)
     mods = {
         "krun": _module("krun", "coldrun's stand-in for Krun's package", {
             "EntryPoint": EntryPoint, "ANSI_RED": "\033[91m", "ANSI_GREEN": "\033[92m",
@@ -300,8 +395,11 @@ def stand_in_modules() -> dict[str, types.ModuleType]:
             "run_shell_cmd_list": run_shell_cmd_list}),
         "krun.env": _module("krun.env", "coldrun's stand-in for krun.env", {
             "EnvChange": EnvChange, "EnvChangeSet": EnvChangeSet, "EnvChangeAppend": EnvChangeAppend}),
+        "krun.platform": _module("krun.platform", "coldrun's stand-in for krun.platform's classes",
+                                 platform_module(lookups)),
         "distutils": _module("distutils", "coldrun's stand-in: only distutils.spawn", {}, package=True),
-        "distutils.spawn": _module("distutils.spawn", "coldrun's stand-in", {"find_executable": find_executable}),
+        "distutils.spawn": _module("distutils.spawn", "coldrun's stand-in",
+                                   {"find_executable": executable_finder(lookups)}),
     }
     for name, mod in mods.items():       # `import krun.vm_defs` binds krun, then reads krun.vm_defs
         parent, _, child = name.rpartition(".")

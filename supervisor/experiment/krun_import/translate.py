@@ -13,6 +13,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,8 +21,9 @@ from typing import Any
 from supervisor.errors import ColdrunError
 from supervisor.experiment import toml_text
 from supervisor.experiment.krun_import import stand_ins as k
-from supervisor.experiment.krun_import.vm_defs import translate_vm
-from supervisor.experiment.model import NAME_PATTERN, parse_experiment
+from supervisor.experiment.krun_import.run_config import ConfigRun
+from supervisor.experiment.krun_import.vm_defs import Paths, translate_vm
+from supervisor.experiment.model import EXPERIMENT_DIR_VAR, NAME_PATTERN, PLACEHOLDER_DIR, parse_experiment
 from supervisor.experiment.toml_text import Table
 
 REQUIRED = ("VMS", "VARIANTS", "BENCHMARKS", "HEAP_LIMIT", "STACK_LIMIT")
@@ -54,6 +56,9 @@ class Translation:
     notes: list[str]        # what has no coldrun equivalent (also in the file's comments)
     vms: int
     keys: int
+    set_here: list[str]     # values to set on the benchmark machine (placeholders), also in the file
+    warnings: list[str]     # what the file runs that the user should know before `coldrun check`
+    python2: list[str]      # Python 2 forms read as Python 2 did (also in the file)
 
 
 def _is_int(v: Any) -> bool:
@@ -91,10 +96,14 @@ def _literal_skip_part(part: str) -> str:
 
 
 class _Translator:
-    def __init__(self, ns: dict[str, Any], config: Path, output: Path):
-        self.ns, self.config, self.output = ns, config, output
+    def __init__(self, run: ConfigRun, config: Path, output: Path):
+        self.run, self.ns, self.config, self.output = run, run.namespace, config, output
+        self.paths = Paths(config.parent.resolve(), output.parent.resolve())
+        self.startup_patch = next((p for p in run.lookups.patches() if p.endswith(".bench_cmdline_adjust")), "")
+        self.startup_vms: list[str] = []
         self.problems: list[str] = []
         self.notes: list[str] = []
+        self.warnings: list[str] = []
         self.top = Table(())
         self.tables: list[Table] = [self.top]
 
@@ -125,11 +134,10 @@ class _Translator:
         if not _is_int(n):
             self.problems.append(f"N_EXECUTIONS is {n!r}, not an integer")
         t.add("executions", n, "N_EXECUTIONS" if "N_EXECUTIONS" in self.ns else "Krun's default N_EXECUTIONS")
-        t.add("order", "round-robin", "Krun's order: for each execution, every VM, benchmark and variant")
-        bench_dir = self.config.parent.resolve() / "benchmarks"
-        rel = os.path.relpath(bench_dir, self.output.parent.resolve())
-        bench_dir = rel if not rel.startswith(f"..{os.sep}..") else str(bench_dir)   # no long climbs
-        t.add("benchmarks_dir", bench_dir, "Krun: <experiment dir>/benchmarks")
+        t.add("order", "round-robin", "Krun's loop, in this file's order (see the order note above)")
+        bench_dir = str(self.config.parent.resolve() / "benchmarks")
+        t.add("benchmarks_dir", self.paths.executable(bench_dir).removeprefix(f".{os.sep}"),
+              "Krun: <experiment dir>/benchmarks")
         for setting, field in (("HEAP_LIMIT", "heap_limit"), ("STACK_LIMIT", "stack_limit")):
             v = self.ns[setting]
             if _is_int(v) and v > 0:
@@ -158,7 +166,13 @@ class _Translator:
                 self.problems.append(f"SKIP entry {p!r} is not \"bench:vm:variant\" (Krun asserts three parts)")
                 continue
             out.append(":".join(_literal_skip_part(x) for x in parts))
-        if out:
+        if out and self.all_skipped(patterns):
+            # Krun ran such a config (its manifest all S); coldrun refuses an experiment that runs nothing.
+            self.top.notes.append(f"skip = {toml_text.value(out)}   # SKIP: commented out, it skips every key")
+            self.warnings.append(f"SKIP skips every key, so Krun ran nothing; coldrun refuses an experiment that "
+                                 f"runs nothing, so the skip list is written commented out: uncomment the "
+                                 f"patterns you want to keep")
+        elif out:
             self.top.add("skip", out, "SKIP")
 
     def commands(self, setting: str, field: str) -> None:
@@ -276,7 +290,6 @@ class _Translator:
 
     def vms(self) -> tuple[int, int]:
         n_vms = n_keys = 0
-        config_dir = self.config.parent.resolve()
         for name, spec in self.ns["VMS"].items():
             where = f"VMS[{name!r}]"
             if not _name("VMS", name, self.problems):
@@ -296,22 +309,55 @@ class _Translator:
             if not _is_int(iterations):
                 self.problems.append(f"{where}['n_iterations'] is {iterations!r}, not an integer")
                 continue
-            tr = translate_vm(name, vm_def, config_dir, self.problems)
+            tr = translate_vm(name, vm_def, self.paths, self.problems, self.startup_patch)
             self.notes += tr.notes
             if tr.runner is None:
                 continue
+            if tr.startup_runner:
+                self.startup_env(tr)
             t = self.table("vms", name, notes=[f"{where}: {vm_def!r}"] + tr.remarks)
             t.add("runner", tr.runner)
+            if tr.startup_runner:
+                self.startup_vms.append(name)
+                t.add("mode", "startup", "start-up time (the config's start-up runner and platform patch)")
             for f in ("executable", "args", "env", "instrument"):
                 if f in tr.fields:
                     t.add(f, tr.fields[f])
-            t.add("iterations", iterations, "n_iterations")
+            if tr.startup_runner:
+                t.add("iterations", 1, f"n_iterations = {iterations}, which the start-up runners ignored")
+            else:
+                t.add("iterations", iterations, "n_iterations")
             t.add("variants", variants)
             n_vms += 1
             n_keys += len(variants) * len(self.ns["BENCHMARKS"])
         if not n_vms and not self.problems:
             self.problems.append("no VM of VMS has a coldrun equivalent, so there is nothing to run")
         return n_vms, n_keys
+
+    def startup_env(self, tr: Any) -> None:
+        """The paper's start-up runners' directory on a VM's path (Java's CLASSPATH): coldrun's start-up
+        runner brings its own, so that part is dropped."""
+        dirs = {self.paths.value(os.path.dirname(str(getattr(spec.get("vm_def"), "iterations_runner", ""))))
+                for spec in self.ns["VMS"].values() if isinstance(spec, dict)} - {""}
+        for var, val in list(tr.fields.get("env", {}).items()):
+            kept = [part for part in val.split(os.pathsep) if part not in dirs]
+            if len(kept) != len(val.split(os.pathsep)):
+                tr.remarks.append(f"{var}: the start-up runners' directory is left out (coldrun's start-up "
+                                  f"runner is on its own path)")
+                if kept:
+                    tr.fields["env"][var] = os.pathsep.join(kept)
+                else:
+                    del tr.fields["env"][var]
+        if "env" in tr.fields and not tr.fields["env"]:
+            del tr.fields["env"]
+
+    def all_skipped(self, patterns: list[str]) -> bool:
+        """Every key matched by a SKIP pattern (Krun's matcher: a part is "*" or equal)."""
+        split = [p.split(":") for p in patterns]
+        vms = self.ns["VMS"] if isinstance(self.ns["VMS"], dict) else {}
+        keys = [(b, vm, v) for vm, spec in vms.items() if isinstance(spec, dict)
+                for b in self.ns["BENCHMARKS"] for v in (spec.get("variants") or [])]
+        return bool(keys) and all(any(all(x in ("*", y) for x, y in zip(p, key)) for p in split) for key in keys)
 
     def unknown_settings(self) -> None:
         """Krun silently took any name; a near miss of a setting is worth saying."""
@@ -321,15 +367,95 @@ class _Translator:
                 self.notes.append(f"{name} is not a Krun setting (Krun ignored it); did you mean {close[0]}?")
 
 
-def _header(config: Path, notes: list[str]) -> list[str]:
+def _host_values(run: ConfigRun) -> list[tuple[Any, str]]:
+    """Values the config took from a table keyed by host name (``BUSY_THRESHOLDS[HOSTNAME]``), each with
+    where it came from.  Only top-level dicts are searched: that is how configs write it."""
+    if not run.host.read:
+        return []
+    names = {run.host.name, run.host.name.split(".")[0]}
+    found = []
+    for var, table in run.namespace.items():
+        if isinstance(table, dict) and var.isupper() and names & set(k for k in table if isinstance(k, str)):
+            host = next(n for n in table if n in names)
+            others = ", ".join(sorted(str(k) for k in table if k != host))
+            found.append((table[host], f"{var}[{host!r}] (it also has {others or 'no other host'})"))
+    return found
+
+
+def _same(entry: Any, value: Any) -> bool:
+    """A TOML entry carries the config's value (a number possibly as float)."""
+    if _is_number(entry) and _is_number(value):
+        return float(entry) == float(value)
+    return type(entry) is type(value) and entry == value
+
+
+def _marks(tables: list[Table], run: ConfigRun, out_dir: Path) -> list[str]:
+    """Comment every value that depends on where the import ran: placeholders (set on the benchmark
+    machine), look-ups this machine answered (check them there), values of a host-keyed table and those
+    naming the host.  Returns the placeholders' lines for the header."""
+    host_values = _host_values(run)
+    placeholders = run.lookups.placeholders
+    found = [a for a in run.lookups.answers if not a.placeholder]
+    used: set[str] = set()
+    for t in tables:
+        for e in t.entries:
+            text = repr(e.value)
+            marks = []
+            marks += [f"SET THIS on the benchmark machine: {a.answer} stands for {a.call}"
+                      for a in placeholders if a.answer in text]
+            used |= {a.answer for a in placeholders if a.answer in text}
+            if e.key == "executable" and isinstance(e.value, str) and os.sep in e.value \
+                    and PLACEHOLDER_DIR not in e.value and not (out_dir / e.value).exists():
+                marks.append("not on this machine: build it here or set this on the benchmark machine")
+            marks += [f"{a.call} on the import machine: check it on the benchmark machine"
+                      for a in found if a.answer in text]
+            marks += [f"host-dependent: {where}" for value, where in host_values if _same(e.value, value)]
+            if run.host.read and run.host.name and re.search(rf"\b{re.escape(run.host.name)}\b", text):
+                marks.append(f"host-dependent: names the host {run.host.name!r}")
+            if marks:
+                e.note = "; ".join(([e.note] if e.note else []) + marks)
+    return [f"  {a.answer}: {a.call} found nothing on this machine" for a in placeholders if a.answer in used]
+
+
+def _header(run: ConfigRun, config: Path, notes: list[str], placeholders: list[str], startup_vms: list[str],
+            order: str) -> list[str]:
+    host = run.host
     lines = [f"coldrun experiment translated from {config.name} by `coldrun import-krun`.",
              "Krun re-ran its config at every boot; this is what the config said when it was imported:",
              "import again after changing the .krun file. Each comment names the Krun setting it comes from.",
-             "Relative paths were relative to Krun's working directory (the config's); here they are absolute.",
+             "Paths the config gave relative to its directory (or inside it, via os.getcwd()) are relative to",
+             f"this file's directory here (in args and env as {EXPERIMENT_DIR_VAR}); other paths are as given.",
              "Platform controls not set here are coldrun's defaults (the paper's): see `coldrun platform show`."]
+    if host.read:
+        lines += ["", f"Host: the config read its host name and was evaluated as {host.name!r} "
+                      + ("(--hostname)." if host.given else "(this machine; --hostname NAME imports as another)."),
+                  "Values that depend on it are marked host-dependent."]
+    if run.platform_tests:
+        lines += ["", f"OS: the config tests the OS (sys.platform ...); it was evaluated as {sys.platform!r}, so its",
+                  "branches for other systems are not here: import it on such a machine for its own file."]
+    lines += ["", f"Order: {order}"]
+    if placeholders:
+        lines += ["", "SET ON THE BENCHMARK MACHINE: these placeholders stand for what Krun looked up and this",
+                  "machine does not have (`coldrun check` refuses them until they are set):"] + placeholders
+    if startup_vms:
+        lines += ["", f"Start-up: the config patched Krun's platform ({run.lookups.patches()[0]}) to run each VM",
+                  "under a start-up runner: that is coldrun's mode = \"startup\", set on "
+                  + ", ".join(startup_vms) + "."]
+    if run.python2:
+        lines += ["", "Read as Python 2 (the config is Python 2; coldrun runs it as Python 3):"] + \
+                 [f"  - {n}" for n in run.python2]
     if notes:
         lines += ["", "Not carried over (no coldrun equivalent):"] + [f"  - {n}" for n in notes]
     return lines
+
+
+def _order_note(ns: dict[str, Any]) -> str:
+    vms = ", ".join(str(v) for v in ns.get("VMS", {}))
+    benches = ", ".join(str(b) for b in ns.get("BENCHMARKS", {}))
+    return ("for each execution, every VM, each of its benchmarks and variants (Krun's loop), in this file's "
+            f"order: VMs {vms}; benchmarks {benches}. Krun (Python 2.7) took VMS and BENCHMARKS in its dicts' "
+            "hash order, not as written, so within a round Krun's order differed; every round holds the same "
+            "keys, once each. Reorder [vms] and [benchmarks] to match a Krun run's manifest if it matters.")
 
 
 def _refused(config: Path, output: Path, e: ColdrunError) -> ColdrunError:
@@ -343,8 +469,8 @@ def _refused(config: Path, output: Path, e: ColdrunError) -> ColdrunError:
     return ColdrunError("\n".join(lines))
 
 
-def translate(ns: dict[str, Any], config: Path, output: Path) -> Translation:
-    tr = _Translator(ns, config, output)
+def translate(run: ConfigRun, config: Path, output: Path) -> Translation:
+    tr = _Translator(run, config, output)
     if not tr.required():
         raise ColdrunError("\n".join(f"{config}: {p}" for p in tr.problems))
     tr.experiment()
@@ -356,9 +482,11 @@ def translate(ns: dict[str, Any], config: Path, output: Path) -> Translation:
     tr.unknown_settings()
     if tr.problems:
         raise ColdrunError("\n".join(f"{config}: {p}" for p in dict.fromkeys(tr.problems)))
-    text = toml_text.render(_header(config, tr.notes), tr.tables)
+    placeholders = _marks(tr.tables, run, output.parent.resolve())
+    text = toml_text.render(_header(run, config, tr.notes, placeholders, tr.startup_vms, _order_note(tr.ns)),
+                            tr.tables)
     try:
         parse_experiment(text.encode(), str(output))
     except ColdrunError as e:
         raise _refused(config, output, e)
-    return Translation(text, tr.notes, n_vms, n_keys)
+    return Translation(text, tr.notes, n_vms, n_keys, [p.strip() for p in placeholders], tr.warnings, run.python2)

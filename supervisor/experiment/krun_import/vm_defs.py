@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from supervisor.experiment.krun_import import stand_ins as k
+from supervisor.experiment.model import EXPERIMENT_DIR_VAR, PLACEHOLDER_DIR
 
 # Krun class -> coldrun runner; the first class in a VM definition's MRO found here decides.
 RUNNER_OF_CLASS: dict[type, str] = {
@@ -47,6 +48,7 @@ class VmTranslation:
     fields: dict[str, Any] = field(default_factory=dict)   # executable, args, env, instrument
     notes: list[str] = field(default_factory=list)         # not carried over
     remarks: list[str] = field(default_factory=list)       # carried over differently (comments only)
+    startup_runner: str = ""                                # the config's start-up runner: mode = "startup"
 
 
 def _krun_class(vm_def: k.BaseVMDef) -> type:
@@ -66,21 +68,52 @@ def _overrides(vm_def: k.BaseVMDef, base: type) -> list[str]:
     return sorted(set(names))
 
 
-def _path(p: Any, config_dir: Path) -> str:
-    """Krun ran VMs in the experiment dir, coldrun runs them in a home of their own: a relative path with
-    a directory part (not an option, not an assignment) is made absolute against the config's dir."""
-    p = str(p)
-    if os.sep in p and not os.path.isabs(p) and not p.startswith("-") and "=" not in p and " " not in p:
-        return os.path.normpath(os.path.join(config_dir, p))
-    return p
+@dataclass(frozen=True)
+class Paths:
+    """Where paths of the config go in the experiment file.  Krun ran VMs in the experiment dir (the
+    config's), coldrun in a home of their own: a path relative to the config's directory, or an absolute
+    one inside it (``os.getcwd()``-based, as the paper's configs write them), is written relative to the
+    experiment file, so the two move together; other absolute paths stay as they are."""
+    config_dir: Path
+    out_dir: Path
+
+    def _relative(self, p: str) -> str | None:
+        """``p`` relative to the experiment file's directory, if it is the config directory's."""
+        if PLACEHOLDER_DIR in p or p.startswith("-") or "=" in p or " " in p or not p:
+            return None
+        if os.path.isabs(p):
+            if os.path.commonpath([p, str(self.config_dir)]) != str(self.config_dir):
+                return None
+            full = p
+        elif os.sep in p:
+            full = os.path.join(self.config_dir, p)
+        else:
+            return None
+        rel = os.path.relpath(os.path.normpath(full), self.out_dir)
+        return None if rel.startswith(f"..{os.sep}..") else rel      # no long climbs
+
+    def executable(self, p: Any) -> str:
+        """coldrun resolves an executable with a directory part against the experiment file's directory."""
+        p = str(p)
+        rel = self._relative(p)
+        if rel is None:
+            return os.path.normpath(p) if os.sep in p and not p.startswith(PLACEHOLDER_DIR) else p
+        return rel if os.sep in rel else f".{os.sep}{rel}"
+
+    def value(self, p: Any) -> str:
+        """In args and env values coldrun replaces ${EXPERIMENT_DIR} with the experiment file's directory."""
+        p = str(p)
+        rel = self._relative(p)
+        if rel is None:
+            return p
+        return EXPERIMENT_DIR_VAR if rel == "." else f"{EXPERIMENT_DIR_VAR}{os.sep}{rel}"
+
+    def values(self, value: str) -> str:
+        """Each os.pathsep-separated part of an environment value, as ``value``."""
+        return os.pathsep.join(self.value(part) for part in value.split(os.pathsep))
 
 
-def _paths_in(value: str, config_dir: Path) -> str:
-    """Each os.pathsep-separated part of an environment value, as ``_path``."""
-    return os.pathsep.join(_path(part, config_dir) for part in value.split(os.pathsep))
-
-
-def _environment(vm_def: k.BaseVMDef, config_dir: Path, where: str, tr: VmTranslation) -> dict[str, str]:
+def _environment(vm_def: k.BaseVMDef, paths: Paths, where: str, tr: VmTranslation) -> dict[str, str]:
     """Krun's env changes, in order, as coldrun's appended VM env."""
     env: dict[str, str] = {}
     for change in getattr(vm_def, "common_env_changes", []):
@@ -96,12 +129,15 @@ def _environment(vm_def: k.BaseVMDef, config_dir: Path, where: str, tr: VmTransl
         if isinstance(change, k.EnvChangeSet):
             tr.remarks.append(f"{change.var} was EnvChangeSet (fatal if already set); coldrun appends "
                               f"with ':' to a value it already has")
-        val = _paths_in(change.val, config_dir)
+        val = paths.values(change.val)
         env[change.var] = f"{env[change.var]}{os.pathsep}{val}" if change.var in env else val
     return env
 
 
-def translate_vm(name: str, vm_def: k.BaseVMDef, config_dir: Path, problems: list[str]) -> VmTranslation:
+def translate_vm(name: str, vm_def: k.BaseVMDef, paths: Paths, problems: list[str],
+                 startup_patch: str = "") -> VmTranslation:
+    """``startup_patch``: the krun.platform method the config replaced ("" if none); with a runner swapped
+    for a start-up runner it is warmup_experiment's way of measuring start-up."""
     where = f"VMS[{name!r}]"
     base = _krun_class(vm_def)
     runner = next((r for cls, r in RUNNER_OF_CLASS.items() if isinstance(vm_def, cls)), None)
@@ -121,7 +157,11 @@ def translate_vm(name: str, vm_def: k.BaseVMDef, config_dir: Path, problems: lis
     if getattr(vm_def, "dry_run", False):
         tr.notes.append(f"{where}: vm_def.dry_run = True (Krun ran nothing); coldrun runs the benchmarks")
     swapped = getattr(vm_def, "iterations_runner", None)
-    if swapped != getattr(vm_def, "krun_runner", swapped):
+    if swapped != getattr(vm_def, "krun_runner", swapped) and startup_patch and "startup" in str(swapped).lower():
+        tr.startup_runner = str(swapped)
+        tr.remarks.append(f"the config swapped Krun's runner for {os.path.basename(str(swapped))} and patched "
+                          f"{startup_patch}: start-up time, coldrun's mode = \"startup\" (its own start-up runner)")
+    elif swapped != getattr(vm_def, "krun_runner", swapped):
         tr.notes.append(f"{where}: the config replaced Krun's iterations runner with {swapped!r}; coldrun runs "
                         f"its own {runner} runner")
 
@@ -136,15 +176,15 @@ def translate_vm(name: str, vm_def: k.BaseVMDef, config_dir: Path, problems: lis
             problems.append(f"{where}: {repr(vm_def)} names no VM path ({exe!r}; did find_executable find "
                             f"nothing?); fix the path in the config")
             return tr
-        tr.fields["executable"] = _path(exe, config_dir)
+        tr.fields["executable"] = paths.executable(exe)
     args = getattr(vm_def, "extra_vm_args", None) or []
     if not isinstance(args, (list, tuple)) or any(not isinstance(a, str) for a in args):
         problems.append(f"{where}: extra_vm_args {args!r} must be a list of strings")
         return tr
-    args = [_path(a, config_dir) for a in args]
+    args = [paths.value(a) for a in args]
     if args:
         tr.fields["args"] = args
-    env = _environment(vm_def, config_dir, where, tr)
+    env = _environment(vm_def, paths, where, tr)
     if env:
         tr.fields["env"] = env
     if getattr(vm_def, "instrument", False):

@@ -7,6 +7,7 @@ import os
 import shutil
 import sys
 import textwrap
+import subprocess
 import time
 from pathlib import Path
 
@@ -112,7 +113,13 @@ def test_runner_exiting_2_is_named_with_its_last_stderr_line(tmp_path, open_dir)
     path, keys = experiment(tmp_path, {"p": ("python", f'executable = "{fake}"')})
     [line] = probe(path, keys)
     assert line.startswith(f"{path}: vms.p (runner python) cannot run: exited with status 2 on a trivial "
-                           f"benchmark (boom: no module); reproduce with: {fake} ")
+                           f"benchmark (boom: no module); reproduce with: ")
+    # Before: argv alone, so a runner that needs its environment (Java's CLASSPATH) failed differently.
+    again = line.split("reproduce with: ", 1)[1]
+    assert again.endswith(" 3>&1") and " env -i " in f" {again}" and f"HOME=/tmp" in again
+    assert "PATH=" in again and f" {fake} " in again
+    shell = subprocess.run(["sh", "-c", again], capture_output=True, text=True, timeout=30)
+    assert shell.returncode == 2 and shell.stderr.splitlines()[-1] == "boom: no module"
 
 
 def test_runner_hanging_past_the_timeout_is_killed_and_named(tmp_path, open_dir):
