@@ -72,12 +72,12 @@ def test_the_pypy_runner_runs_on_python_2_as_pypy_2(tmp_path):
     # holding cffi for it (pip install --target DIR cffi==1.15.1).
     interpreter = python27_interpreter()
     if interpreter is None:
-        pytest.skip("no Python 2.7 interpreter here (python2.7 on PATH or pyenv's 2.7.18); nothing to run")
+        missing_real_part("no Python 2.7 interpreter here (python2.7 on PATH or pyenv's 2.7.18); nothing to run")
     site = os.environ.get("COLDRUN_TEST_PY2_SITE", "")
     env = dict(os.environ, PYTHONPATH=site)
     if subprocess.run([interpreter, "-c", "import cffi"], env=env, capture_output=True).returncode != 0:
-        pytest.skip("Python 2.7 has no cffi: python2.7 -m pip install --target DIR cffi==1.15.1, then "
-                    "COLDRUN_TEST_PY2_SITE=DIR")
+        missing_real_part("Python 2.7 has no cffi: python2.7 -m pip install --target DIR cffi==1.15.1, then "
+                          "COLDRUN_TEST_PY2_SITE=DIR (scripts/setup --for-tests does it)")
     bench = write_python_benchmark(tmp_path, PY2_BENCHMARKS["xrange"][0] + 'print "loaded"\n')
     outcome = run("pypy", interpreter, bench, iterations=4, extra_env={"PYTHONPATH": site})
     check_success(outcome, 4)
@@ -87,7 +87,7 @@ def test_the_pypy_runner_runs_on_python_2_as_pypy_2(tmp_path):
 def test_the_python_runner_runs_python2_benchmarks_under_python27(tmp_path):
     interpreter = python27_interpreter()
     if interpreter is None:
-        pytest.skip("no Python 2.7 interpreter here (python2.7 on PATH or pyenv's 2.7.18); nothing to run")
+        missing_real_part("no Python 2.7 interpreter here (python2.7 on PATH or pyenv's 2.7.18); nothing to run")
     bench = write_python_benchmark(tmp_path, PY2_BENCHMARKS["xrange"][0] + 'print "loaded"\n')
     outcome = run("python", interpreter, bench, iterations=4, debug=True)
     check_success(outcome, 4)
