@@ -124,10 +124,11 @@ static void remove_barrier(void)
     CHECK(krun_duet_remove(barrier, err, sizeof(err)) == 0);
 }
 
-/* B sleeps 100 ms per iteration, A none: without the barrier A would run far ahead. */
+/* B sleeps 300 ms per iteration, A none: without the barrier A's i-th start would come i x 300 ms before
+   B's.  The bound, half of that, leaves room for a loaded machine's scheduling (68-89 ms seen at load 13). */
 static void test_pair_meets_every_iteration(void)
 {
-    static const long sleeps[ITERATIONS] = {100, 100, 100, 100, 100};
+    static const long sleeps[ITERATIONS] = {300, 300, 300, 300, 300};
     char err[512];
     int64_t a[MAX_ITERATIONS], b[MAX_ITERATIONS];
     int na, nb;
@@ -139,9 +140,9 @@ static void test_pair_meets_every_iteration(void)
     CHECK(na == ITERATIONS && nb == ITERATIONS);
     for (int i = 0; i < ITERATIONS && i < na && i < nb; i++) {
         int64_t gap = a[i] > b[i] ? a[i] - b[i] : b[i] - a[i];
-        if (gap > 50000000) /* half of B's iteration: loose, the test machine may be loaded */
+        if (gap > 150000000)
             fprintf(stderr, "iteration %d starts %lld ns apart\n", i, (long long)gap);
-        CHECK(gap <= 50000000);
+        CHECK(gap <= 150000000);
     }
     remove_barrier();
 }
