@@ -176,7 +176,7 @@ def test_misbehaving_runners_become_errored_jobs(exp_factory, tmp_path):
 
 
 def test_second_resume_says_already_running(exp_factory, tmp_path):
-    p = exp_factory({"a": "slow"}, iterations=200)   # ~4 s of running
+    p = exp_factory({"a": "slow"}, iterations=750)   # ~15 s of running: resume and status start within it, loaded
     state = tmp_path / "s"
     env = dict(os.environ)
     env.pop("COLDRUN_TEST_PAUSE_AT", None)
