@@ -34,7 +34,7 @@ def test_a_background_child_neither_holds_the_boot_nor_survives(tmp_path):
     log = Log()
     t0 = time.monotonic()
     run_hooks("pre-execution", [ShellCommand(shell=f"sleep 20 & echo $! > {pid_file}")], {}, log)
-    assert time.monotonic() - t0 < 8
+    assert time.monotonic() - t0 < 15      # was 20 s (the pipe held open); ~2 s now, loose for a loaded machine
     assert gone(int(pid_file.read_text()))
     [(level, event, kw)] = [line for line in log.lines if line[0] == "warning"]
     assert "left processes running" in event and kw["count"] == 1
