@@ -125,7 +125,8 @@ static void remove_barrier(void)
 }
 
 /* B sleeps 300 ms per iteration, A none: without the barrier A's i-th start would come i x 300 ms before
-   B's.  The bound, half of that, leaves room for a loaded machine's scheduling (68-89 ms seen at load 13). */
+   B's.  The bound, under one B iteration, leaves room for a loaded machine's scheduling (172 ms seen at
+   load 15). */
 static void test_pair_meets_every_iteration(void)
 {
     static const long sleeps[ITERATIONS] = {300, 300, 300, 300, 300};
@@ -140,9 +141,9 @@ static void test_pair_meets_every_iteration(void)
     CHECK(na == ITERATIONS && nb == ITERATIONS);
     for (int i = 0; i < ITERATIONS && i < na && i < nb; i++) {
         int64_t gap = a[i] > b[i] ? a[i] - b[i] : b[i] - a[i];
-        if (gap > 150000000)
+        if (gap > 250000000)
             fprintf(stderr, "iteration %d starts %lld ns apart\n", i, (long long)gap);
-        CHECK(gap <= 150000000);
+        CHECK(gap <= 250000000);
     }
     remove_barrier();
 }

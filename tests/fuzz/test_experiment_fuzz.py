@@ -278,9 +278,9 @@ def test_nesting(bases, depth, opener, close):
     path, doc = bases["fake"]
     closer = {"[": "]", "{a = ": "}", "[{b = ": "}]"}[opener]
     text = toml_document(doc) + "deep = " + opener * depth + "1" + (closer * depth if close else "") + "\n"
-    t = time.perf_counter()
+    t = time.process_time()     # CPU, not wall: a loaded machine's wall clock failed this (1.8 s at load 15)
     rc, lines, _ = check_file(path, text.encode())
-    assert time.perf_counter() - t < 1.0
+    assert time.process_time() - t < 1.0
     assert rc != 0
 
 
