@@ -171,10 +171,10 @@ def test_build_runners_builds_once_then_is_idempotent(built_runners, installed):
     first, again = built_runners
     bin_dir = installed[4]
     site = next((bin_dir.parent / "lib").glob("python*/site-packages"))
-    for part in ("java", "javascript", "ruby", "startup"):
+    for part in ("java", "javascript", "ruby", "php", "startup"):   # php: the compiled binding (issue 29)
         assert f"{part}: built: {site / 'iteration_runners' / part / 'build'}" in first
         assert f"{part}: up to date: " in again
-    for name in ("c", "python", "pypy", "lua", "php"):
+    for name in ("c", "python", "pypy", "lua"):
         assert f"{name}: nothing to compile" in first
 
 
