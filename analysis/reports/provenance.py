@@ -20,6 +20,8 @@ NOT_RECORDED = "not recorded"
 # Per-execution fields of a native record that describe its environment; a
 # report lists those whose values differ between executions.
 ENVIRONMENT_FIELDS = ("containment", "platform_before", "platform_after", "supervisor_version", "counters.available")
+# Parts of those fields that differ by key, not by environment: every key's own file digests (issue 26).
+PER_KEY_PARTS = {"platform_before": ("key_files_sha256",)}
 # Audit entries longer than this (Krun's dmesg, cpuinfo) are cut in the report.
 AUDIT_VALUE_CHARS = 160
 
@@ -106,7 +108,10 @@ def environment_differences(records: list[dict]) -> list[str]:
     for name in ENVIRONMENT_FIELDS:
         counts: dict[str, int] = {}
         for r in records:
-            value = _short(_field(r, name))
+            raw = _field(r, name)
+            if isinstance(raw, dict) and name in PER_KEY_PARTS:
+                raw = {k: v for k, v in raw.items() if k not in PER_KEY_PARTS[name]}
+            value = _short(raw)
             counts[value] = counts.get(value, 0) + 1
         if len(counts) > 1:
             parts = ", ".join(f"{v} ({n} execution{'s' if n != 1 else ''})" for v, n in sorted(counts.items()))

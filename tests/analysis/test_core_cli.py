@@ -145,3 +145,14 @@ def test_times_the_changepoint_analysis_refuses_are_refused_by_pilot_alike():
         est = execution_estimate(tiny, StopTarget(ci_percent=0.05, estimate=estimate))
         assert est.mean is None and est.reason in note, (est.reason, note)
     assert "between 1e-100 and 1e+100" in note and "took 1e-300 s" in note
+
+
+def test_each_keys_file_digests_are_not_an_environment_difference():
+    """The HTML's provenance listed every key's key_files_sha256 as a differing execution environment."""
+    from analysis.reports.provenance import environment_differences
+
+    records = [{"platform_before": {"platform": "simulated", "key_files_sha256": {k: k * 8}}} for k in "ab"]
+    assert environment_differences(records) == []
+    records[1]["platform_before"]["platform"] = "linux"
+    assert environment_differences(records) == ["platform_before: {'platform': 'linux'} (1 execution), "
+                                                "{'platform': 'simulated'} (1 execution)"]
