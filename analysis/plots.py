@@ -53,6 +53,8 @@ INSET_MIN, INSET_MAX = 50, 150
 FIGURE_WIDTH = 8.0
 SIDE_RATIO = (2.6, 1.0)
 LABEL_SIZE, TICK_SIZE, LEGEND_SIZE = 10, 9, 9
+# The least room (pixels) left between a panel's labels and the figure's left edge.
+EDGE_PX = 4
 LEGEND_WRAP = 18  # characters per legend line
 DEFAULT_DELTA = "0.001"
 # Title word for an execution the analysis could not classify.
@@ -308,7 +310,19 @@ def build_figure(annotated: dict, key: str, pexec: int, machine: str) -> Figure:
             changepoints=marks and len(segments) > 1, outliers=bool(outliers), marks=marks, steady=bool(steady))
     for ax in (main, zoom, *fig.axes[2:]):
         ax.tick_params(labelsize=TICK_SIZE)
+    _fit_left_margin(fig, grid, [main, zoom, *fig.axes[2:2 + len(cores)]])
     return fig
+
+
+def _fit_left_margin(fig: Figure, grid, panels: list) -> None:
+    """Widen the left margin until the panels' y labels and tick labels are inside the figure: ticks
+    such as 0.000875 are wider than the fixed margin, and were cut off at the figure's edge."""
+    renderer = fig.canvas.get_renderer()
+    left = min(ax.get_tightbbox(renderer).x0 for ax in panels)
+    if left < EDGE_PX:
+        grid.update(left=grid.left + (EDGE_PX - left) / fig.bbox.width)
+        for ax in fig.axes:   # update() moves only pyplot's figures' axes
+            ax.set_position(ax.get_subplotspec().get_position(fig))
 
 
 def plot_axes(fig: Figure) -> tuple[list, object | None, object]:

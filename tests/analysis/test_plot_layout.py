@@ -42,7 +42,11 @@ def _adversarial() -> dict[str, list[float]]:
     jump = _series(51)
     jump[26:] *= 4.0                                        # Pilot's segment spans it: a longer legend
     everywhere = np.where(np.arange(300) % 2 == 0, 0.001, 0.02)  # no free corner anywhere
-    return {"early-outliers": list(early_outliers), "early-changepoint": list(early_cpt),
+    # a sub-millisecond steady state under warmup spikes: the zoomed panel's ticks read 0.000875 and were
+    # wider than the fixed left margin (cut off at the figure's edge in a demo run)
+    fine = 0.000895 + 0.00011 * ((np.arange(300) * 7) % 300) / 299
+    fine[:30] = 0.005
+    return {"early-outliers": list(early_outliers), "early-changepoint": list(early_cpt), "fine-ticks": list(fine),
             "late-shift": list(late_top), "flat": [0.01] * 300, "alternating": list(everywhere),
             "short-5": list(_series(5)), "level-shift": list(jump), "short-40": list(_series(40)), "one": [0.02]}
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 
-from test_real_reboots import Run, collect
+from test_real_reboots import GUEST_WAIT, QUIET, Run, collect
 from vm_payload import build_payload
 from vm_qemu import GuestError, copy_disk
 
@@ -18,7 +18,7 @@ def test_each_side_of_a_pair_runs_in_its_own_single_cpu_cpuset(guest_image, prep
     copy_disk(prepared_guest.disk, disk)
     guest = make_guest(guest_image, disk, payload)
     guest.start()
-    guest.wait_for(r"VMTEST-(FINISHED|SETUP-FAILED).*", timeout=900)
+    guest.wait_for(r"VMTEST-(FINISHED|SETUP-FAILED).*", timeout=GUEST_WAIT, quiet=QUIET)
     assert "VMTEST-FINISHED simulated rc=0" in guest.serial(), GuestError("the duet experiment failed", guest)
     assert guest.wait_exit(timeout=120) == 0
     run = collect(Run(guest, disk, tmp_path / "out"))

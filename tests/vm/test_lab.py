@@ -31,6 +31,7 @@ from pathlib import Path
 import pytest
 
 from real_parts import missing_real_part
+from test_real_reboots import GUEST_WAIT, QUIET
 from vm_payload import GUEST_FILES, REPO, build_payload, coldrun_wheel
 from vm_qemu import GuestError, copy_disk
 
@@ -145,7 +146,7 @@ def lab(guest_image, prepared_guest, make_guest, tmp_path):
         guests[name] = make_guest(guest_image, disk, payload, workdir=work, ssh_port=ports[name])
         guests[name].start()
     for name, guest in guests.items():
-        m = guest.wait_for(r"VMTEST-(SSH-READY|SETUP-FAILED).*", timeout=600)
+        m = guest.wait_for(r"VMTEST-(SSH-READY|SETUP-FAILED).*", timeout=GUEST_WAIT, quiet=QUIET)
         if "SETUP-FAILED" in m.group(0):
             raise GuestError(f"{name}: the lab guest did not come up", guest)
     inventory = tmp_path / "inventory.ini"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from test_real_reboots import Run, collect, log_records
+from test_real_reboots import GUEST_WAIT, QUIET, Run, collect, log_records
 from vm_payload import build_payload
 from vm_qemu import GuestError, copy_disk, guest_path_exists
 
@@ -23,8 +23,8 @@ def test_screening_levels_hold_across_real_reboots(guest_image, prepared_guest, 
     guest = make_guest(guest_image, disk, payload)
     guest.start()
     run = Run(guest, disk, tmp_path / "out")
-    guest.wait_for(r"VMTEST-START perf", timeout=600)
-    guest.wait_for(r"VMTEST-(FINISHED|STUCK|SETUP-FAILED)", timeout=1800)
+    guest.wait_for(r"VMTEST-START perf", timeout=GUEST_WAIT, quiet=QUIET)
+    guest.wait_for(r"VMTEST-(FINISHED|STUCK|SETUP-FAILED)", timeout=GUEST_WAIT, quiet=QUIET)
     assert "VMTEST-FINISHED" in guest.serial(), GuestError("screening experiment did not finish", guest)
     assert guest.wait_exit(timeout=120) == 0
     collect(run)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -95,8 +96,9 @@ def run_iter(n):
 
 
 def experiment_dir(dest: Path, executions: int, stop: str | None = None, experiment: str = "exp.toml",
-                   pinning: bool = False) -> None:
-    """guest/exp.toml with ``executions``, or with the [stop] table ``stop`` in place of the count;
+                   pinning: bool = False, only_vm: str | None = None) -> None:
+    """guest/exp.toml with ``executions``, or with the [stop] table ``stop`` in place of the count, and
+    with ``only_vm``, that VM's key alone (the other VM's table and variant left out);
     ``experiment``: another file of guest/, as it is, with guest/benchmarks beside it; ``pinning``: with
     the benchmark CPUs' cpuset partition (the guest's CPU 1)."""
     (dest).mkdir(parents=True)
@@ -110,6 +112,11 @@ def experiment_dir(dest: Path, executions: int, stop: str | None = None, experim
             text = text.replace("\nexecutions = 2\n", f"\nexecutions = {executions}\n")
         else:
             text = text.replace("\nexecutions = 2\n", "\n") + "\n" + stop
+    if only_vm:
+        others = [vm for vm in re.findall(r"^\[vms\.(\w+)\]$", text, re.MULTILINE) if vm != only_vm]
+        assert others and len(others) + 1 == len(re.findall(r"^\[vms\.", text, re.MULTILINE)), only_vm
+        for vm in others:   # a table runs to the next blank line
+            text = re.sub(rf"^\[(vms\.{vm}|variants\.default-{vm})\]\n(.+\n)*\n?", "", text, flags=re.MULTILINE)
     if pinning:
         assert "\n[platform]\n" in text
         text = text.replace("\n[platform]\n", "\n[platform]\npinning = true\n")
@@ -171,11 +178,12 @@ def prepare_disk(image: GuestImage, work: Path) -> str:
 
 def build_payload(work: Path, *, mode: str, executions: int = 2, stop: str | None = None,
                   hold: str | None = None, experiment: str = "exp.toml", hostname: str | None = None,
-                  ssh_key: Path | None = None, simulate: bool = False, poke: bool = False) -> Path:
+                  ssh_key: Path | None = None, simulate: bool = False, poke: bool = False,
+                  only_vm: str | None = None) -> Path:
     """Make ``work``/payload-<mode>.ext4 and return its path.
 
     "experiment": the experiment (``stop``: a [stop] table instead of the
-    count) and its benchmarks, and ``hold``: where the boot service's coldrun
+    count; ``only_vm``: one VM's key alone) and its benchmarks, and ``hold``: where the boot service's coldrun
     waits for a power cut, and ``simulate``: the guest runs it in one boot with
     --simulate-reboots, and ``poke``: with pinning, and while a benchmark runs the
     guest reloads systemd and starts a transient unit once (the partition must
@@ -186,7 +194,7 @@ def build_payload(work: Path, *, mode: str, executions: int = 2, stop: str | Non
     pdir = work / f"payload-{mode}"
     pdir.mkdir(parents=True)
     if mode == "experiment":
-        experiment_dir(pdir / "exp", executions, stop, experiment, pinning=poke)
+        experiment_dir(pdir / "exp", executions, stop, experiment, pinning=poke, only_vm=only_vm)
         (pdir / "state_dir").write_text(STATE_DIR + "\n")
         if hold:   # COLDRUN_TEST_HOLD_AT for the boot service (supervisor/boot/crash_points.py)
             (pdir / "hold").write_text(hold + "\n")

@@ -108,19 +108,30 @@ class Guest:
     def serial(self) -> str:
         return self.serial_path.read_text(errors="replace")
 
-    def wait_for(self, pattern: str, timeout: float, after: int = 0) -> re.Match:
-        """Wait until ``pattern`` appears in the serial log at or after offset ``after``."""
+    def wait_for(self, pattern: str, timeout: float, after: int = 0, quiet: float | None = None) -> re.Match:
+        """Wait until ``pattern`` appears in the serial log at or after offset ``after``: at most ``timeout``
+        seconds, and with ``quiet``, at most that long without a new console line (a hung guest fails
+        early; a starved one that still makes progress gets the whole ``timeout``)."""
         rx = re.compile(pattern, re.MULTILINE)
-        deadline = time.monotonic() + timeout
+        start = time.monotonic()
+        deadline = start + timeout
+        seen, last_change = -1, start
         while True:
-            m = rx.search(self.serial(), after)
+            text = self.serial()
+            m = rx.search(text, after)
             if m:
                 return m
+            now = time.monotonic()
+            if len(text) != seen:
+                seen, last_change = len(text), now
             if self.proc is not None and self.proc.poll() is not None:
                 raise GuestError(f"guest exited (rc {self.proc.returncode}) before {pattern!r} "
                                  f"appeared; qemu said: {self.qemu_output()[-500:]}", self)
-            if time.monotonic() > deadline:
+            if now > deadline:
                 raise GuestError(f"{pattern!r} did not appear within {timeout:.0f}s", self)
+            if quiet is not None and now - last_change > quiet:
+                raise GuestError(f"{pattern!r} did not appear, and the console was silent for "
+                                 f"{now - last_change:.0f}s (after {now - start:.0f}s)", self)
             time.sleep(0.2)
 
     def qemu_output(self) -> str:
