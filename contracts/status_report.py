@@ -120,9 +120,9 @@ class ScreeningProgress(_Strict):
 
     design: str
     batches: list[BatchProgress] = Field(description="in the order they run")
-    switches_left: NonNegativeInt = Field(description="reboot-level switches the remaining order still needs, "
-                                                      "each a boot that runs no job (a reboot: not in "
-                                                      "eta_seconds)")
+    switches_left: NonNegativeInt = Field(description="reboot-level switches the remaining order still needs; "
+                                                      "each is made before the reboot into its batch (a boot "
+                                                      "of its own only when that switch failed)")
 
 
 class StatusReport(_Strict):
@@ -142,8 +142,7 @@ class StatusReport(_Strict):
                                                       "jobs (0 without [stop] or when not running)")
     boots: NonNegativeInt
     eta_seconds: float | None = Field(description="while running: seconds of work left (each remaining job's "
-                                                  "run and waits; a boot that only switches [screening] levels "
-                                                  "waits for nothing), reboots not included; null when unknown "
+                                                  "run and waits), reboots not included; null when unknown "
                                                   "or not running")
     supervisor_pid: int | None = Field(description="pid in the lock file while running and alive (may be stale)")
     unattended: bool = Field(default=False, description="running, but no supervisor holds the state dir's lock: "

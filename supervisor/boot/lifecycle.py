@@ -96,6 +96,7 @@ def _start_locked(prep, state: StateDir, mode: str, machine: Machine, stderr, de
     platform.install_boot_service()
     platform.mail(exp.mail, MailCounter(state.schedule()), f"started {exp.name}",
                   f"coldrun started {prep.n_run} process executions (state dir {state.path}).")
+    prep.kind.before_reboot(Boot(state, state.schedule(), exp, log, platform, kind=prep.kind), machine)
     platform.reboot()
     return 0
 

@@ -154,6 +154,7 @@ def _boot_steps(ctx: Boot, machine: Machine, text: bytes, began: float) -> int:
         return 143
     if rc is not None:
         return rc
+    ctx.kind.before_reboot(ctx, machine)
     state.add_boot_seconds(time.monotonic() - began)
     log.info("rebooting", **_progress(state, schedule))
     run.ctx.platform.ensure_boot_service()

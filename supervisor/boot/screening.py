@@ -38,7 +38,7 @@ from supervisor.experiment.screening_plan import Run
 from supervisor.platforms.controls import ControlReport
 from supervisor.platforms.factory import Machine
 from supervisor.state.schedule import JobLine
-from supervisor.state.screening import note_switch, plan_for, switched_for
+from supervisor.state.screening import forget_switch, note_switch, plan_for, switched_for
 
 @dataclass(frozen=True)
 class InForce:
@@ -139,6 +139,25 @@ def levels_for_job(ctx: Boot, machine: Machine, job: JobLine) -> JobLevels:
     if problems:
         _refuse(levels, problems)
     return levels
+
+
+def switch_ahead(ctx: Boot, machine: Machine) -> None:
+    """Before the reboot that ends a job's boot: when the next job's reboot levels are not the ones in force,
+    switch them now, so that the next boot starts in them (else it would only switch them and reboot again:
+    one boot more per change of level).  A switch command that fails here is logged and forgotten; the next
+    boot switches and reports as usual."""
+    job = ctx.schedule.next_outstanding()
+    factors = ctx.exp.screening.factors
+    if job is None or not any(f.needs_reboot for f in factors.values()):
+        return
+    run = plan_for(ctx.state.path, ctx.schedule).runs[job.index]
+    problems = _reboot_levels(factors, run, machine, JobLevels(ctx, run, factors))
+    if not problems or switched_for(ctx.state.path) == (job.index, job.attempts):
+        return
+    failed = _switch(ctx, machine, job, run, problems)
+    if failed is not None:
+        forget_switch(ctx.state.path)
+        ctx.log.warning("screening: switching ahead failed; the next boot tries again", reason=failed)
 
 
 def apply_levels(levels: JobLevels) -> list[ControlReport]:
@@ -244,8 +263,7 @@ def _switch(ctx: Boot, machine: Machine, job: JobLine, run: Run, problems: list[
         if not result.ok:
             return f"switch command for {name} = {level} failed ({' '.join(argv)}: " \
                    f"{result.stderr.strip() or result.returncode})"
-    ctx.log.info("screening: rebooting into the job's levels before claiming it", job=job.index,
-                 problems="; ".join(problems))
+    ctx.log.info("screening: rebooting into the job's levels", job=job.index, problems="; ".join(problems))
     return None
 
 

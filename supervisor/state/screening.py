@@ -59,6 +59,11 @@ def note_switch(state_dir: Path, job: int, attempt: int) -> None:
                  0o600)
 
 
+def forget_switch(state_dir: Path) -> None:
+    """No switch noted: the next boot switches the job's levels itself when they are not in force."""
+    (Path(state_dir) / layout.SCREENING_SWITCH).unlink(missing_ok=True)
+
+
 def screening_progress(state_path: Path, schedule: Schedule) -> ScreeningProgress:
     """Each batch's treatments and runs ended so far, and the level switches the rest of the order needs."""
     plan = plan_for(state_path, schedule)
@@ -68,7 +73,7 @@ def screening_progress(state_path: Path, schedule: Schedule) -> ScreeningProgres
     for run, done in zip(plan.runs, ended):
         batches.setdefault(run.batch, {}).setdefault(run.treatment, []).append(done)
         levels.setdefault(run.batch, {f: run.levels[f] for f in plan.reboot_factors})
-    # The levels in force: a running job's, or those a switch boot set for the job it has not claimed yet,
+    # The levels in force: a running job's, or those switched (before a reboot) for the job not claimed yet,
     # else the last ended job's.
     switched = switched_for(state_path)
     in_force = [job.index for job in schedule.jobs if job.state == RUNNING

@@ -60,13 +60,11 @@ def status_text(report: StatusReport) -> str:
 def _eta_line(report: StatusReport) -> str:
     if report.eta_seconds is None:
         return "ETA: unknown until every outstanding key has run once"
-    switches = report.screening.switches_left if report.screening is not None else 0
     known = f" for the {report.counts.outstanding + report.counts.running} jobs now known" + (
         f" and the {report.more_expected} more executions the run-length targets expect"
         if report.more_expected else "")
-    reboots = "reboots not included" + (f" ({switches} more boot(s) only switch screening levels)" if switches else "")
     finish = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(time.time() + report.eta_seconds))
-    return f"ETA: {format_duration(report.eta_seconds)} left{known} (about {finish}), {reboots}"
+    return f"ETA: {format_duration(report.eta_seconds)} left{known} (about {finish}), reboots not included"
 
 
 def _batch_text(b: BatchProgress) -> str:

@@ -157,8 +157,9 @@ def test_levels_are_set_switched_and_read_back(tmp_path, needs_root, screening):
     # restore's argv went into the undo log before the first switch (the double's restore only counts)
     undo = json.loads((state / "undo.json").read_text())["entries"]
     assert [e["argv"] for e in undo if e["key"] == "screening.os"] == [["switch-os", "a", "os=a"]]
-    # boots: start's reboot, 8 executions, one boot per switch, the finishing boot (no reboot)
-    assert Schedule.load(state / "schedule").boots == 8 + len(switches) + 1
+    # boots: 8 executions and the finishing boot; each switch was made before a reboot (at start, or at the
+    # end of the last job of a batch), so no boot only switched
+    assert Schedule.load(state / "schedule").boots == 8 + 1
     # the platform was applied once per execution (its levels read back from that pass), besides start's;
     # switching and finishing boots apply nothing
     assert len(machine.applied) == 1 + 8
@@ -168,6 +169,35 @@ def test_levels_are_set_switched_and_read_back(tmp_path, needs_root, screening):
         b = r["screening"]["batch"]
         assert {x["screening"]["levels"]["os"] for x in runs if x["screening"]["batch"] == b} == \
             {r["screening"]["levels"]["os"]}
+
+
+class FirstSwitchFails(ReportingCommands):
+    """The first switch-os fails (so the switch made before a reboot does); the later ones work."""
+
+    failed = False
+
+    def run(self, argv, *, input=None, timeout=None):
+        if argv and argv[0] == "switch-os" and not self.failed:
+            self.failed = True
+            return CommandResult(tuple(argv), 1, "", "switch-os: busy\n")
+        return super().run(argv, input=input, timeout=timeout)
+
+
+def test_a_switch_ahead_that_fails_is_made_again_by_the_next_boot(tmp_path, needs_root):
+    exp = experiment(tmp_path, {"b": "ok"}, extra='seed = 5\n' + SCREENING)
+    machine = LevelMachine(machine_root(tmp_path))
+    commands = FirstSwitchFails(replies=machine.commands.replies)
+    commands.root = machine.root
+    machine.commands = commands
+    state = tmp_path / "s"
+    run_all(exp, state, machine)
+    runs = native_bundle(StateDir(state))["executions"]
+    assert len(runs) == 8 and all(r["state"] == "completed" for r in runs), [r.get("reason") for r in runs]
+    log = (state / "log").read_text()
+    assert log.count("switching ahead failed; the next boot tries again") == 1 and "switch-os: busy" in log
+    # the boot after the failure found the level not in force and no switch noted: it switched and rebooted
+    # without a job, the one boot more than the executions and the finishing boot
+    assert Schedule.load(state / "schedule").boots == 8 + 1 + 1
 
 
 def run_without_os(tmp_path: Path, machine: LevelMachine) -> list[dict]:
@@ -286,12 +316,12 @@ def test_status_counts_treatments_per_batch_and_the_switches_left(tmp_path, need
     assert (f"screening (full factorial): batch {first.batch} (os={first.levels['os']}): 2/4 treatments done "
             f"(2/4 runs); batch {second.batch} (os={second.levels['os']}): 0/4 treatments done (0/4 runs)") in text
     assert "for the 6 jobs now known (about " in text
-    assert "reboots not included (1 more boot(s) only switch screening levels)" in text
+    assert "reboots not included" in text and "switch screening levels" not in text
     assert json.loads(status_json(report))["screening"]["batches"][1]["runs"] == 4
 
-    # The boot after the first batch switches into the second's os level and reboots without claiming a job:
-    # that switch is behind, not ahead, and a switching boot waits for nothing, so the ETA adds none.
-    boot_until(4)
+    # The boot of the first batch's last job switches into the second's os level before it reboots: the next
+    # boot runs the second batch's first job (no boot of its own for the switch).
+    boot_until(3)
     switched = len([c for c in machine.commands.calls if c[0] == "switch-os"])
     assert boot(state, **kw) == 0
     assert len([c for c in machine.commands.calls if c[0] == "switch-os"]) == switched + 1

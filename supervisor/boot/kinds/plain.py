@@ -146,6 +146,9 @@ class Plain:
     def job_run(self, ctx: Boot, machine: Any, job: JobLine) -> JobRun:
         return JobRun(ctx)
 
+    def before_reboot(self, ctx: Boot, machine: Any) -> None:
+        """After a job's record, before the reboot into the next job: get the machine ready for it."""
+
     # --- `coldrun status` and `coldrun export` ------------------------------------------------------------------
 
     def expected_jobs(self, state_path: Path, schedule: Schedule) -> dict[str, tuple[int, int]]:

@@ -8,7 +8,7 @@ from typing import Any
 
 from supervisor.boot.context import Boot
 from supervisor.boot.kinds.plain import JobRun, Plain
-from supervisor.boot.screening import levels_for_job
+from supervisor.boot.screening import levels_for_job, switch_ahead
 from supervisor.boot.screening_check import level_problems
 from supervisor.errors import ColdrunError
 from supervisor.experiment.plan import JobSpec, in_order
@@ -60,6 +60,9 @@ class Screening(Plain):
 
     def job_run(self, ctx: Boot, machine: Any, job: JobLine) -> JobRun:
         return levels_for_job(ctx, machine, job)
+
+    def before_reboot(self, ctx: Boot, machine: Any) -> None:
+        switch_ahead(ctx, machine)
 
     def status_parts(self, state_path: Path, schedule: Schedule, kept_sides: Any) -> dict[str, Any]:
         return {**super().status_parts(state_path, schedule, kept_sides),
