@@ -1,6 +1,6 @@
 """What one boot of the VM tests' guest costs in emulated CPU, and what coldrun's start-up costs inside it.
 
-    .venv/bin/python bench/bench_vm_guest.py [--prepared DISK] [--cpu MODEL ...]
+    .venv/bin/python bench/bench_vm_guest.py [--prepared DISK] [--cpu MODEL ...] [--smp N ...] [--guests N]
 
 The VM tests (tests/vm/) run a Debian guest under qemu; where KVM cannot be used (no vmx/svm here)
 that is TCG, software emulation, and the suite's length comes down to the guests' CPU time.  For
@@ -9,6 +9,9 @@ image (tests/vm/vm_image.py) with a payload whose script times, inside the guest
 `import supervisor.cli` (cold: no bytecode cache; then warm, twice) and `coldrun status --help`, and
 powers off.  It prints qemu's CPU seconds to the payload's first line (kernel and systemd) and in
 all, and the guest's own seconds per step (the guest's clock: wall time inside the guest).
+
+--smp: vCPU counts to compare (default 2); --guests: boot that many copies at once, as the suite's VM
+groups do (each line is one guest; with more guests than cores, CPU seconds grow with the contention).
 
 --prepared: a disk with coldrun installed (tests/vm's prepared guest, kept with COLDRUN_VM_KEEP=1
 and --basetemp, e.g. /var/tmp/x/prepared-guest/root.ext4); without one, only the boot is measured.
@@ -23,6 +26,7 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -57,7 +61,7 @@ def qemu_cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def one_boot(image: vm_image.GuestImage, disk_src: Path, cpu: str, work: Path) -> dict:
+def one_boot(image: vm_image.GuestImage, disk_src: Path, cpu: str, work: Path, smp: int = 2) -> dict:
     work.mkdir(parents=True)
     payload_dir = work / "payload"
     payload_dir.mkdir()
@@ -66,7 +70,7 @@ def one_boot(image: vm_image.GuestImage, disk_src: Path, cpu: str, work: Path) -
     make_ext4(payload_dir, payload, 8, "payload")
     disk = work / "root.ext4"
     copy_disk(disk_src, disk)
-    guest = Guest(image, disk, payload, work)
+    guest = Guest(image, disk, payload, work, cpus=smp)
     argv = guest.argv()
     if guest.accel == "tcg":
         argv[argv.index("max")] = cpu
@@ -97,6 +101,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--prepared", type=Path, help="a disk with coldrun installed (tests/vm's prepared guest)")
     ap.add_argument("--cpu", nargs="+", default=["max"], help="qemu -cpu models to compare (TCG only)")
+    ap.add_argument("--smp", nargs="+", type=int, default=[2], help="vCPU counts to compare")
+    ap.add_argument("--guests", type=int, default=1, help="guests booting at once")
     args = ap.parse_args()
     image = vm_image.cached_image() or vm_image.build_image()
     disk = args.prepared or image.disk
@@ -104,12 +110,23 @@ def main() -> None:
     print(f"disk {disk}; load {load:.1f} on {os.cpu_count()} CPUs")
     with tempfile.TemporaryDirectory(prefix="bench-vm-", dir="/var/tmp") as tmp:
         for cpu in args.cpu:
-            r = one_boot(image, disk, cpu, Path(tmp) / cpu)
-            print(f"-cpu {cpu} ({r['accel']}): qemu CPU {r['cpu_to_script'] or float('nan'):.1f} s to the payload's "
-                  f"script, {r['cpu_total']:.1f} s in all; wall {r['wall']:.1f} s")
-            for name, value in r["steps"].items():
-                print(f"    {name}: {value}")
-            shutil.rmtree(Path(tmp) / cpu, ignore_errors=True)
+            for smp in args.smp:
+                work = Path(tmp) / f"{cpu}-{smp}"
+                runs: list[dict] = [{}] * args.guests
+                def boot_one(i: int) -> None:
+                    runs[i] = one_boot(image, disk, cpu, work / str(i), smp)
+                threads = [threading.Thread(target=boot_one, args=(i,)) for i in range(args.guests)]
+                for t in threads:
+                    t.start()
+                for t in threads:
+                    t.join()
+                for r in runs:
+                    print(f"-cpu {cpu} -smp {smp} ({r['accel']}, {args.guests} at once): qemu CPU "
+                          f"{r['cpu_to_script'] or float('nan'):.1f} s to the payload's script, {r['cpu_total']:.1f} s "
+                          f"in all; wall {r['wall']:.1f} s")
+                    for name, value in r["steps"].items():
+                        print(f"    {name}: {value}")
+                shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

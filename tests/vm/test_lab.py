@@ -31,7 +31,7 @@ from pathlib import Path
 import pytest
 
 from real_parts import missing_real_part
-from test_real_reboots import GUEST_WAIT, QUIET
+from test_real_reboots import GUEST_WAIT, QUIET, SOLO_CPUS
 from vm_payload import GUEST_FILES, REPO, build_payload, coldrun_wheel
 from vm_qemu import GuestError, copy_disk
 
@@ -143,7 +143,7 @@ def lab(guest_image, prepared_guest, make_guest, tmp_path):
         disk = work / "root.ext4"
         copy_disk(prepared_guest.disk, disk)
         ports[name] = _free_port()
-        guests[name] = make_guest(guest_image, disk, payload, workdir=work, ssh_port=ports[name])
+        guests[name] = make_guest(guest_image, disk, payload, workdir=work, ssh_port=ports[name], cpus=SOLO_CPUS)
         guests[name].start()
     for name, guest in guests.items():
         m = guest.wait_for(r"VMTEST-(SSH-READY|SETUP-FAILED).*", timeout=GUEST_WAIT, quiet=QUIET)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from test_real_reboots import GUEST_WAIT, QUIET, Run, collect, log_records
+from test_real_reboots import GUEST_WAIT, QUIET, SOLO_CPUS, Run, collect, log_records
 from vm_payload import build_payload
 from vm_qemu import GuestError, copy_disk, guest_path_exists
 
@@ -20,7 +20,7 @@ def test_screening_levels_hold_across_real_reboots(guest_image, prepared_guest, 
     payload = build_payload(tmp_path, mode="experiment", experiment="screen.toml")
     disk = tmp_path / "root.ext4"
     copy_disk(prepared_guest.disk, disk)
-    guest = make_guest(guest_image, disk, payload)
+    guest = make_guest(guest_image, disk, payload, cpus=SOLO_CPUS)
     guest.start()
     run = Run(guest, disk, tmp_path / "out")
     guest.wait_for(r"VMTEST-START perf", timeout=GUEST_WAIT, quiet=QUIET)
