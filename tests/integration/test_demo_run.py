@@ -21,7 +21,8 @@ def test_demo_completes_and_exports(demo_built, tmp_path):
     r = coldrun("check", demo)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "18 jobs" in r.stdout and "loaded 6 of 6 benchmark(s)" in r.stdout
-    r = coldrun("start", demo, "--simulate-reboots", "--state-dir", str(state), timeout=120)
+    # 18 executions: about a minute alone, and minutes beside four TCG guests (a bound, not a speed check)
+    r = coldrun("start", demo, "--simulate-reboots", "--state-dir", str(state), timeout=900)
     assert r.returncode == 0, r.stderr[-2000:]
     assert "experiment finished" in r.stderr
 
