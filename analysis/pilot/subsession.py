@@ -227,10 +227,14 @@ def _block_method(mean_method: str) -> str:
 
 @functools.lru_cache(maxsize=4096)  # scipy's per-call overhead dominates the optimal-q searches
 def t_quantile(confidence: float, dof: float) -> float:
-    """T with P(|t| <= T) = confidence: Boost's ``quantile(complement(t(dof), (1-cl)/2))``."""
-    from scipy.stats import t
+    """T with P(|t| <= T) = confidence: Boost's ``quantile(complement(t(dof), (1-cl)/2))``.
 
-    return float(t.isf((1 - confidence) / 2, dof))
+    scipy.special's stdtrit is what scipy.stats' ``t.isf(q, dof)`` returns for 0 < q < 1 (``-stdtrit(dof,
+    q)``; equal on 20,000 random pairs), without importing scipy.stats: about 0.5 s of CPU less in every
+    process that decides a [stop] key between executions (tens of seconds in an emulated guest)."""
+    from scipy.special import stdtrit
+
+    return float(-stdtrit(dof, (1 - confidence) / 2))
 
 
 def ci_width(x, q: int = 1, confidence: float = DEFAULT_CONFIDENCE, mean_method: str = "arithmetic") -> float:
