@@ -139,7 +139,8 @@ def records_match_schedule(bundle: dict) -> None:
 def run_and_export(tmp: Path, exp: Path) -> tuple[dict, str]:
     """start --simulate-reboots (really re-executing per job), then the native bundle."""
     state = tmp / "state"
-    r = coldrun("start", str(exp), "--simulate-reboots", "--state-dir", str(state), timeout=300)
+    # a bound, not a speed check: a run of every language beside four TCG guests took more than 300 s
+    r = coldrun("start", str(exp), "--simulate-reboots", "--state-dir", str(state), timeout=1200)
     assert r.returncode == 0, r.stderr[-3000:]
     assert "experiment finished" in r.stderr
     out = tmp / "native.json.bz2"

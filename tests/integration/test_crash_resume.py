@@ -106,8 +106,11 @@ def test_kills_never_lose_or_duplicate(tmp_path):
     # Runners orphaned by kills were cleaned up.
     left = subprocess.run(["pgrep", "-f", str(tmp_path / "benchmarks")], capture_output=True, text=True)
     assert left.stdout.strip() == "", left.stdout
-    # The kills exercised every reconciliation rule.
+    # The kills exercised every reconciliation rule.  A runner the supervisor's kill left behind is killed
+    # when it still runs, or found gone (a fast fake runner usually ends before the next boot's reconcile,
+    # and on a loaded machine every time): either way reconcile handled it.  Killing a live one is
+    # test_reconcile_orphans.py's, with a runner that waits for it.
     log = (state / "log").read_text()
-    for what in ("had its record", "re-queued", "killed runner process group"):
+    for what in ("had its record", "re-queued", "(runner left by the previous boot)"):
         assert what in log, what
     print(f"{kills} kills, {bundle['boots']} boots")
