@@ -27,9 +27,9 @@ sys.path[:0] = [str(REPO), str(REPO / "tests"), str(REPO / "tests/runners")]
 
 from iteration_runners import languages  # noqa: E402
 from test_lang_common import check_document, run  # noqa: E402  (the runner tests' fd-3 launch)
+from test_php_binding import ADDITIONS, runner_argv  # noqa: E402  (the runner's command, compiled or FFI)
 
 EMPTY = "<?php\nfunction run_iter($n) { }\n"
-ADDITIONS = "<?php\nfunction run_iter($n) {\n  $s = 0;\n  for ($i = 0; $i < $n; $i++) { $s += $i; }\n  return $s;\n}\n"
 KRUN_LOOP = """<?php
 include($argv[1]);
 krun_init();
@@ -54,10 +54,7 @@ def median_ns(times_s: list[float]) -> float:
 
 def coldrun_ns(benchmark: Path, iterations: int, param: int, *, compiled: bool = True,
                runner: Path = RUNNER, prefix: tuple[str, ...] = ()) -> float:
-    argv, env = languages.language_runner_command("php", "", [], str(benchmark), iterations, param, False)
-    if not compiled:        # the FFI fallback: the command without the extension
-        i = argv.index("-d")
-        argv = argv[:i] + argv[i + 2:]
+    argv, env = runner_argv(benchmark, iterations, param, compiled=compiled)
     argv = [str(runner) if a == str(RUNNER) else a for a in argv]
     doc = check_document(run([*prefix, *argv], env), iterations)
     return median_ns(doc["wallclock_times"])

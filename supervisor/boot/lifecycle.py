@@ -94,9 +94,10 @@ def _start_locked(prep, state: StateDir, mode: str, machine: Machine, stderr, de
     log.info("experiment started", name=exp.name, jobs=prep.n_run, skipped=len(prep.jobs) - prep.n_run,
              seed=prep.seed, order=exp.order, state_dir=str(state.path), debug=debug)
     platform.install_boot_service()
-    platform.mail(exp.mail, MailCounter(state.schedule()), f"started {exp.name}",
+    schedule = state.schedule()
+    platform.mail(exp.mail, MailCounter(schedule), f"started {exp.name}",
                   f"coldrun started {prep.n_run} process executions (state dir {state.path}).")
-    prep.kind.before_reboot(Boot(state, state.schedule(), exp, log, platform, kind=prep.kind), machine)
+    prep.kind.before_reboot(Boot(state, schedule, exp, log, platform, kind=prep.kind), machine)
     platform.reboot()
     return 0
 
