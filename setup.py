@@ -77,6 +77,7 @@ setup(
             # a*b+c into one FMA wherever the target has one (aarch64, or
             # x86-64 built for a newer CPU) and change R's last bits.
             extra_compile_args=["-O2", "-Wall", "-ffp-contract=off"],
+            depends=["analysis/_pelt_src/pelt.h"],
         ),
         Extension(
             "analysis._edm",

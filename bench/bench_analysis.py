@@ -19,6 +19,12 @@
    series with noise, spikes and timer quantisation) through annotate +
    summary with 100,000-resample bootstraps, with the wall time of each stage
    and the peak RSS of this process and its workers. Targets: <= 30 s, <= 2 GB.
+3. Long executions (issue 26 item 20: one execution of 10^6 iterations): the
+   changepoint search on one series of 10^4, 10^5 and 10^6 iterations of
+   several shapes, with how many candidate-steps it evaluated (of n^2/2, what
+   a search without leaving blocks out evaluates), side by side with R's loop
+   in C where that takes under a minute (same results checked), and with
+   ``--compare-so``'s build up to --compare-up-to iterations.
 
 Timings are CPU time of the calling thread (robust when other work loads the
 machine) and wall time. ``--pelt-so PATH`` runs everything with another build
@@ -27,7 +33,8 @@ source with the same compiler flags), and ``--compare-so PATH`` times the
 changepoints of both builds side by side in one run, checking that they agree.
 
 Usage: python bench/bench_analysis.py [--jobs N] [--seed S] [--executions N]
-                                      [--skip-paper-scale] [--pelt-so PATH] [--compare-so PATH]
+                                      [--skip-paper-scale] [--skip-long] [--long-sizes N,N,...]
+                                      [--pelt-so PATH] [--compare-so PATH] [--compare-up-to N]
 """
 
 from __future__ import annotations
@@ -306,6 +313,50 @@ def bench_paper_scale(seed: int, executions: int, jobs: int) -> None:
     print(f"  benchmark classes: {dict(sorted(classes.items()))}")
 
 
+LONG_SHAPES = ("steady", "steady, noise 1e-5", "warm-up", "two levels", "level changes", "quantised")
+
+
+def long_series(shape: str, n: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    x = 0.01 * (1 + (1e-5 if "1e-5" in shape else 1e-3) * rng.standard_normal(n))
+    if shape == "warm-up":
+        x[: n // 10] *= np.linspace(1.5, 1.0, n // 10)
+    elif shape == "two levels":
+        x *= 1 + 0.004 * rng.integers(0, 2, n)
+    elif shape == "level changes":   # a shift every 1000 iterations
+        x *= np.repeat(1 + 0.01 * rng.integers(0, 5, n // 1000 + 1), 1000)[:n]
+    elif shape == "quantised":
+        x = np.round(x / 1e-5) * 1e-5
+    return np.ascontiguousarray(x)
+
+
+def bench_long(seed: int, sizes: list[int], compare_so: str | None, compare_up_to: int) -> None:
+    other = load_pelt_build(compare_so) if compare_so else None
+    print("long executions: the changepoint search on one series (CPU s of this thread; evaluated: candidate-steps "
+          "evaluated, of n^2/2)")
+    for n in sizes:
+        for shape in LONG_SHAPES:
+            x = long_series(shape, n, seed)
+            pen = penalty_for(n)
+            counts = np.zeros(4, dtype=np.int64)
+            c0 = time.thread_time()
+            ours = _pelt.cpt_meanvar(x, pen, 2, counts=counts)
+            cpu = time.thread_time() - c0
+            line = (f"  {n:>9,d} {shape:20s} {cpu:7.2f} s  evaluated {counts[0] / (n * n / 2):7.3%}  "
+                    f"exact {counts[1]:>9,d}  cpts {len(ours[0]):4d}")
+            if n <= 20_000:
+                c0 = time.thread_time()
+                same = _pelt.cpt_meanvar(x, pen, 2, reference=True) == ours
+                loop = time.thread_time() - c0
+                line += f" | R's loop {loop:6.2f} s -> x{loop / cpu:.0f}, same: {same}"
+            if other is not None and n <= compare_up_to:
+                c0 = time.thread_time()
+                same = other.cpt_meanvar(x, pen, 2) == ours
+                that = time.thread_time() - c0
+                line += f" | {Path(compare_so).name}: {that:7.2f} s -> x{that / cpu:.1f}, same: {same}"
+            print(line, flush=True)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--jobs", type=int, default=default_jobs())
@@ -314,12 +365,18 @@ def main() -> int:
     ap.add_argument("--skip-paper-scale", action="store_true")
     ap.add_argument("--pelt-so", help="run everything with this build of analysis._pelt")
     ap.add_argument("--compare-so", help="time this build of analysis._pelt beside the current one")
+    ap.add_argument("--compare-up-to", type=int, default=100_000,
+                    help="long executions: time --compare-so's build up to this many iterations")
+    ap.add_argument("--skip-long", action="store_true")
+    ap.add_argument("--long-sizes", default="10000,100000,1000000")
     args = ap.parse_args()
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}; "
           f"analysis._pelt from {getattr(_pelt, '__file__', '?')}")
     bench_changepoints(np.random.default_rng(args.seed), args.compare_so)
     if not args.skip_paper_scale:
         bench_paper_scale(args.seed, args.executions, args.jobs)
+    if not args.skip_long:
+        bench_long(args.seed, [int(v) for v in args.long_sizes.split(",")], args.compare_so, args.compare_up_to)
     return 0
 
 

@@ -12,13 +12,16 @@ int pelt_use_avx2;
 
 static PyMethodDef methods[] = {
     {"cpt_meanvar", (PyCFunction)(void (*)(void))pelt_py_cpt_meanvar, METH_VARARGS | METH_KEYWORDS,
-     "cpt_meanvar(x, pen, minseglen=2, reference=False, progress=None) -> (cpts, means, variances)\n\n"
+     "cpt_meanvar(x, pen, minseglen=2, reference=False, progress=None, counts=None) -> (cpts, means, variances)\n\n"
      "R changepoint's PELT meanvar (Normal) on a C-contiguous float64 buffer.\n"
      "cpts are 1-based segment ends including len(x); variances divide by the\n"
      "segment length. Raises ValueError when len(x) < 2*minseglen (R errors too).\n"
      "reference=True runs R's loop literally (an exact log per candidate, R's\n"
      "speed): the same result, for tests and benchmarks. progress: a writable\n"
-     "int64 buffer the search stores its step into now and then (a progress display)."},
+     "int64 buffer the search stores its step into now and then (a progress display).\n"
+     "counts: a writable int64 buffer of four, set to how many candidates the search\n"
+     "evaluated approximately and exactly, and how many skipped ones it caught up with\n"
+     "R's pruning and found pruned (the benchmark's and the tests' work counts)."},
     {"bootstrap_means", pelt_py_bootstrap_means, METH_VARARGS,
      "bootstrap_means(values, seg_offsets, exec_offsets, n_resamples, k0, k1, k2, k3, out)\n\n"
      "values: float64 steady values of all executions; seg_offsets: int64 segment\n"

@@ -38,27 +38,25 @@ PELT_INTERNAL extern int pelt_use_avx2; /* the bootstrap's AVX2 path */
 PELT_INTERNAL extern double pelt_log_two_pi;
 
 /* The kernels' error bounds (see "Speed" in changepoints.c). */
-#define LOG_ERR 1e-6
-#define REL_ERR 1e-12
+#define LOG_ERR 1e-12
+#define REL_ERR 1e-14
 /* Candidates per block of the kernels' block minima/maxima (the scans for
  * the few candidates needing a decision skip whole blocks with them). */
 #define BLOCK 64
-
-/* changepoint_kernels.c: g for candidates [0, nchk), the minimum and
- * maximum of each block of BLOCK candidates to bmin/bmax, returning the
- * overall minimum; pelt_kernels_init fills their tables (after
- * pelt_log_two_pi is set). */
+/* changepoint_kernels.c: g and R's variance numerator a of candidates [0,
+ * nchk) at step t, to g[i] and a[i], and over the live ones (F finite) the
+ * least g, the greatest g and the least a to bounds[0..2]; pelt_approx_one
+ * is one candidate's g (same bound). pelt_kernels_init fills their tables
+ * (after pelt_log_two_pi is set). */
+typedef void pelt_kernel(Py_ssize_t nchk, double t, const double *ctau, const double *cs1, const double *cs2,
+                         const double *cf, double s1t, double s2t, double *g, double *a, double *bounds);
 PELT_INTERNAL void pelt_kernels_init(void);
-PELT_INTERNAL double pelt_approx_scalar(Py_ssize_t nchk, double t, const double *ctau, const double *cs1,
-                                        const double *cs2, const double *cf, double s1t, double s2t,
-                                        double *g, double *bmin, double *bmax);
+PELT_INTERNAL double pelt_approx_one(double t, double tau, double s1tau, double s2tau, double ftau,
+                                     double s1t, double s2t);
+PELT_INTERNAL pelt_kernel pelt_approx_scalar;
 #ifdef HAVE_AVX2_PATH
-PELT_INTERNAL double pelt_approx_avx2(Py_ssize_t nchk, double t, const double *ctau, const double *cs1,
-                                      const double *cs2, const double *cf, double s1t, double s2t,
-                                      double *g, double *bmin, double *bmax);
-PELT_INTERNAL double pelt_approx_avx512(Py_ssize_t nchk, double t, const double *ctau, const double *cs1,
-                                        const double *cs2, const double *cf, double s1t, double s2t,
-                                        double *g, double *bmin, double *bmax);
+PELT_INTERNAL pelt_kernel pelt_approx_avx2;
+PELT_INTERNAL pelt_kernel pelt_approx_avx512;
 #endif
 
 /* The Python-level functions (documented in module.c's method table). */

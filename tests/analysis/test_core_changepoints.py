@@ -240,6 +240,65 @@ def test_fast_path_agrees_with_reference_loop_on_many_series():
     assert mismatches == []
 
 
+def _search(x, pen=None):
+    """The fast search's result and its work counts (approximate and exact evaluations, candidates caught up
+    with R's pruning, of which found pruned)."""
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    counts = np.zeros(4, dtype=np.int64)
+    result = _pelt.cpt_meanvar(x, penalty_for(len(x)) if pen is None else pen, 2, counts=counts)
+    return result, counts
+
+
+def _steady(n, cv, seed=1):
+    return 0.01 * (1 + cv * np.random.default_rng(seed).standard_normal(n))
+
+
+@pytest.mark.parametrize("cv", [1e-3, 1e-5])
+def test_a_long_steady_execution_leaves_out_most_candidates(cv):
+    """Issue 26 item 20: every candidate at every step was ~n^2/2 evaluations (an hour at 10^6 iterations);
+    blocks whose proven bound keeps them off the minimum are now left out. On 200,000 steady iterations
+    (where R's pruning removes nothing) under 2% of n^2/2 are evaluated, also when the noise is 1e-5 of the
+    mean and R's running sums are coarse next to the variance."""
+    n = 200_000
+    (cpts, _, _), counts = _search(_steady(n, cv))
+    assert cpts == [n]
+    assert 0 < counts[0] < 0.02 * n * n / 2, counts
+
+
+LONG_SKIP_CASES = {
+    "steady": _steady(8000, 1e-3),
+    "steady, coarse sums": _steady(8000, 1e-5, 2),
+    "warm-up": _steady(8000, 1e-3, 3) * np.concatenate([np.linspace(1.5, 1.0, 800), np.ones(7200)]),
+    "two levels at random": _steady(8000, 1e-3, 4) * (1 + 0.004 * np.random.default_rng(4).integers(0, 2, 8000)),
+    "quantised": np.round(_steady(8000, 1e-3, 5) / 1e-5) * 1e-5,
+    "level changes": _steady(8000, 1e-3, 6) * np.repeat(1 + 0.01 * np.random.default_rng(6).integers(0, 4, 8), 1000),
+}
+
+
+@pytest.mark.parametrize("name", list(LONG_SKIP_CASES))
+def test_leaving_out_blocks_changes_nothing(name):
+    """The same cpts, means and variances as R's loop run literally, on long series where most blocks are
+    left out at most steps."""
+    x = LONG_SKIP_CASES[name]
+    n = len(x)
+    result, counts = _search(x)
+    assert counts[0] < 0.25 * n * n / 2, counts      # blocks were left out
+    assert result == _pelt.cpt_meanvar(np.ascontiguousarray(x), penalty_for(n), 2, reference=True)
+
+
+def test_candidates_left_out_while_r_pruned_them_are_dropped():
+    """A left-out candidate is not tested against R's pruning; when it could be the minimum again it is
+    tested for every step it missed. Spiky series make R prune candidates while they are left out: the
+    search finds them pruned and still gives R's answer."""
+    found_pruned = 0
+    for seed in range(30):
+        x = np.asarray(_shaped_series("spikes", 4000, seed))
+        result, counts = _search(x)
+        found_pruned += counts[3]
+        assert result == _pelt.cpt_meanvar(x, penalty_for(len(x)), 2, reference=True), seed
+    assert found_pruned > 0
+
+
 def test_fewer_than_four_points_is_refused():
     with pytest.raises(TooShortForChangepoints, match="at least 4"):
         cpt_meanvar([1.0, 2.0, 3.0])
@@ -299,11 +358,12 @@ def _under_each_kernel(code: str, isas: tuple[str, ...]) -> dict[str, tuple[str,
 
 
 def test_all_kernels_take_the_same_decisions():
-    """The AVX-512, AVX2 and portable kernels give identical cpts (and R's on the golden cases)."""
+    """The AVX-512, AVX2 and portable kernels give identical cpts (and R's on the golden cases), also on
+    the long series where blocks are left out."""
     code = (
         "import json,sys;from analysis.changepoints import cpt_meanvar;"
-        "from tests.analysis.test_core_changepoints import LONG_CASES, _shaped_series, CASES;"
-        "xs=[c['x'] for c in CASES]+[_shaped_series(*c) for c in LONG_CASES];"
+        "from tests.analysis.test_core_changepoints import LONG_CASES, LONG_SKIP_CASES, _shaped_series, CASES;"
+        "xs=[c['x'] for c in CASES]+[_shaped_series(*c) for c in LONG_CASES]+list(LONG_SKIP_CASES.values());"
         "print(json.dumps([cpt_meanvar(x).cpts for x in xs]))"
     )
     outs = _under_each_kernel(code, ("native", "avx2", "scalar"))
