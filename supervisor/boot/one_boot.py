@@ -54,7 +54,8 @@ def boot(state_dir: str | Path, *, machine: Machine | None = None, stderr=sys.st
     None keeps it (re-executed and boot-service boots pass None).
     """
     state = StateDir(state_dir)
-    state.schedule()                 # a clear error for a non-state dir before touching it
+    if not state.exists():
+        state.schedule()             # a clear error for a non-state dir before touching it
     lock_fd = state.lock()
     try:
         if debug is not None:
@@ -66,9 +67,12 @@ def boot(state_dir: str | Path, *, machine: Machine | None = None, stderr=sys.st
 
 def _boot_locked(state: StateDir, machine: Machine, stderr) -> int:
     began = time.monotonic()
-    schedule = state.schedule()      # read under the lock
+    try:
+        schedule = state.schedule()      # read under the lock
+        exp, text = state.experiment(schedule, check_source=False)   # the copy, which matches the schedule
+    except ColdrunError as e:
+        raise _refuse_unreadable(state, machine, e) from None
     log = make_logger(state.log_path, stderr)
-    exp, text = state.experiment(schedule, check_source=False)   # the copy, which matches the schedule
     if schedule.status == "finished":
         log.info("experiment already finished; nothing to do")
         return exit_code(schedule, state.path)
@@ -96,6 +100,25 @@ def _boot_locked(state: StateDir, machine: Machine, stderr) -> int:
     except Exception as e:
         _stop_cut_short(ctx, f"supervisor error ({type(e).__name__}: {e}); please report it with the log")
         raise
+
+
+def _refuse_unreadable(state: StateDir, machine: Machine, problem: ColdrunError) -> ColdrunError:
+    """A boot that cannot read its schedule or experiment copy: no job can run, and the stop path needs the
+    experiment (its mail, its platform).  What a hardware experiment can still do without one: restore the
+    settings from the machine's copy of the undo log and remove the boot service, so the machine neither keeps
+    its benchmark settings nor reboots into the damaged state dir for ever.  The error to raise, saying so."""
+    try:
+        log = make_logger(state.log_path, None)
+    except OSError:
+        log = make_logger(None, None)
+    with interrupts.stopping_signals_ignored():
+        done, failures = machine.wind_down_unreadable(state.path, log)
+    if failures:
+        return ColdrunError(f"{problem}; {len(failures)} setting(s) could not be restored ({failures[0]}): "
+                            f"restore them by hand; its boot service was removed")
+    if done:
+        return ColdrunError(f"{problem}; the settings it changed were restored and its boot service removed")
+    return problem
 
 
 def _stop_cut_short(ctx: Boot, reason: str) -> int:

@@ -120,6 +120,25 @@ class Machine:
         active_marker.clear_marker(self.root, state_dir, log)
         return True
 
+    def wind_down_unreadable(self, state_dir: Path, log: Any) -> tuple[bool, list[str]]:
+        """A boot that cannot read its state dir's schedule or experiment (damaged): restore what the
+        experiment changed from the machine's own copy of its undo log and remove its boot service, so the
+        machine neither reboots for ever nor keeps its benchmark settings.  The active marker stays, as for
+        any stopped experiment.  Only the copy outside the state dir is replayed: one inside it may be a
+        simulated experiment's, which changed nothing real.  Returns whether it was a hardware experiment's (so
+        something was done) and what could not be restored."""
+        state_dir = Path(state_dir).absolute()
+        failures: list[str] = []
+        undo = undo_log(self.root, state_dir)
+        # A hardware experiment's: the machine keeps its undo log outside the state dir.
+        kept = undo.path.parent != state_dir and undo.path.parent.is_dir()
+        if kept and undo.pending():
+            failures = restore_undo_log(state_dir, root=self.root, commands=self.commands, log=log)
+        done = kept or boot_service.is_enabled(state_dir, root=self.root)
+        if done:
+            boot_service.disable_and_remove(state_dir, root=self.root, commands=self.commands, log=log)
+        return done, failures
+
     def runs_as_benchmark_user(self, mode: str) -> bool:
         """Whether runners of this mode run as the policy's fresh benchmark user (when it asks for one).
 

@@ -137,3 +137,32 @@ def test_status_says_when_no_supervisor_runs_a_running_experiment(exp_factory, t
     assert st.stdout.splitlines()[0] == "experiment t: running (simulated), boot 1" and "supervisor: pid" not in st.stdout
     assert f"no supervisor is running it: nothing happens until coldrun resume {state}" in st.stdout
     assert json.loads(coldrun("status", str(state), "--json").stdout)["unattended"] is True
+
+
+@pytest.mark.parametrize("damage", ["schedule", "experiment copy"])
+def test_a_boot_that_cannot_read_its_state_dir_restores_the_machine(tmp_path, damage):
+    """A damaged schedule or experiment copy leaves no experiment to run or to stop the usual way (no status to
+    set, no mail settings). The boot still restores the settings from the machine's copy of the undo log and
+    removes the boot service (no reboot loop), and its one-line error says so. It used to exit with the
+    settings applied and the boot service in place."""
+    from supervisor.errors import ColdrunError
+    from supervisor.platforms.kept_state import undo_log
+    plat = RebootRecorder()
+    kw, commands, root = hardware(tmp_path, plat)
+    setting = root.root / "proc/sys/kernel/perf_event_max_sample_rate"
+    setting.parent.mkdir(parents=True)
+    setting.write_text("100000\n")
+    exp = experiment(tmp_path, {"a": "ok", "b": "ok"}, extra=f"[platform]\nbenchmark_user = false\n{MAIL}")
+    state = tmp_path / "s"
+    assert start(str(exp), str(state), simulate=False, **kw) == 0
+    undo_log(root, state).record("perf_max_sample_rate", "/proc/sys/kernel/perf_event_max_sample_rate",
+                                 {"action": "write", "path": "/proc/sys/kernel/perf_event_max_sample_rate",
+                                  "value": "100000\n"})
+    setting.write_text("1\n")
+    damaged = state / ("schedule" if damage == "schedule" else "experiment.toml")
+    damaged.write_bytes(damaged.read_bytes()[:20] + b"\x00garbage")
+    with pytest.raises(ColdrunError, match="the settings it changed were restored and its boot service removed"):
+        boot(state, **kw)
+    assert setting.read_text() == "100000\n"
+    assert any(c[:2] == ("systemctl", "disable") for c in commands.calls)
+    assert not list((root.root / "etc/systemd/system").glob("*.wants/coldrun@*"))
