@@ -321,7 +321,8 @@ def run_table(args: argparse.Namespace) -> int:
     from analysis.reports import render_html, render_latex, render_text
     from analysis.machines import distinct_machines
     from analysis.reports.machine_columns import render_columns
-    from analysis.reports.provenance import NOT_RECORDED, analysis_parameters, failure_reasons, provenance
+    from analysis.reports.provenance import (NOT_RECORDED, analysis_parameters, failure_reasons, flagged_executions,
+                                             flagged_lines, provenance)
     from analysis.summary_json import FAILED_KEY
 
     from analysis.reports import startup_tables
@@ -350,12 +351,15 @@ def run_table(args: argparse.Namespace) -> int:
     screening = [screening_section(str(item.path), item.document) for item in items
                  if args.format == "html" and is_screening(item.document)]
     item_reasons = [failure_reasons(item.document) for item in items]
+    item_flags = [flagged_executions(item.document) for item in items]
     analysed_here = any(item.kind != "summary" for item in items)
     prepared = [prepare(item, options, with_summary=True) for item in items]
     summaries, renames = distinct_machines([(p.path, p.summary) for p in prepared])
     summary = merge_summaries(summaries)
     reasons = {(names.get(key[0], key[0]),) + key[1:]: why
                for one, names in zip(item_reasons, renames) for key, why in one.items()}
+    notes = flagged_lines({(names.get(key[0], key[0]),) + key[1:]: flags
+                           for one, names in zip(item_flags, renames) for key, flags in one.items()})
     if args.format == "text":
         machines = set(summary.get("machines", {})) | set(summary.get(FAILED_KEY) or {})
         if args.layout == "columns" or (args.layout == "auto" and len(machines) > 1):
@@ -364,11 +368,13 @@ def run_table(args: argparse.Namespace) -> int:
             text = render_columns(summary, environments)
         else:
             text = render_text(summary)
+        if notes:
+            text += "\n" + "\n".join(notes) + "\n"
         if startup_rows:
             warmup = "" if text.startswith("No benchmarks in this summary") and not machines else text + "\n"
             text = warmup + startup_tables.render_text(startup_rows, confidence)
     elif args.format == "latex":
-        text = render_latex(summary, with_preamble=not args.without_preamble)
+        text = render_latex(summary, with_preamble=not args.without_preamble, notes=notes)
     else:
         extra = [load_input(p) for p in args.plots_from or []]
         wanted = not (args.no_plots and args.no_pilot)
@@ -388,7 +394,7 @@ def run_table(args: argparse.Namespace) -> int:
         sections += screening
         parameters = analysis_parameters(options.window, options.steady, options.delta, analysed_here)
         text = render_html(summary, plots, sections=sections, provenances=provenances,
-                           parameters=parameters, failure_reasons=reasons)
+                           parameters=parameters, failure_reasons=reasons, notes=notes)
     _emit(text, args.output)
     return 0
 

@@ -241,11 +241,13 @@ LINKED_COLUMNS = COLUMNS + (("plots", "Executions", "plots"),)
 def render_html(summary: dict, plots: Sequence[EmbeddedPlot] | None = None,
                 title: str = "Benchmark summary", sections: Sequence[str] = (),
                 provenances: Sequence[Provenance] = (), parameters: Sequence[tuple[str, str]] = (),
-                failure_reasons: dict[tuple[str, str, str, int], str] | None = None) -> str:
+                failure_reasons: dict[tuple[str, str, str, int], str] | None = None,
+                notes: Sequence[str] = ()) -> str:
     """Where the numbers come from (``provenances``, one per input, and the
     analysis ``parameters``), the class legend, the summary table per machine
     with each row linking to its executions, the failed executions, further
-    ``sections`` (HTML fragments, e.g. Pilot's), then the plots in a grid."""
+    ``sections`` (HTML fragments, e.g. Pilot's), then the plots in a grid; ``notes``: lines under the
+    tables (the flagged executions)."""
     machines = by_machine(summary)
     plots = list(plots or [])
     plotted = {(p.machine, p.bench, p.vm, p.pexec) for p in plots}
@@ -263,6 +265,9 @@ def render_html(summary: dict, plots: Sequence[EmbeddedPlot] | None = None,
             body.append(failed_table(no_data, failure_reasons))
     if not machines:
         body.append("<p>No benchmarks in this summary.</p>\n")
+    if notes:     # the flagged executions, under the tables
+        items = "".join(f"<li>{escape(n.strip())}</li>" for n in notes[1:])
+        body.append(f'<section class="flagged"><p>{escape(notes[0])}</p><ul>{items}</ul></section>\n')
     body.append(bootstrap_footer(summary))
     body.extend(sections)
     if plots:

@@ -10,6 +10,8 @@ Steady iter (#) carries a 10-bin histogram sparkline with the median's bin red.
 
 from __future__ import annotations
 
+from typing import Sequence
+
 from analysis.execution_states import execution_number
 from analysis.summary_json import FailedRow, SummaryRow, bootstrap_settings
 
@@ -188,9 +190,10 @@ def bootstrap_footer(summary: dict) -> str:
     return r"\noindent{\footnotesize %s}" % note + "\n"
 
 
-def render_latex(summary: dict, with_preamble: bool = True) -> str:
+def render_latex(summary: dict, with_preamble: bool = True, notes: Sequence[str] = ()) -> str:
     """A complete document (or, without the preamble, just the tables to \\input
-    into a paper that defines the class macros itself: see SYMBOL_DEFINITIONS)."""
+    into a paper that defines the class macros itself: see SYMBOL_DEFINITIONS).
+    ``notes``: lines printed under the tables (the flagged executions)."""
     machines = by_machine(summary)
     body: list[str] = []
     for machine, mine, no_data in machines:
@@ -201,6 +204,9 @@ def render_latex(summary: dict, with_preamble: bool = True) -> str:
             body.append(failed_tabular(no_data))
     if not machines:
         body.append("No benchmarks in this summary.\n")
+    if notes:
+        body.append("\\noindent %s\n\\begin{itemize}\n%s\\end{itemize}\n"
+                    % (escape(notes[0]), "".join("\\item %s\n" % escape(n.strip()) for n in notes[1:])))
     body.append(bootstrap_footer(summary))
     if not with_preamble:
         return "\n".join(body)

@@ -14,6 +14,7 @@ import datetime
 from dataclasses import dataclass, field
 from typing import Any
 
+from analysis.execution_states import execution_number
 from analysis.inputs import NATIVE_FORMAT, machine_from_uname
 
 NOT_RECORDED = "not recorded"
@@ -176,6 +177,55 @@ def failure_reasons(document: Any) -> dict[tuple[str, str, str, int], str]:
         if text and isinstance(r.get("pexec"), int):
             out[(machine or "unknown", r["vm"], r["bench"], r["pexec"])] = text
     return out
+
+
+# What a flag on a completed execution's record means (the supervisor's post-checks, on_changed_files =
+# "flag", duet placement): its numbers were measured, under a condition a reader should weigh.
+FLAG_MEANINGS = {
+    "files_changed": "a benchmark, runner or interpreter file differed from its digest at start "
+                     "(on_changed_files = \"flag\")",
+    "thermal_throttle": "the CPU's throttle counters rose during it",
+    "kernel_log": "the kernel logged during it",
+    "clocksource": "the clock source changed",
+    "pinning": "its CPU placement could not be verified",
+    "systemd_units": "systemd units ran during it",
+    "placement_widened": "a duet side could run beyond its CPU",
+    "partner_failed": "its duet partner failed",
+    "rerun_exhausted": "it was re-run as often as allowed and still flagged",
+}
+
+
+def flagged_executions(document: Any) -> dict[tuple[str, str, str, int], list[str]]:
+    """(machine, vm, bench, pexec) -> the flags of every completed execution whose record (the latest attempt)
+    carries any, for a native export; other inputs record none."""
+    if not is_native(document):
+        return {}
+    audit = document.get("audit") if isinstance(document.get("audit"), dict) else {}
+    uname = audit.get("uname")
+    machine = machine_from_uname(uname) if isinstance(uname, str) else None
+    latest: dict[tuple[str, str, str, int], dict] = {}
+    for r in _records(document):
+        if not all(isinstance(r.get(k), str) for k in ("vm", "bench")) or not isinstance(r.get("pexec"), int):
+            continue
+        where = (machine or "unknown", r["vm"], r["bench"], r["pexec"])
+        attempt = r.get("attempt") if isinstance(r.get("attempt"), int) else 0
+        if where not in latest or attempt >= (latest[where].get("attempt") or 0):
+            latest[where] = r
+    return {where: [str(f) for f in r["flags"]] for where, r in latest.items()
+            if r.get("state") == "completed" and isinstance(r.get("flags"), list) and r["flags"]}
+
+
+def flagged_lines(flagged: dict[tuple[str, str, str, int], list[str]]) -> list[str]:
+    """The flagged executions, one line each, then what each flag means: every report prints these."""
+    if not flagged:
+        return []
+    lines = [f"Flagged executions ({len(flagged)}): completed, but measured under a condition to weigh; "
+             f"their times are in the tables above."]
+    for (machine, vm, bench, pexec), flags in sorted(flagged.items()):
+        lines.append(f"  {machine}  {bench}  {vm}  {execution_number(pexec)}: {', '.join(flags)}")
+    for flag in sorted({f for flags in flagged.values() for f in flags}):
+        lines.append(f"  {flag}: {FLAG_MEANINGS.get(flag, 'see the execution record')}")
+    return lines
 
 
 def analysis_parameters(window: int | None, steady: int | None, delta: str | None,

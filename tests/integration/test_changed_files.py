@@ -66,7 +66,7 @@ def test_a_changed_interpreter_is_noticed_too(tmp_path):
 
 
 def test_with_flag_the_change_is_recorded_and_flagged(tmp_path):
-    exp = experiment(tmp_path, {"a": "ok"}, executions=4, extra='on_changed_files = "flag"')
+    exp = experiment(tmp_path, {"a": "ok"}, executions=4, extra='on_changed_files = "flag"', iterations=8)
     state = tmp_path / "s"
     start_quiet(exp, state)
     assert boot_quiet(state) == 0 and boot_quiet(state) == 0
@@ -81,3 +81,21 @@ def test_with_flag_the_change_is_recorded_and_flagged(tmp_path):
     assert len(digests) == 2                           # what ran before and after the change
     text = status_text(status_report(str(state)))
     assert "ran with files changed since start, flagged files_changed (2): a:fake:v #2 attempt 1, a:fake:v #3" in text
+
+    # Every report of coldrun-analyze says which executions ran so, and what the flag means.
+    from analysis.cli import main as analyze
+    from coldrun_helpers import coldrun
+    bundle = tmp_path / "native.json"
+    r = coldrun("export", str(state), "--format", "native", "-o", str(bundle))
+    assert r.returncode == 0, r.stderr
+    for fmt in ("text", "latex", "html"):
+        out = tmp_path / f"table.{fmt}"
+        assert analyze(["table", str(bundle), "--format", fmt, "--quality", "low", "--no-progress", "-o", str(out)]
+                       + (["--no-plots", "--no-pilot"] if fmt == "html" else [])) == 0
+        report = out.read_text()
+        assert "Flagged executions (2)" in report, fmt
+        if fmt == "latex":
+            report = report.replace("\\#", "#").replace("\\_", "_")
+        assert "a  fake  #3: files_changed" in report and "a  fake  #4: files_changed" in report, fmt
+        assert "#2: files_changed" not in report
+        assert "differed from its digest at start" in report, fmt
