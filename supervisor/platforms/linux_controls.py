@@ -684,6 +684,14 @@ class CpusetControl(Control):
             self.root.path(self.bench).mkdir()
         self.root.write_text(f"{self.bench}/cpuset.cpus", self.cpus)
         self.root.write_text(f"{self.bench}/cpuset.cpus.partition", "root")
+        # Each execution's cgroup goes inside the partition: hand on the memory controller too, where the
+        # hierarchy has it, so the run's memory can be bounded there (launch/memory_limit.py). It goes with
+        # the partition.
+        if "memory" in (facts.read_or_none(self.root, f"{self.bench}/cgroup.controllers") or "").split():
+            try:
+                self.root.write_text(f"{self.bench}/cgroup.subtree_control", "+memory")
+            except OSError:   # each execution's record then says its memory was bounded by rlimits alone, and why
+                pass
 
     def satisfied(self, found: str | None) -> bool:
         return found == self.wanted()

@@ -188,6 +188,12 @@ def test_experiment_survives_real_reboots(guest_image, prepared_guest, make_gues
     assert any("started vmtest" in m for m in sent), sent
     assert any("finished vmtest" in m for m in sent), sent
     assert_systemd_left_the_benchmarks_alone(run)
+    # Issue 26 item 9 on a real cgroup v2 (the guest's): each run's cgroup, inside the pinning partition, got
+    # memory.max = heap_limit + stack_limit (the defaults, 2GiB + 8MiB): the partition hands on memory.
+    for e in run.bundle["executions"]:
+        memory = e.get("memory_limit") or {}
+        assert memory.get("mechanism") == "cgroup2" and memory.get("limit_bytes") == 2 * 2**30 + 8 * 2**20, \
+            (e["key"], memory)
     print(f"accel={run.guest.accel} boots={len(guest_boots)}")
 
 

@@ -163,6 +163,19 @@ def test_pinning_makes_a_cpuset_partition_and_removes_it(machine, tmp_path):
     assert not cg.exists()
 
 
+def test_the_pinning_partition_hands_on_the_memory_controller(machine, tmp_path):
+    """Issue 26 item 9: executions' cgroups go inside the partition, so it hands on memory for their
+    memory.max (the real kernel's side of this: tests/vm/test_real_reboots.py). The fake tree cannot make a
+    cgroup's files on mkdir, so the partition's controllers file is there already, as the kernel makes it."""
+    root = machine("amd-server")
+    cg = root / "sys/fs/cgroup/coldrun.bench"
+    cg.mkdir()
+    (cg / "cgroup.controllers").write_text("cpuset cpu io memory pids\n")
+    p = make_linux(root, tmp_path / "s", PlatformPolicy(benchmark_cpus="2-7", pinning=True))
+    p.apply_and_verify()
+    assert (cg / "cgroup.subtree_control").read_text() == "+memory"
+
+
 def test_pinning_without_cgroup_v2_says_how_to_get_it(machine, tmp_path):
     p = make_linux(machine("vm-nocpufreq"), tmp_path / "s", vm_policy(pinning=True))
     r = report(p, "pinning")
