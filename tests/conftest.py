@@ -11,6 +11,7 @@ TESTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(TESTS))
 
 import process_groups  # noqa: E402  (tests/ is on sys.path from here on)
+from checkout_access import closed_checkout_line  # noqa: E402
 
 # Whole modules that run real language runners (tests/runners/ is marked as a directory): the
 # interpreters, compilers and JDKs scripts/setup --for-tests installs.
@@ -121,3 +122,17 @@ def pytest_sessionfinish(session):
     if os.environ.get("PYTEST_XDIST_WORKER") or factory is None or os.environ.get("COLDRUN_VM_KEEP"):
         return
     (factory.getbasetemp() / "prepared-guest" / "root.ext4").unlink(missing_ok=True)
+
+
+def pytest_sessionstart(session):
+    """Said once, before the run (and again under its failures), instead of being found out from ~10 of them."""
+    line = closed_checkout_line(TESTS.parent)
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if line and reporter is not None and not os.environ.get("PYTEST_XDIST_WORKER"):
+        reporter.write_line(f"WARNING: {line}", yellow=True, bold=True)
+
+
+def pytest_terminal_summary(terminalreporter):
+    line = closed_checkout_line(TESTS.parent)
+    if line and terminalreporter.stats.get("failed"):
+        terminalreporter.write_line(f"WARNING: {line}", yellow=True, bold=True)
