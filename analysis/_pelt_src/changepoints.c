@@ -118,8 +118,8 @@ exact_value(double f_tau, double sx, double sx2, Py_ssize_t len, double pen)
  * more than the penalty can never win again needs cost(tau, s) >= cost(tau,
  * t) + cost(t, s), which the 1e-11 floor breaks (a constant sub-segment is
  * floored at a higher cost than a barely-positive variance of the whole);
- * R's checklist is reproduced exactly instead, and only the arithmetic per
- * candidate is made cheaper.
+ * so R's own pruning rule is applied as R applies it, candidate by candidate
+ * (to a left-out one when it could matter: "Skipping blocks" below).
  *
  * Even so, evaluating every candidate at every step is ~n^2/2 evaluations
  * (an hour at 10^6 points); "Skipping blocks" below leaves out most of them.

@@ -40,8 +40,8 @@ PELT_INTERNAL extern double pelt_log_two_pi;
 /* The kernels' error bounds (see "Speed" in changepoints.c). */
 #define LOG_ERR 1e-12
 #define REL_ERR 1e-14
-/* Candidates per block of the kernels' block minima/maxima (the scans for
- * the few candidates needing a decision skip whole blocks with them). */
+/* Candidates per block: the unit the search evaluates, bounds and leaves out
+ * ("Skipping blocks" in changepoints.c). */
 #define BLOCK 64
 /* changepoint_kernels.c: g and R's variance numerator a of candidates [0,
  * nchk) at step t, to g[i] and a[i], and over the live ones (F finite) the
