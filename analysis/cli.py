@@ -267,7 +267,8 @@ def run_summary(args: argparse.Namespace) -> int:
     from analysis.key_results import SummarySettings
     from analysis.pipeline import analyse, classifier_for, load_results
     from analysis.summary import summarise_annotated
-    from analysis.summary_json import dumps, summary_document
+    from analysis.execution_states import FLAGS_KEY
+    from analysis.summary_json import add_flagged, dumps, summary_document
 
     by_machine = load_results(args.results, vm=args.vm, language=args.language, uname=args.uname)
     jobs = _jobs(args)
@@ -283,6 +284,8 @@ def run_summary(args: argparse.Namespace) -> int:
         analysed[machine] = analyse(results, classifier, summarise=settings, machine=machine, jobs=jobs,
                                     progress=_progress(args))
     summary = summary_document(summarise_annotated(analysed, settings, jobs=jobs, progress=_progress(args)))
+    for machine, results in by_machine.items():
+        add_flagged(summary, machine, results.get(FLAGS_KEY))
     _write_output(Path(args.output), dumps(summary))
     benches = [b for vms in summary["machines"].values() for benchmarks in vms.values() for b in benchmarks.values()]
     _say_wrote(args.output, sum(len(b["process_executons"]) for b in benches), len(benches),
@@ -321,9 +324,8 @@ def run_table(args: argparse.Namespace) -> int:
     from analysis.reports import render_html, render_latex, render_text
     from analysis.machines import distinct_machines
     from analysis.reports.machine_columns import render_columns
-    from analysis.reports.provenance import (NOT_RECORDED, analysis_parameters, failure_reasons, flagged_executions,
-                                             flagged_lines, provenance)
-    from analysis.summary_json import FAILED_KEY
+    from analysis.reports.provenance import NOT_RECORDED, analysis_parameters, failure_reasons, flagged_lines, provenance
+    from analysis.summary_json import FAILED_KEY, flagged_rows
 
     from analysis.reports import startup_tables
     from analysis.startup import startup_keys, without_startup_keys
@@ -351,15 +353,13 @@ def run_table(args: argparse.Namespace) -> int:
     screening = [screening_section(str(item.path), item.document) for item in items
                  if args.format == "html" and is_screening(item.document)]
     item_reasons = [failure_reasons(item.document) for item in items]
-    item_flags = [flagged_executions(item.document) for item in items]
     analysed_here = any(item.kind != "summary" for item in items)
     prepared = [prepare(item, options, with_summary=True) for item in items]
     summaries, renames = distinct_machines([(p.path, p.summary) for p in prepared])
     summary = merge_summaries(summaries)
     reasons = {(names.get(key[0], key[0]),) + key[1:]: why
                for one, names in zip(item_reasons, renames) for key, why in one.items()}
-    notes = flagged_lines({(names.get(key[0], key[0]),) + key[1:]: flags
-                           for one, names in zip(item_flags, renames) for key, flags in one.items()})
+    notes = flagged_lines(flagged_rows(summary))   # flagged executions, from any input that records them
     if args.format == "text":
         machines = set(summary.get("machines", {})) | set(summary.get(FAILED_KEY) or {})
         if args.layout == "columns" or (args.layout == "auto" and len(machines) > 1):

@@ -27,6 +27,9 @@ from contracts import state_view
 from contracts.state_view import COMPLETED
 
 STATES_KEY = state_view.STATES_KEY   # where annotated results and coldrun's exports keep the states
+# coldrun's, in results read from a native export (and so in annotated results): per key, each process
+# execution's record flags, for completed executions the supervisor flagged (else []).
+FLAGS_KEY = "execution_flags"
 
 INVALID = "invalid"
 EMPTY = "empty"
@@ -79,3 +82,21 @@ def from_flags(results: dict, path: Any, warn: WarningSink) -> dict[str, list[st
 def failed(states: list[str]) -> list[tuple[int, str]]:
     """(index, state) of every execution without usable data."""
     return [(i, s) for i, s in enumerate(states) if s != COMPLETED]
+
+
+def record_flags(executions: Any, wallclock_times: dict) -> dict[str, list[list[str]]]:
+    """FLAGS_KEY's table from a native export's records: for each key with a flagged completed execution
+    (its latest attempt), every execution's flags, in wallclock_times' order."""
+    latest: dict[tuple[str, int], dict] = {}
+    for r in executions if isinstance(executions, list) else []:
+        if not (isinstance(r, dict) and "record_version" in r and isinstance(r.get("key"), str)
+                and isinstance(r.get("pexec"), int)):
+            continue
+        where = (r["key"], r["pexec"])
+        attempt = r.get("attempt") if isinstance(r.get("attempt"), int) else 0
+        if where not in latest or attempt >= (latest[where].get("attempt") or 0):
+            latest[where] = r
+    flagged = {where: [str(f) for f in r["flags"]] for where, r in latest.items()
+               if r.get("state") == COMPLETED and isinstance(r.get("flags"), list) and r["flags"]}
+    return {key: [flagged.get((key, i), []) for i in range(len(times))]
+            for key, times in wallclock_times.items() if any((key, i) in flagged for i in range(len(times)))}

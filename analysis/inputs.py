@@ -300,6 +300,9 @@ def native_to_krun(bundle: dict, path: Path, warn: WarningSink) -> dict:
     experiment = bundle.get("experiment")
     if isinstance(experiment, dict):
         out["config"] = experiment.get("text", "")
+    flags = states.record_flags(executions, out["wallclock_times"])
+    if flags:
+        out[states.FLAGS_KEY] = flags
     return out
 
 

@@ -87,6 +87,7 @@ def prepare(item: LoadedInput, options: AnalysisOptions, warn: WarningSink = std
         try:
             summary_json.summary_rows(item.document)  # validate now, so errors name the file
             summary_json.failed_rows(item.document)
+            summary_json.flagged_rows(item.document)
             summary_json.bootstrap_settings(item.document)
         except AnalysisError as exc:
             raise named(item.path, exc) from None
@@ -120,7 +121,9 @@ def prepare(item: LoadedInput, options: AnalysisOptions, warn: WarningSink = std
                                            warn=warn)
     except AnalysisError as exc:
         raise named(item.path, exc) from None
-    return Prepared(item.path, annotated, summary_json.summary_document(done))
+    document = summary_json.summary_document(done)
+    summary_json.add_flagged(document, machine, annotated.get(execution_states.FLAGS_KEY))
+    return Prepared(item.path, annotated, document)
 
 
 def _summary_settings(options: AnalysisOptions) -> SummarySettings:
@@ -152,8 +155,8 @@ def merge_summaries(items: list[tuple[Path, dict]]) -> dict:
                                             f"{seen[where]}; give each benchmark once")
                     seen[where] = path
                     merged["machines"].setdefault(machine, {}).setdefault(vm, {})[bench] = data
-        for machine, vms in (one.get(summary_json.FAILED_KEY) or {}).items():
-            for vm, benches in vms.items():
-                failed = merged.setdefault(summary_json.FAILED_KEY, {}).setdefault(machine, {}).setdefault(vm, {})
-                failed.update(benches)
+        for table in (summary_json.FAILED_KEY, summary_json.FLAGGED_KEY):
+            for machine, vms in (one.get(table) or {}).items():
+                for vm, benches in vms.items():
+                    merged.setdefault(table, {}).setdefault(machine, {}).setdefault(vm, {}).update(benches)
     return merged

@@ -21,6 +21,8 @@ WARMUP_FORMAT_VERSION = "2"
 # coldrun's summary key for process executions without data, never classified:
 # {machine: {vm: {bench: [{"index", "state"}]}}}.
 FAILED_KEY = "failed_process_executions"
+# coldrun's: completed process executions the supervisor flagged (a native export's records), with their flags.
+FLAGGED_KEY = "flagged_process_executions"
 # coldrun's summary key for how steady perf was bootstrapped:
 # {"seed": int or null, "resamples": int, "confidence": str}; a merged
 # summary whose inputs differ holds a list of them. Absent in warmup_stats'.
@@ -81,6 +83,27 @@ def summary_document(summary: Summary) -> dict:
     if failures:  # only then: a clean run's summary adds nothing to warmup_stats' but the bootstrap record
         out[FAILED_KEY] = failures
     return out
+
+
+def add_flagged(summary: dict, machine: str, execution_flags: Any) -> None:
+    """``summary``'s FLAGGED_KEY entries for one machine's results, from their FLAGS_KEY table (if any)."""
+    if not isinstance(execution_flags, dict):
+        return
+    for key, per_execution in execution_flags.items():
+        if not isinstance(key, str) or len(key.split(":")) != 3 or not isinstance(per_execution, list):
+            raise SummaryFormatError(f"execution_flags.{key}: expected a list of flag lists, one per execution")
+        name, vm, _variant = key.split(":")
+        entries = [{"index": i, "flags": list(flags)} for i, flags in enumerate(per_execution)
+                   if isinstance(flags, list) and flags]
+        if entries:
+            summary.setdefault(FLAGGED_KEY, {}).setdefault(machine, {}).setdefault(vm, {})[name] = entries
+
+
+def flagged_rows(summary: dict) -> dict[tuple[str, str, str, int], list[str]]:
+    """(machine, vm, bench, index) -> flags, from FLAGGED_KEY."""
+    return {(machine, vm, bench, index): flags for machine, vm, bench, index, flags in _execution_entries(
+        summary, FLAGGED_KEY, "flags", lambda v: isinstance(v, list) and all(isinstance(f, str) for f in v),
+        "[NAME, ...]")}
 
 
 def dumps(summary: dict) -> str:
@@ -234,19 +257,26 @@ def summary_rows(summary: dict) -> list[SummaryRow]:
 def failed_rows(summary: dict) -> list[FailedRow]:
     """The process executions without data (coldrun's ``failed_process_executions``),
     sorted by machine, VM, benchmark, index."""
-    rows = []
-    table = summary.get(FAILED_KEY, {}) if isinstance(summary, dict) else {}
-    for machine, vm, bench, entries in _benchmarks(table, FAILED_KEY):
-        where = f"{FAILED_KEY}.{machine}.{vm}.{bench}"
+    rows = [FailedRow(*entry) for entry in _execution_entries(summary, FAILED_KEY, "state",
+                                                              lambda v: isinstance(v, str), "NAME")]
+    return sorted(rows, key=lambda r: (r.machine, r.vm, r.bench, r.index))
+
+
+def _execution_entries(summary: dict, table_key: str, field: str, valid, shown: str
+                       ) -> Iterator[tuple[str, str, str, int, Any]]:
+    """(machine, vm, bench, index, value of ``field``) of each entry of coldrun's per-execution table
+    ``table_key`` ({machine: {vm: {bench: [{"index": N, field: ...}]}}}), each checked."""
+    table = summary.get(table_key, {}) if isinstance(summary, dict) else {}
+    for machine, vm, bench, entries in _benchmarks(table, table_key):
+        where = f"{table_key}.{machine}.{vm}.{bench}"
         if not isinstance(entries, list):
             raise SummaryFormatError(f"{where}: expected a list of process executions")
         for i, e in enumerate(entries):
             ok = isinstance(e, dict) and isinstance(e.get("index"), int) \
-                and not isinstance(e.get("index"), bool) and isinstance(e.get("state"), str)
+                and not isinstance(e.get("index"), bool) and valid(e.get(field))
             if not ok:
-                raise SummaryFormatError(f"{where}[{i}]: expected {{\"index\": N, \"state\": NAME}}")
-            rows.append(FailedRow(machine, vm, bench, e["index"], e["state"]))
-    return sorted(rows, key=lambda r: (r.machine, r.vm, r.bench, r.index))
+                raise SummaryFormatError(f"{where}[{i}]: expected {{\"index\": N, \"{field}\": {shown}}}")
+            yield machine, vm, bench, e["index"], e[field]
 
 
 @dataclass(frozen=True)

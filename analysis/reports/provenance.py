@@ -195,26 +195,6 @@ FLAG_MEANINGS = {
 }
 
 
-def flagged_executions(document: Any) -> dict[tuple[str, str, str, int], list[str]]:
-    """(machine, vm, bench, pexec) -> the flags of every completed execution whose record (the latest attempt)
-    carries any, for a native export; other inputs record none."""
-    if not is_native(document):
-        return {}
-    audit = document.get("audit") if isinstance(document.get("audit"), dict) else {}
-    uname = audit.get("uname")
-    machine = machine_from_uname(uname) if isinstance(uname, str) else None
-    latest: dict[tuple[str, str, str, int], dict] = {}
-    for r in _records(document):
-        if not all(isinstance(r.get(k), str) for k in ("vm", "bench")) or not isinstance(r.get("pexec"), int):
-            continue
-        where = (machine or "unknown", r["vm"], r["bench"], r["pexec"])
-        attempt = r.get("attempt") if isinstance(r.get("attempt"), int) else 0
-        if where not in latest or attempt >= (latest[where].get("attempt") or 0):
-            latest[where] = r
-    return {where: [str(f) for f in r["flags"]] for where, r in latest.items()
-            if r.get("state") == "completed" and isinstance(r.get("flags"), list) and r["flags"]}
-
-
 def flagged_lines(flagged: dict[tuple[str, str, str, int], list[str]]) -> list[str]:
     """The flagged executions, one line each, then what each flag means: every report prints these."""
     if not flagged:

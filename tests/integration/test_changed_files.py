@@ -88,12 +88,19 @@ def test_with_flag_the_change_is_recorded_and_flagged(tmp_path):
     bundle = tmp_path / "native.json"
     r = coldrun("export", str(state), "--format", "native", "-o", str(bundle))
     assert r.returncode == 0, r.stderr
-    for fmt in ("text", "latex", "html"):
-        out = tmp_path / f"table.{fmt}"
-        assert analyze(["table", str(bundle), "--format", fmt, "--quality", "low", "--no-progress", "-o", str(out)]
+    # ... and so do the annotated results and the summary JSON made from it, and the tables made from them.
+    annotated, summary = tmp_path / "annotated.json", tmp_path / "summary.json"
+    assert analyze(["annotate", str(bundle), "-o", str(annotated), "--no-progress"]) == 0
+    assert analyze(["summary", str(bundle), "-o", str(summary), "--quality", "low", "--no-progress"]) == 0
+    assert json.loads(summary.read_text())["flagged_process_executions"] == {
+        "vm": {"fake": {"a": [{"index": 2, "flags": ["files_changed"]}, {"index": 3, "flags": ["files_changed"]}]}}}
+    for fmt, source in [("text", bundle), ("latex", bundle), ("html", bundle), ("text", annotated),
+                        ("text", summary)]:
+        out = tmp_path / f"table.{source.stem}.{fmt}"
+        assert analyze(["table", str(source), "--format", fmt, "--quality", "low", "--no-progress", "-o", str(out)]
                        + (["--no-plots", "--no-pilot"] if fmt == "html" else [])) == 0
         report = out.read_text()
-        assert "Flagged executions (2)" in report, fmt
+        assert "Flagged executions (2)" in report, (fmt, source.name)
         if fmt == "latex":
             report = report.replace("\\#", "#").replace("\\_", "_")
         assert "a  fake  #3: files_changed" in report and "a  fake  #4: files_changed" in report, fmt
