@@ -43,13 +43,18 @@ static double log_tab[16], inv_tab[16];
         C(-1.0 / 8.0), C(1.0 / 7.0)), C(-1.0 / 6.0)), C(1.0 / 5.0)), C(-1.0 / 4.0)),           \
         C(1.0 / 3.0)), C(-0.5)), C(1.0)), C(0.0))
 
-double
-pelt_approx_one(double t, double tau, double s1tau, double s2tau, double ftau, double s1t, double s2t)
+/* R's variance numerator of segment (tau, t]: its own operations. */
+static inline double
+numerator(double len, double s1tau, double s2tau, double s1t, double s2t)
 {
-    double len = t - tau;
     double sx = s1t - s1tau;
-    double sx2 = s2t - s2tau;
-    double a = sx2 - ((sx * sx) / len);
+    return (s2t - s2tau) - ((sx * sx) / len);
+}
+
+/* g from R's numerator a of a segment of len points. */
+static inline double
+approx_from(double len, double a, double ftau)
+{
     /* The portable path divides: sig is R's own sigsq, d = 0. */
     double sig = a <= 0 ? FLOOR : a / len;
     union { double d; uint64_t u; } b, mx;
@@ -67,6 +72,13 @@ pelt_approx_one(double t, double tau, double s1tau, double s2tau, double ftau, d
     return ftau + len * w;
 }
 
+double
+pelt_approx_one(double t, double tau, double s1tau, double s2tau, double ftau, double s1t, double s2t)
+{
+    double len = t - tau;
+    return approx_from(len, numerator(len, s1tau, s2tau, s1t, s2t), ftau);
+}
+
 /* Every kernel: g and a of candidates [0, nchk) at step t, to g[i] and a[i],
  * and over the live candidates (F finite) the least g, the greatest g and the
  * least a to bounds[0..2]. */
@@ -76,9 +88,9 @@ pelt_approx_scalar(Py_ssize_t nchk, double t, const double *ctau, const double *
 {
     double gmin = INFINITY, gmax = -INFINITY, amin = INFINITY;
     for (Py_ssize_t i = 0; i < nchk; i++) {
-        double sx = s1t - cs1[i];
-        a[i] = (s2t - cs2[i]) - ((sx * sx) / (t - ctau[i]));
-        g[i] = pelt_approx_one(t, ctau[i], cs1[i], cs2[i], cf[i], s1t, s2t);
+        double len = t - ctau[i];
+        a[i] = numerator(len, cs1[i], cs2[i], s1t, s2t);     /* once: g is made from it */
+        g[i] = approx_from(len, a[i], cf[i]);
         if (cf[i] != INFINITY) {
             gmin = g[i] < gmin ? g[i] : gmin;
             gmax = g[i] > gmax ? g[i] : gmax;
