@@ -107,10 +107,7 @@ def _refuse_unreadable(state: StateDir, machine: Machine, problem: ColdrunError)
     experiment (its mail, its platform).  What a hardware experiment can still do without one: restore the
     settings from the machine's copy of the undo log and remove the boot service, so the machine neither keeps
     its benchmark settings nor reboots into the damaged state dir for ever.  The error to raise, saying so."""
-    try:
-        log = make_logger(state.log_path, None)
-    except OSError:
-        log = make_logger(None, None)
+    log = make_logger(state.log_path, None)     # a log it cannot write never raises (eventlog._AppendLogger)
     with interrupts.stopping_signals_ignored():
         done, failures = machine.wind_down_unreadable(state.path, log)
     if failures:
