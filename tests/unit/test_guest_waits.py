@@ -57,3 +57,40 @@ def test_the_timeout_still_bounds_a_guest_that_prints_forever(tmp_path):
     print_lines(g, ["again"] * 40, every=0.1)
     with pytest.raises(GuestError, match=r"did not appear within 1s"):
         g.wait_for("VMTEST-FINISHED", timeout=1.0, quiet=0.5)
+
+
+class FirstBootHangs(Guest):
+    """A Guest whose "qemu" is a shell: the first prints nothing (a boot hung before boot.sh), the second
+    prints boot.sh's first line."""
+
+    def __init__(self, tmp_path: Path):
+        self.serial_path, self.workdir, self.proc = tmp_path / "serial.log", tmp_path, None
+        self.starts = 0
+
+    def argv(self) -> list[str]:
+        self.starts += 1
+        line = "" if self.starts == 1 else f"echo 'VMTEST-BOOT 2' >> {self.serial_path}; "
+        return ["sh", "-c", f"echo '[    0.000000] Linux version' >> {self.serial_path}; {line}exec sleep 60"]
+
+
+def test_a_first_boot_that_hangs_is_started_once_more_with_a_warning(tmp_path):
+    g = FirstBootHangs(tmp_path)
+    g.start()
+    try:
+        with pytest.warns(UserWarning, match=r"first boot hung; starting it again .*silent for 1s"):
+            g.wait_booted(timeout=30, quiet=1.0)
+        assert g.starts == 2 and "VMTEST-BOOT 2" in g.serial()
+        assert (tmp_path / "serial-hung.log").read_text() == "[    0.000000] Linux version\n"
+    finally:
+        g.kill()
+
+
+def test_a_second_hang_fails(tmp_path):
+    g = FirstBootHangs(tmp_path)
+    g.argv = lambda: ["sleep", "60"]
+    g.start()
+    try:
+        with pytest.warns(UserWarning), pytest.raises(GuestError, match=r"console was silent"):
+            g.wait_booted(timeout=30, quiet=1.0)
+    finally:
+        g.kill()

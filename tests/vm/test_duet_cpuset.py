@@ -18,6 +18,7 @@ def test_each_side_of_a_pair_runs_in_its_own_single_cpu_cpuset(guest_image, prep
     copy_disk(prepared_guest.disk, disk)
     guest = make_guest(guest_image, disk, payload)
     guest.start()
+    guest.wait_booted()
     guest.wait_for(r"VMTEST-(FINISHED|SETUP-FAILED).*", timeout=GUEST_WAIT, quiet=QUIET)
     assert "VMTEST-FINISHED simulated rc=0" in guest.serial(), GuestError("the duet experiment failed", guest)
     assert guest.wait_exit(timeout=120) == 0

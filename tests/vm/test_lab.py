@@ -150,6 +150,7 @@ def lab(guest_image, prepared_guest, make_guest, tmp_path):
         guests[name] = make_guest(guest_image, disk, payload, workdir=work, ssh_port=ports[name], cpus=SOLO_CPUS)
         guests[name].start()
     for name, guest in guests.items():
+        guest.wait_booted()
         m = guest.wait_for(r"VMTEST-(SSH-READY|SETUP-FAILED).*", timeout=GUEST_WAIT, quiet=QUIET)
         if "SETUP-FAILED" in m.group(0):
             raise GuestError(f"{name}: the lab guest did not come up", guest)

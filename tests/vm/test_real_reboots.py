@@ -75,6 +75,7 @@ def start_guest(guest_image, prepared_guest, make_guest, tmp_path: Path, executi
     copy_disk(prepared_guest.disk, disk)
     guest = make_guest(guest_image, disk, payload, cpus=cpus)
     guest.start()
+    guest.wait_booted()
     return Run(guest, disk, tmp_path / "out")
 
 

@@ -22,6 +22,7 @@ def test_screening_levels_hold_across_real_reboots(guest_image, prepared_guest, 
     copy_disk(prepared_guest.disk, disk)
     guest = make_guest(guest_image, disk, payload, cpus=SOLO_CPUS)
     guest.start()
+    guest.wait_booted()
     run = Run(guest, disk, tmp_path / "out")
     guest.wait_for(r"VMTEST-START perf", timeout=GUEST_WAIT, quiet=QUIET)
     guest.wait_for(r"VMTEST-(FINISHED|STUCK|SETUP-FAILED)", timeout=GUEST_WAIT, quiet=QUIET)

@@ -105,8 +105,9 @@ MASKED_GENERATORS = [
 INITRD_MODULES = ["virtio_pci", "virtio_blk", "ext4", "crc32c_generic"]
 JOURNALD_CONF = "[Journal]\nStorage=volatile\n"
 
-# Serial console; journald forwards to it so the host sees coldrun's log.
-KERNEL_CMDLINE = ("root=/dev/vda rw console=ttyS0 net.ifnames=0 quiet loglevel=3 "
+# Serial console; journald forwards to it so the host sees coldrun's log.  The kernel's own boot messages
+# go there too (no "quiet"): a boot that hangs shows where, and a slow one is not taken for a silent one.
+KERNEL_CMDLINE = ("root=/dev/vda rw console=ttyS0 net.ifnames=0 "
                   "systemd.show_status=0 mitigations=off tsc=reliable no_timer_check")
 
 

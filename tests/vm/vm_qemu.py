@@ -12,8 +12,10 @@ import json
 import os
 import re
 import socket
+import shutil
 import subprocess
 import time
+import warnings
 from pathlib import Path
 
 from process_groups import dies_with_us, kill_group, register
@@ -103,6 +105,24 @@ class Guest:
                                          start_new_session=True)
         register(self.proc.pid)
 
+    def wait_booted(self, timeout: float = 900, quiet: float = 300) -> None:
+        """Wait for the first boot's VMTEST-BOOT line (boot.sh's first act, before coldrun runs anything);
+        a first boot that hangs is started once more, with a warning.  A TCG guest on a loaded CI machine
+        once printed nothing at all in 600 s: that hang is the emulator's, not coldrun's, so one retry does
+        not hide anything the test is about; the hung console is kept as serial-hung.log."""
+        try:
+            self.wait_for(r"VMTEST-BOOT", timeout=timeout, quiet=quiet)
+            return
+        except GuestError as hung:
+            first = hung
+        kept = self.workdir / "serial-hung.log"
+        shutil.copyfile(self.serial_path, kept)
+        self.kill()
+        warnings.warn(f"the guest's first boot hung; starting it again (console kept in {kept}): "
+                      f"{str(first).splitlines()[0]}", GuestBootRetried, stacklevel=2)
+        self.start()
+        self.wait_for(r"VMTEST-BOOT", timeout=timeout, quiet=quiet)
+
     # --- serial console -------------------------------------------------------
 
     def serial(self) -> str:
@@ -174,6 +194,10 @@ class Guest:
                 self.proc.wait()
             else:
                 kill_group(self.proc.pid)   # exited: only its registry entry (and any stray child) goes
+
+
+class GuestBootRetried(UserWarning):
+    """A guest's first boot hung before boot.sh ran and was started again."""
 
 
 class GuestError(AssertionError):
