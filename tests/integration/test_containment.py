@@ -49,7 +49,7 @@ def test_setsid_daemon_holding_stdout_does_not_spoil_or_hang_the_execution(exp_f
     assert record["wallclock_times"] == [(1000 + i / 1e3) * OK_SCALE for i in range(5)]
     assert f"started helper {daemon}" in record["stdout_tail"]
     assert record["leftover_processes"] == 1 and record["containment"] == kind
-    assert record["duration_seconds"] < 5 and elapsed < 30
+    assert record["duration_seconds"] < 20 and elapsed < 60     # bounded (was: for ever); loose for a loaded CI machine
     assert gone(daemon)
 
 

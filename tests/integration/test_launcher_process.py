@@ -62,7 +62,7 @@ def test_timeout_kills_whole_group():
             "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
             "print(p.pid, flush=True)\ntime.sleep(60)", timeout=1.0)
     assert r.timed_out and r.signal == signal.SIGKILL
-    assert time.monotonic() - t0 < 5
+    assert time.monotonic() - t0 < 30     # not the children's 60 s (loose: a loaded CI machine)
     grandchild = int(r.stdout.text().split()[0])
     time.sleep(0.1)
     try:
@@ -177,7 +177,7 @@ def test_setsid_helper_holding_the_pipes_neither_hangs_nor_times_out(contained):
     t0 = time.monotonic()
     r = run(ESCAPE.format(grandchild=HOLDS_PIPES, then="os.write(3, b'{\"doc\": 1}')"), timeout=None,
             **contained)
-    assert time.monotonic() - t0 < 10
+    assert time.monotonic() - t0 < 30     # not the helper's 600 s
     assert r.exit_code == 0 and not r.timed_out and r.results == b'{"doc": 1}'
     assert r.leftover_processes == 1 and r.containment == ("process_group" if contained else "cgroup")
     assert gone(helper_of(r))
@@ -186,14 +186,14 @@ def test_setsid_helper_holding_the_pipes_neither_hangs_nor_times_out(contained):
 def test_double_fork_escapee_is_found_and_killed(contained):
     r = run(ESCAPE.format(grandchild=DETACHES, then="os.write(3, b'{}')"), **contained)
     assert r.exit_code == 0 and not r.timed_out and r.results == b"{}"
-    assert r.leftover_processes == 1 and r.duration < 5
+    assert r.leftover_processes == 1 and r.duration < 30     # not the helper's 600 s
     assert gone(helper_of(r))
 
 
 def test_timeout_kills_runner_and_escaped_helper(contained):
     r = run(ESCAPE.format(grandchild=HOLDS_PIPES, then="time.sleep(600)"), timeout=1.0, **contained)
     assert r.timed_out and r.signal == signal.SIGKILL
-    assert 1.0 <= r.duration < 5 and r.leftover_processes == 1
+    assert 1.0 <= r.duration < 30 and r.leftover_processes == 1     # killed at 1 s, not 600
     assert gone(helper_of(r))
 
 
@@ -250,7 +250,7 @@ def test_unkilled_holder_of_the_pipes_only_delays_by_the_drain_bound(contained):
         r = run("import time; time.sleep(1); print('x')", drain_seconds=0.5, on_started=started, **contained)
         elapsed = time.monotonic() - t0
         assert r.exit_code == 0 and r.stdout.text() == "x\n" and r.leftover_processes == 0
-        assert 1.5 <= elapsed < 4 and r.duration < elapsed - 0.4
+        assert 1.5 <= elapsed < 30 and r.duration < elapsed - 0.4     # the drain's 0.5 s, not the holder's 60
         assert holder.poll() is None
     finally:
         holder.kill()
