@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from supervisor.errors import PlatformError
-from supervisor.platforms.user_leftovers import SHARED_DIRS, remove_files_of, remove_ipc_of
+from supervisor.platforms.user_leftovers import SHARED_DIRS, remove_files_of, remove_ipc_listed, remove_ipc_of
 from supervisor.system import Commands, SystemRoot
 from supervisor.durable import write_atomic
 from supervisor.platforms.base import LaunchPrefix
@@ -147,7 +147,11 @@ class BenchmarkUser:
         if uid is None or uid == 0:
             return
         dirs = tuple(str(self.root.path(d)) for d in SHARED_DIRS)
-        removed = remove_files_of(uid, dirs) + remove_ipc_of(uid, self.commands, str(self.root.path("/proc/sysvipc")))
+        if self.os_name == "openbsd":
+            ipc = remove_ipc_listed(uid, self.name, self.commands)
+        else:
+            ipc = remove_ipc_of(uid, self.commands, str(self.root.path("/proc/sysvipc")))
+        removed = remove_files_of(uid, dirs) + ipc
         if removed:
             self.log.info("removed what the benchmark user left outside its home", user=self.name, uid=uid,
                           count=len(removed), first=removed[:5])

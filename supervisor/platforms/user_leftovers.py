@@ -8,7 +8,8 @@ message queues, semaphores).  Left there, a later execution's user could read
 them, or, were its uid the same, own them.  So, while the uid is still known
 and all the run's processes are gone, every entry that uid owns in those
 directories (walked without following symlinks, not across file systems) and
-every IPC object it owns are removed.  Together with a uid never used twice in
+every IPC object it owns (Linux lists them in /proc/sysvipc, OpenBSD's ipcs) are
+removed.  Together with a uid never used twice in
 an experiment (benchmark_user.py), each execution starts with none of an
 earlier benchmark user's files.
 """
@@ -27,6 +28,9 @@ from supervisor.system import Commands
 SHARED_DIRS = ("/tmp", "/var/tmp", "/dev/shm", "/dev/mqueue", "/run/lock", "/var/lock", "/var/spool/uucppublic")
 # /proc/sysvipc/<kind>: the owner's uid column (proc(5)); ipcrm's option per kind.
 SYSV_IPC = {"shm": "-m", "msg": "-q", "sem": "-s"}
+# ipcs(1) on OpenBSD (no /proc): one line per object under a "T ID KEY MODE OWNER GROUP" header, T being
+# q, m or s, which is also ipcrm's option letter; OWNER is the owner's name (its uid when it has none).
+IPCS_KINDS = {"q": "msg", "m": "shm", "s": "sem"}
 
 
 def remove_files_of(uid: int, dirs: tuple[str, ...] = SHARED_DIRS) -> list[str]:
@@ -57,6 +61,21 @@ def remove_files_of(uid: int, dirs: tuple[str, ...] = SHARED_DIRS) -> list[str]:
                 elif stat.S_ISDIR(st.st_mode) and st.st_dev == device and name in dirnames:
                     keep.append(name)
             dirnames[:] = keep       # os.walk does not follow symlinks; this keeps it on one file system
+    return removed
+
+
+def remove_ipc_listed(uid: int, name: str, commands: Commands) -> list[str]:
+    """Remove the System V IPC objects ``uid`` (account ``name``) owns, as ipcs lists them (OpenBSD);
+    what was removed."""
+    listing = commands.run(["ipcs"])
+    if not listing.ok:
+        return []
+    removed = []
+    for line in listing.stdout.splitlines():
+        fields = line.split()
+        if len(fields) >= 6 and fields[0] in IPCS_KINDS and fields[1].isdigit() and fields[4] in (name, str(uid)):
+            if commands.run(["ipcrm", f"-{fields[0]}", fields[1]]).ok:
+                removed.append(f"System V {IPCS_KINDS[fields[0]]} {fields[1]}")
     return removed
 
 

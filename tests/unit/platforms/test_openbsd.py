@@ -35,6 +35,7 @@ class FakeOpenBSD:
         self.malloc_conf = malloc_conf
         self.dmesg = (OUT / "dmesg.txt").read_text()
         self.users: set[str] = set()
+        self.ipcs = (OUT / "ipcs.txt").read_text()
         self.calls: list[tuple[str, ...]] = []
         self.processes: list[str] = ["/sbin/init", "/usr/sbin/cron", "/usr/local/bin/python3 /v/bin/coldrun resume /s"]
         self.boot: list[list[str]] = []     # extra processes at each successive pgrep round (then none)
@@ -87,6 +88,11 @@ class FakeOpenBSD:
             return ok(self.dmesg)
         if a == ("uname", "-a"):
             return ok((OUT / "uname_a.txt").read_text())
+        if a == ("ipcs",):
+            return ok(self.ipcs)
+        if a[0] == "ipcrm":
+            self.ipcs = "".join(l for l in self.ipcs.splitlines(True) if l.split()[:2] != [a[1][1:], a[2]])
+            return ok()
         if a == ("pkg_info", "-q"):
             return ok("pypy3-7.3.15\nluajit-2.1.0\n")
         if a[0] == "id":
@@ -139,6 +145,21 @@ def test_launch_prefix_keeps_fd_and_sets_malloc_options(tmp_path):
     assert any(c[0] == "useradd" and "-m" in c for c in cmds.calls)
     p.end_launch("k")
     assert ("userdel", "-r", "coldrunbench") in cmds.calls
+
+
+def test_the_benchmark_users_ipc_objects_go_before_its_account(tmp_path):
+    """Issue 26 item 7 on OpenBSD (no /proc/sysvipc): the objects ipcs lists as the user's (by name, or by uid,
+    1001 in the fake's id) are removed with ipcrm before userdel; the other accounts' stay."""
+    cmds = FakeOpenBSD()
+    p = openbsd(tmp_path, cmds)
+    p.launch_prefix("k")
+    p.end_launch("k")
+    ipcrm = [c for c in cmds.calls if c[0] == "ipcrm"]
+    assert ipcrm == [("ipcrm", "-q", "65536"), ("ipcrm", "-m", "131073"), ("ipcrm", "-m", "196610"),
+                     ("ipcrm", "-s", "262145")]
+    assert cmds.calls.index(ipcrm[-1]) < cmds.calls.index(("userdel", "-r", "coldrunbench"))
+    left = [l.split()[1] for l in cmds.ipcs.splitlines() if l[:2] in ("q ", "m ", "s ")]
+    assert left == ["65537", "131072", "262144"]
 
 
 def test_dmesg_wx_violation_is_allowed_other_lines_flagged(tmp_path):
