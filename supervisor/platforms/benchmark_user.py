@@ -30,6 +30,7 @@ NEXT_UID = layout.BENCHMARK_NEXT_UID
 FIRST_UID = 1000            # useradd's UID_MIN (login.defs; OpenBSD's adduser too): no system account's range
 LAST_UID = 60000            # UID_MAX: above are nobody (65534) and the ranges systemd reserves
 LOCK_RETRY_SECONDS = 10.0   # useradd refuses while another tool holds /etc/passwd's lock
+UID_ATTEMPTS = 20           # uids tried when others keep taking the one found unused
 
 
 def simulated_user_name(name: str, state_dir: Path) -> str:
@@ -107,22 +108,31 @@ class BenchmarkUser:
         if self.exists():  # ours, left by a crash: start from scratch
             self.delete()
         self.state_dir.mkdir(parents=True, exist_ok=True)
-        uid = self._unused_uid()
-        # Durable before useradd: after a power cut the marker must still say the user is ours, and the uid
-        # must count as used.
-        write_atomic(self.state_dir / NEXT_UID, f"{uid + 1}\n".encode())
-        write_atomic(self._marker, (self.name + "\n").encode())
-        if self.os_name == "openbsd":
-            argv = ["useradd", "-m", "-k", self._skeleton(), "-u", str(uid), "-g", "=uid", "-s", "/bin/sh",
-                    self.name]
-        else:
-            argv = ["useradd", "--create-home", "--skel", self._skeleton(), "--uid", str(uid), "--user-group",
-                    "--shell", "/bin/sh", self.name]
-        r = self._run_retrying(argv)
+        for _ in range(UID_ATTEMPTS):
+            uid = self._unused_uid()
+            # Durable before useradd: after a power cut the marker must still say the user is ours, and the
+            # uid must count as used.
+            write_atomic(self.state_dir / NEXT_UID, f"{uid + 1}\n".encode())
+            write_atomic(self._marker, (self.name + "\n").encode())
+            r = self._run_retrying(self._useradd(uid))
+            # Another tool (another experiment's coldrun, an admin) may take the uid between the check and
+            # useradd, which then refuses it: the next one.
+            if r.ok or self.exists() or not self._uid_taken(uid):
+                break
         if not r.ok or not self.exists():
             raise PlatformError(f"could not create benchmark user {self.name!r}: "
                                 f"{r.stderr.strip() or 'useradd exit ' + str(r.returncode)}")
         self.log.info("benchmark user created", user=self.name, uid=uid)
+
+    def _useradd(self, uid: int) -> list[str]:
+        if self.os_name == "openbsd":
+            return ["useradd", "-m", "-k", self._skeleton(), "-u", str(uid), "-g", "=uid", "-s", "/bin/sh",
+                    self.name]
+        return ["useradd", "--create-home", "--skel", self._skeleton(), "--uid", str(uid), "--user-group",
+                "--shell", "/bin/sh", self.name]
+
+    def _uid_taken(self, uid: int) -> bool:
+        return self.commands.run(["getent", "passwd", str(uid)]).ok
 
     def _unused_uid(self) -> int:
         """The lowest uid above every one this experiment used that no account has (NSS included)."""
@@ -130,7 +140,7 @@ class BenchmarkUser:
             uid = max(FIRST_UID, int((self.state_dir / NEXT_UID).read_text()))
         except (FileNotFoundError, ValueError):
             uid = FIRST_UID
-        while self.commands.run(["getent", "passwd", str(uid)]).ok:
+        while self._uid_taken(uid):
             uid += 1
         if uid > LAST_UID:
             raise PlatformError(f"no unused uid left for the benchmark user below {LAST_UID} (this experiment used "

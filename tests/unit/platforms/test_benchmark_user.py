@@ -5,6 +5,7 @@ import sys
 import pytest
 
 from supervisor.errors import PlatformError
+from supervisor.system import CommandResult
 
 from platform_helpers import FakeMachineCommands, make_linux, vm_policy
 
@@ -104,3 +105,50 @@ def test_a_users_files_go_and_nothing_else(tmp_path):
     removed = remove_files_of(uid, (str(shared), str(tmp_path / "absent")))
     assert sorted(removed) == sorted(str(p) for p in owned)
     assert outside.read_text() == "keep" and (shared / "kept").exists() and (shared / "others").is_dir()
+
+
+class UidTakenMeanwhile(FakeMachineCommands):
+    """Another account takes each of the first ``times`` uids coldrun found unused, just before its useradd
+    (as another experiment's coldrun did in the test suite); useradd then refuses it as shadow-utils does."""
+
+    def __init__(self, times: int):
+        super().__init__()
+        self.taken: set[str] = set()
+        self.times = times
+
+    def run(self, argv, **kw):
+        a = tuple(str(x) for x in argv)
+        if a[:2] == ("getent", "passwd"):
+            self.calls.append(a)
+            return CommandResult(a, 0 if a[2] in self.taken else 2, "", "")
+        if a[0] == "useradd" and self.times:
+            self.calls.append(a)
+            self.times -= 1
+            uid = a[a.index("--uid") + 1]
+            self.taken.add(uid)
+            return CommandResult(a, 4, "", f"useradd: UID {uid} is not unique\n")
+        return super().run(argv, **kw)
+
+
+def test_a_uid_taken_between_the_check_and_useradd_is_passed_over(machine, tmp_path):
+    cmds = UidTakenMeanwhile(times=2)
+    p = make_linux(machine("vm-nocpufreq"), tmp_path / "s", vm_policy(), cmds)
+    p.launch_prefix("k")
+    uids = [c[c.index("--uid") + 1] for c in cmds.calls if c[0] == "useradd"]
+    assert uids == ["1000", "1001", "1002"] and "coldrunbench" in cmds.users
+    assert (tmp_path / "s" / "benchmark_next_uid").read_text() == "1003\n"
+
+
+def test_useradd_failing_for_another_reason_is_not_retried(machine, tmp_path):
+    class Refuses(FakeMachineCommands):
+        def run(self, argv, **kw):
+            if argv[0] == "useradd":
+                self.calls.append(tuple(argv))
+                return CommandResult(tuple(argv), 9, "", "useradd: group coldrunbench exists - if you want "
+                                     "to add this user to that group, use -g.\n")
+            return super().run(argv, **kw)
+    cmds = Refuses()
+    p = make_linux(machine("vm-nocpufreq"), tmp_path / "s", vm_policy(), cmds)
+    with pytest.raises(PlatformError, match="could not create benchmark user 'coldrunbench': useradd: group "):
+        p.launch_prefix("k")
+    assert len([c for c in cmds.calls if c[0] == "useradd"]) == 1
