@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Sequence
 # scipy or matplotlib; each command imports its machinery when it runs.
 from analysis import bootstrap, classify
 from analysis.duet.command import add_duet_command
-from analysis.errors import AnalysisError
+from analysis.errors import AnalysisError, one_line
 from analysis.output import emit as _emit
 from analysis.output import write_output as _write_output
 from analysis.pilot.command import add_pilot_commands
@@ -521,7 +521,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except AnalysisError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        print(f"{PROG}: error: {one_line(str(exc))}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)

@@ -25,5 +25,13 @@ class AnalysisError(ValueError):
 WarningSink = Callable[[str], None]
 
 
+def one_line(message: str) -> str:
+    """``message`` with every character that would break or hide its line (newlines, other controls,
+    a benchmark key's stray separator) written as its Python escape."""
+    if message.isprintable():
+        return message
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in message)
+
+
 def stderr_warning(message: str) -> None:
-    print(f"coldrun-analyze: warning: {message}", file=sys.stderr)
+    print(f"coldrun-analyze: warning: {one_line(message)}", file=sys.stderr)

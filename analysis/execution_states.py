@@ -27,9 +27,9 @@ from contracts import state_view
 from contracts.state_view import COMPLETED
 
 STATES_KEY = state_view.STATES_KEY   # where annotated results and coldrun's exports keep the states
-# coldrun's, in results read from a native export (and so in annotated results): per key, each process
+# coldrun's, in results read from either export (and so in annotated results): per key, each process
 # execution's record flags, for completed executions the supervisor flagged (else []).
-FLAGS_KEY = "execution_flags"
+FLAGS_KEY = state_view.FLAGS_KEY
 
 INVALID = "invalid"
 EMPTY = "empty"
@@ -84,19 +84,23 @@ def failed(states: list[str]) -> list[tuple[int, str]]:
     return [(i, s) for i, s in enumerate(states) if s != COMPLETED]
 
 
-def record_flags(executions: Any, wallclock_times: dict) -> dict[str, list[list[str]]]:
-    """FLAGS_KEY's table from a native export's records: for each key with a flagged completed execution
-    (its latest attempt), every execution's flags, in wallclock_times' order."""
-    latest: dict[tuple[str, int], dict] = {}
-    for r in executions if isinstance(executions, list) else []:
-        if not (isinstance(r, dict) and "record_version" in r and isinstance(r.get("key"), str)
-                and isinstance(r.get("pexec"), int)):
-            continue
-        where = (r["key"], r["pexec"])
-        attempt = r.get("attempt") if isinstance(r.get("attempt"), int) else 0
-        if where not in latest or attempt >= (latest[where].get("attempt") or 0):
-            latest[where] = r
-    flagged = {where: [str(f) for f in r["flags"]] for where, r in latest.items()
-               if r.get("state") == COMPLETED and isinstance(r.get("flags"), list) and r["flags"]}
-    return {key: [flagged.get((key, i), []) for i in range(len(times))]
-            for key, times in wallclock_times.items() if any((key, i) in flagged for i in range(len(times)))}
+def checked_flags(results: dict, path: Any, warn: WarningSink) -> None:
+    """Keep FLAGS_KEY's table only where it lists one list of flag names per process execution of a key in
+    ``wallclock_times``; anything else in it (a hand-edited or foreign file) is dropped with a warning."""
+    table = results.get(FLAGS_KEY)
+    if table is None:
+        return
+    wct = results.get("wallclock_times") or {}
+    kept = {}
+    for key, per_execution in (table.items() if isinstance(table, dict) else ()):
+        if key in wct and isinstance(per_execution, list) and len(per_execution) == len(wct[key]) and all(
+                isinstance(flags, list) and all(isinstance(f, str) for f in flags) for flags in per_execution):
+            kept[key] = per_execution
+        else:
+            warn(f"{path}: {FLAGS_KEY}.{key}: not one list of flag names per process execution; ignored")
+    if not isinstance(table, dict):
+        warn(f"{path}: {FLAGS_KEY}: not a table of keys; ignored")
+    if kept:
+        results[FLAGS_KEY] = kept
+    else:
+        results.pop(FLAGS_KEY)

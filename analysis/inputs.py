@@ -252,6 +252,7 @@ def validate_krun(results: Any, path: Path, warn: WarningSink) -> dict:
         for i in bad:
             slot_states[key][i] = states.INVALID
     results[states.STATES_KEY] = slot_states
+    states.checked_flags(results, path, warn)
     for counter in KRUN_COUNTER_KEYS:
         if not isinstance(results.get(counter), dict):
             results[counter] = {k: [[] for _ in v] for k, v in wct.items()}
@@ -300,9 +301,6 @@ def native_to_krun(bundle: dict, path: Path, warn: WarningSink) -> dict:
     experiment = bundle.get("experiment")
     if isinstance(experiment, dict):
         out["config"] = experiment.get("text", "")
-    flags = states.record_flags(executions, out["wallclock_times"])
-    if flags:
-        out[states.FLAGS_KEY] = flags
     return out
 
 
@@ -484,6 +482,7 @@ def validate_annotated(doc: dict, path: Path, warn: WarningSink = stderr_warning
                             "classified, but the times, changepoints, means and variances do not match")
     _clean_counters(doc, path, warn)
     doc[states.STATES_KEY] = states.from_flags(doc, path, warn)
+    states.checked_flags(doc, path, warn)
     return doc
 
 

@@ -21,7 +21,9 @@ The readings, made here and nowhere else:
   failed execution); ``pexec_flags`` Krun's letter (``KRUN_FLAG``),
   ``execution_states`` the state itself (Krun's letters cannot tell a crash
   from an error, or running from not run); ``eta_estimates`` the record's
-  duration (0.0 without one); ``error_flag`` as Krun's (``raises_error_flag``).
+  duration (0.0 without one); ``error_flag`` as Krun's (``raises_error_flag``);
+  ``execution_flags`` (coldrun's, only for keys with one) each slot's record
+  flags where it completed, else [] (``files_changed``, ``thermal_throttle``, ...).
 - the native bundle: its ``executions`` list every slot in schedule order
   (contracts.execution_record.native_entry: the record, or ExecutionSlot's
   fields); the analysis reads them back with ``native_slots``.
@@ -56,6 +58,8 @@ KRUN_FLAG = {COMPLETED: "C", ERRORED: "E", CRASHED: "E", TIMED_OUT: "T", OUTSTAN
              SKIPPED: "S"}
 STATE_OF_KRUN_FLAG = {"C": COMPLETED, "E": ERRORED, "T": TIMED_OUT, "O": OUTSTANDING, "S": SKIPPED}
 STATES_KEY = "execution_states"
+# Per key with a flagged completed execution: each slot's record flags (completed ones; else []).
+FLAGS_KEY = "execution_flags"
 # Keys measured in start-up mode: their wallclock_times are Krun's startup.krun shape, [t_wrapper, t_runner]
 # per execution (absolute seconds), not iteration times; an analysis reads them as start-up times.
 STARTUP_KEYS = "startup_keys"
@@ -101,6 +105,13 @@ class Slot:
         return getattr(self.entry, "duration_seconds", None) or 0.0
 
     @property
+    def flags(self) -> list[str]:
+        """The record's post-check flags when the slot completed (a failed one's state says enough)."""
+        if self.state != COMPLETED or self.entry is None:
+            return []
+        return [str(f) for f in getattr(self.entry, "flags", None) or ()]
+
+    @property
     def raises_error_flag(self) -> bool:
         """Krun's error_flag: an errored execution or a kernel_log post-check flag; coldrun adds a crashed one.
         Not a timeout (as Krun)."""
@@ -140,6 +151,9 @@ def krun_results(slots: Iterable[Slot]) -> dict[str, Any]:
         out["pexec_flags"][key] = [KRUN_FLAG[s.state] for s in row]
         out[STATES_KEY][key] = [s.state for s in row]
         out["eta_estimates"][key] = [s.duration for s in row]
+        flags = [s.flags for s in row]
+        if any(flags):
+            out.setdefault(FLAGS_KEY, {})[key] = flags
     startup = sorted({s.key for s in slots if s.startup})
     if startup:
         out[STARTUP_KEYS] = startup

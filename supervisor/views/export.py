@@ -3,7 +3,8 @@
 - native: {"format": "coldrun-native", "format_version": 1, "experiment", "audit", "seed", "order",
   "status", "boots", "error_flag", "jobs", "executions", "rerun_attempts"}; bz2-compressed when the
   output name ends in .bz2.  A job holds its index, key, pexec, state, attempts, iterations and param.
-- krun: Krun's results file shape (bz2 JSON) readable by warmup_stats.
+- krun: Krun's results file shape (bz2 JSON) readable by warmup_stats, plus coldrun's
+  ``execution_states`` and ``execution_flags`` (which warmup_stats does not read).
 
 Which slots there are (every job's, a pair job's two sides, skipped ones too), and how each
 becomes Krun's per-key lists, flags, states, eta_estimates and error_flag, is

@@ -303,3 +303,18 @@ def test_plot_writes_only_inside_its_output_directory(tmp_path, capsys):
     assert main(["plot", str(path), "-o", str(out), "--jobs", "1"]) == 0
     written = sorted(p for p in tmp_path.rglob("*.png"))
     assert len(written) == 2 and all(p.parent == out for p in written), written
+
+
+def test_a_key_with_control_characters_stays_on_its_line(tmp_path, capsys):
+    """Found by the fuzz test above: a benchmark key holding U+001E (which str.splitlines, like many a log
+    reader, takes for a line break) split the error line in two.  Errors and warnings print such characters
+    as escapes."""
+    path = tmp_path / "input.json"
+    for doc in ({"wallclock_times": {"\x1e": None, "x\ny": [[1.0]], "a:vm:v": [[1.0, 1.0]]},     # raw results
+                 "audit": {"uname": "Linux m 6"}},
+                {**ANNOTATED, "wallclock_times": {"\x1e": None}}):                           # annotated results
+        path.write_text(json.dumps(doc))
+        assert main(["table", str(path), "--quality", "low", "--seed", "1", "--jobs", "1"]) in (0, 2)
+        err = capsys.readouterr().err
+        assert all(ln.startswith(("coldrun-analyze: warning: ", ERROR)) for ln in err.splitlines()), err
+        assert "\\x1e" in err, err

@@ -192,6 +192,26 @@ def test_bad_key_is_skipped_with_a_warning(tmp_path, rng):
     assert any("nocolons" in n for n in notes)
 
 
+def test_a_krun_files_execution_flags_are_kept_where_they_fit_the_executions(tmp_path, rng):
+    """coldrun's Krun export lists each key's flagged executions (execution_flags); one that does not give
+    one list of flag names per execution (a hand-edited file) is dropped with a warning, the rest kept."""
+    data = _krun(rng)
+    data["execution_flags"] = {"fib:PyPy:default-python": [[], ["files_changed"], []],
+                               "nbody:CPython:default-python": [["thermal_throttle"]],
+                               "gone:vm:v": [[]]}
+    path = tmp_path / "k.json"
+    path.write_text(json.dumps(data))
+    notes, warn = _collect()
+    r = read_results(path, warn=warn)
+    assert r["execution_flags"] == {"fib:PyPy:default-python": [[], ["files_changed"], []]}
+    assert sorted(n.split("execution_flags.")[1].split(":")[0] for n in notes) == ["gone", "nbody"], notes
+    data["execution_flags"] = ["files_changed"]
+    path.write_text(json.dumps(data))
+    notes, warn = _collect()
+    assert "execution_flags" not in read_results(path, warn=warn)
+    assert notes == [f"{path}: execution_flags: not a table of keys; ignored"]
+
+
 def test_native_wrong_version(tmp_path):
     path = tmp_path / "n.json"
     path.write_text(json.dumps({"format": "coldrun-native", "format_version": 9, "executions": []}))

@@ -4,6 +4,7 @@ with the change named in its record."""
 
 from __future__ import annotations
 
+import bz2
 import json
 import shutil
 import sys
@@ -89,13 +90,19 @@ def test_with_flag_the_change_is_recorded_and_flagged(tmp_path):
     r = coldrun("export", str(state), "--format", "native", "-o", str(bundle))
     assert r.returncode == 0, r.stderr
     # ... and so do the annotated results and the summary JSON made from it, and the tables made from them.
+    # The Krun export carries them too (execution_flags beside execution_states; warmup_stats reads neither).
+    krun = tmp_path / "krun_results.json.bz2"
+    r = coldrun("export", str(state), "--format", "krun", "-o", str(krun))
+    assert r.returncode == 0, r.stderr
+    assert json.loads(bz2.decompress(krun.read_bytes()))["execution_flags"] == {
+        "a:fake:v": [[], [], ["files_changed"], ["files_changed"]]}
     annotated, summary = tmp_path / "annotated.json", tmp_path / "summary.json"
     assert analyze(["annotate", str(bundle), "-o", str(annotated), "--no-progress"]) == 0
     assert analyze(["summary", str(bundle), "-o", str(summary), "--quality", "low", "--no-progress"]) == 0
     assert json.loads(summary.read_text())["flagged_process_executions"] == {
         "vm": {"fake": {"a": [{"index": 2, "flags": ["files_changed"]}, {"index": 3, "flags": ["files_changed"]}]}}}
     for fmt, source in [("text", bundle), ("latex", bundle), ("html", bundle), ("text", annotated),
-                        ("text", summary)]:
+                        ("text", summary), ("text", krun)]:
         out = tmp_path / f"table.{source.stem}.{fmt}"
         assert analyze(["table", str(source), "--format", fmt, "--quality", "low", "--no-progress", "-o", str(out)]
                        + (["--no-plots", "--no-pilot"] if fmt == "html" else [])) == 0
