@@ -8,10 +8,10 @@ message queues, semaphores).  Left there, a later execution's user could read
 them, or, were its uid the same, own them.  So, while the uid is still known
 and all the run's processes are gone, every entry that uid owns in those
 directories (walked without following symlinks, not across file systems) and
-every IPC object it owns (Linux lists them in /proc/sysvipc, OpenBSD's ipcs) are
-removed.  Together with a uid never used twice in
-an experiment (benchmark_user.py), each execution starts with none of an
-earlier benchmark user's files.
+every IPC object it owns (Linux lists them in /proc/sysvipc, OpenBSD's ipcs)
+are removed.  Together with a uid never used twice in an experiment
+(benchmark_user.py), each execution starts with none of an earlier benchmark
+user's files.
 """
 
 from __future__ import annotations
