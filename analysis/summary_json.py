@@ -85,16 +85,12 @@ def summary_document(summary: Summary) -> dict:
     return out
 
 
-def add_flagged(summary: dict, machine: str, execution_flags: Any) -> None:
-    """``summary``'s FLAGGED_KEY entries for one machine's results, from their FLAGS_KEY table (if any)."""
-    if not isinstance(execution_flags, dict):
-        return
-    for key, per_execution in execution_flags.items():
-        if not isinstance(key, str) or len(key.split(":")) != 3 or not isinstance(per_execution, list):
-            raise SummaryFormatError(f"execution_flags.{key}: expected a list of flag lists, one per execution")
+def add_flagged(summary: dict, machine: str, execution_flags: dict | None) -> None:
+    """``summary``'s FLAGGED_KEY entries for one machine's results, from their FLAGS_KEY table (if any; every
+    reader has kept only a well-formed one: execution_states.checked_flags)."""
+    for key, per_execution in (execution_flags or {}).items():
         name, vm, _variant = key.split(":")
-        entries = [{"index": i, "flags": list(flags)} for i, flags in enumerate(per_execution)
-                   if isinstance(flags, list) and flags]
+        entries = [{"index": i, "flags": list(flags)} for i, flags in enumerate(per_execution) if flags]
         if entries:
             summary.setdefault(FLAGGED_KEY, {}).setdefault(machine, {}).setdefault(vm, {})[name] = entries
 
