@@ -161,7 +161,11 @@ class BenchmarkUser:
             ipc = remove_ipc_listed(uid, self.name, self.commands)
         else:
             ipc = remove_ipc_of(uid, self.commands, str(self.root.path("/proc/sysvipc")))
-        removed = remove_files_of(uid, dirs) + ipc
+        files, left = remove_files_of(uid, dirs)
+        removed = files + ipc
+        if left:
+            self.log.warning("left what the benchmark user nested too deep to remove", user=self.name, uid=uid,
+                             count=len(left), first=left[:5])
         if removed:
             self.log.info("removed what the benchmark user left outside its home", user=self.name, uid=uid,
                           count=len(removed), first=removed[:5])

@@ -17,8 +17,9 @@ user's files.
 from __future__ import annotations
 
 import os
-import shutil
 import stat
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from supervisor.system import Commands
@@ -33,35 +34,103 @@ SYSV_IPC = {"shm": "-m", "msg": "-q", "sem": "-s"}
 IPCS_KINDS = {"q": "msg", "m": "shm", "s": "sem"}
 
 
-def remove_files_of(uid: int, dirs: tuple[str, ...] = SHARED_DIRS) -> list[str]:
-    """Remove every entry owned by ``uid`` under ``dirs`` (a directory with all it holds); what was removed."""
+def remove_files_of(uid: int, dirs: tuple[str, ...] = SHARED_DIRS) -> tuple[list[str], list[str]]:
+    """Remove every entry owned by ``uid`` under ``dirs`` (a directory with all it holds); what was removed,
+    and what of the uid's was nested too deep to reach (``MAX_DEPTH``) and so left.
+
+    Root does this in directories other users can change while it works: a local user who owns a
+    directory on the way can swap it for a symlink between any two calls.  So nothing is ever reached by
+    path: each directory is opened with O_NOFOLLOW relative to the directory holding it, checked by
+    fstat to be the one just looked at, and its entries are judged (fstatat) and removed (unlinkat)
+    relative to that open descriptor; a swap then only makes an open fail, never a removal land
+    elsewhere.  A top that is itself a symlink (/var/lock -> /run/lock on Debian) is skipped: its
+    target is listed in its own right.
+    """
     removed: list[str] = []
+    left: list[str] = []
     for top in dirs:
         try:
-            device = os.lstat(top).st_dev
+            fd = os.open(top, _DIR_FLAGS)
         except OSError:
             continue
-        for dirpath, dirnames, filenames in os.walk(top):
-            keep = []
-            for name in dirnames + filenames:
-                path = os.path.join(dirpath, name)
-                try:
-                    st = os.lstat(path)
-                except OSError:
-                    continue
-                if st.st_uid == uid:
-                    if stat.S_ISDIR(st.st_mode):
-                        shutil.rmtree(path, ignore_errors=True)    # fd-based: never follows a symlink out
-                    else:
-                        try:
-                            os.unlink(path)                         # a symlink itself, never its target
-                        except OSError:
-                            continue
-                    removed.append(path)
-                elif stat.S_ISDIR(st.st_mode) and st.st_dev == device and name in dirnames:
-                    keep.append(name)
-            dirnames[:] = keep       # os.walk does not follow symlinks; this keeps it on one file system
-    return removed
+        _sweep(_Dir(fd, top, "", owned=False), uid, os.fstat(fd).st_dev, removed, left)
+    return removed, left
+
+
+# A directory is opened only as what it was when looked at: never through a symlink, never a device's.
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+MAX_DEPTH = 256   # levels held open at once; deeper than that (a hostile tree) is left, and said so
+
+
+@dataclass
+class _Dir:
+    fd: int
+    path: str        # for the report alone; never used to reach anything
+    name: str        # its entry in the directory below it on the stack
+    owned: bool      # the uid's own directory: everything in it goes, with it
+    names: Iterator[str] = field(default_factory=lambda: iter(()))
+
+
+def _sweep(top: _Dir, uid: int, device: int, removed: list[str], left: list[str]) -> None:
+    """Walk ``top`` depth first, one descriptor per level held, removing what ``uid`` owns."""
+    top.names = iter(_list(top.fd))
+    stack = [top]
+    while stack:
+        here = stack[-1]
+        name = next(here.names, None)
+        if name is None:
+            stack.pop()
+            os.close(here.fd)
+            if here.owned:
+                _remove(stack[-1], here.name, here.path, removed, directory=True)
+            continue
+        try:
+            st = os.stat(name, dir_fd=here.fd, follow_symlinks=False)
+        except OSError:
+            continue
+        mine = here.owned or st.st_uid == uid
+        path = os.path.join(here.path, name)
+        if not stat.S_ISDIR(st.st_mode):
+            if mine:
+                _remove(here, name, path, removed, directory=False)
+            continue
+        if st.st_dev != device:
+            continue        # another file system (a mount in a shared dir): not ours to walk
+        if len(stack) >= MAX_DEPTH:
+            if mine:
+                left.append(path)
+            continue
+        try:
+            fd = os.open(name, _DIR_FLAGS, dir_fd=here.fd)
+        except OSError:
+            continue        # gone, or swapped for a symlink since the fstatat
+        now = os.fstat(fd)
+        if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino) or (mine and not here.owned and now.st_uid != uid):
+            os.close(fd)    # not the directory judged a moment ago
+            continue
+        child = _Dir(fd, path, name, owned=mine)
+        child.names = iter(_list(fd))
+        stack.append(child)
+
+
+def _list(fd: int) -> list[str]:
+    try:
+        return os.listdir(fd)
+    except OSError:
+        return []
+
+
+def _remove(parent: _Dir, name: str, path: str, removed: list[str], *, directory: bool) -> None:
+    """unlinkat ``name`` in ``parent``'s open directory; reported when it is the top of what went."""
+    try:
+        if directory:
+            os.rmdir(name, dir_fd=parent.fd)
+        else:
+            os.unlink(name, dir_fd=parent.fd)     # a symlink itself, never its target
+    except OSError:
+        return
+    if not parent.owned:
+        removed.append(path)
 
 
 def remove_ipc_listed(uid: int, name: str, commands: Commands) -> list[str]:

@@ -102,7 +102,8 @@ def test_a_users_files_go_and_nothing_else(tmp_path):
         os.lchown(path, uid, uid)
     (shared / "kept").write_text("x")
     os.chown(shared / "kept", other, other)
-    removed = remove_files_of(uid, (str(shared), str(tmp_path / "absent")))
+    removed, left = remove_files_of(uid, (str(shared), str(tmp_path / "absent")))
+    assert left == []
     assert sorted(removed) == sorted(str(p) for p in owned)
     assert outside.read_text() == "keep" and (shared / "kept").exists() and (shared / "others").is_dir()
 
