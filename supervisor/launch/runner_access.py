@@ -7,7 +7,8 @@ permission bits count: every directory on the way needs x, the files need r
 (and x for what is executed).  A coldrun installed under /root (mode 0700)
 is the usual failure; it would show up only as runners dying with
 "Permission denied" after the first reboot, so ``coldrun check`` warns and a
-real ``coldrun start`` refuses before anything changes.  ACLs are not read.
+real ``coldrun start`` refuses before anything changes.  ACLs are not read:
+none names a fresh user, so the others bits (an ACL's "other" entry) decide.
 """
 
 from __future__ import annotations

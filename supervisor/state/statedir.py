@@ -22,7 +22,7 @@ from iteration_runners.protocol import document_bytes
 from supervisor.errors import ColdrunError
 from supervisor.experiment.model import Experiment, experiment_sha256, parse_experiment
 from supervisor.durable import fsync_dir, is_temp_name, write_atomic
-from supervisor.state import layout
+from supervisor.state import layout, posix_acl
 from supervisor.state.records import executions_dir
 from supervisor.state.schedule import Schedule
 
@@ -53,15 +53,40 @@ def _group_shared(gid: int, owner: int) -> bool:
     return any(pw.pw_gid == gid and pw.pw_uid != owner for pw in pwd.getpwall())
 
 
-def _writable_by_others(st: os.stat_result, *, allow_sticky: bool) -> str | None:
-    """'others' or 'group' when that class may create, rename or delete entries here."""
+def _writable_by_others(path: Path, st: os.stat_result, *, allow_sticky: bool,
+                        euid: int) -> tuple[str, str] | None:
+    """Who besides the owner, root and ``euid`` may create, rename or delete entries in directory ``path``,
+    and the setfacl command that stops an ACL letting them ('' for the mode bits):
+    ("others (mode 0777)", ""), ("user nobody (ACL)", "setfacl -x u:nobody")."""
     if allow_sticky and st.st_mode & stat.S_ISVTX:
         return None   # /tmp: others may add entries but not touch ours
+    mode = f"mode {stat.S_IMODE(st.st_mode):04o}"
     if st.st_mode & stat.S_IWOTH:
-        return "others"
+        return f"others ({mode})", ""
+    # With an ACL these are its mask's bits: they bound the owning group's too.
     if st.st_mode & stat.S_IWGRP and _group_shared(st.st_gid, st.st_uid):
-        return "group"
+        return f"group ({mode})", ""
+    try:
+        acl = posix_acl.access_acl(path) or []
+    except posix_acl.UnreadableAcl as e:
+        return f"whoever its ACL names (unreadable: {e})", "setfacl -b"
+    for uid in posix_acl.named_writers(acl, posix_acl.USER):
+        if uid not in (st.st_uid, 0, euid):
+            name = _entry_name(pwd.getpwuid, uid)
+            return f"user {name} (ACL)", f"setfacl -x u:{name}"
+    for gid in posix_acl.named_writers(acl, posix_acl.GROUP):
+        if _group_shared(gid, st.st_uid):
+            name = _entry_name(grp.getgrgid, gid)
+            return f"group {name} (ACL)", f"setfacl -x g:{name}"
     return None
+
+
+def _entry_name(lookup, ident: int) -> str:
+    """A user's or group's name as setfacl takes it: the number when it has none."""
+    try:
+        return lookup(ident)[0]
+    except KeyError:
+        return str(ident)
 
 
 def _owner_name(uid: int) -> str:
@@ -77,7 +102,8 @@ def location_problem(path: Path, euid: int | None = None) -> str | None:
     Rules: the state dir is owned by the invoking user and not writable by its
     group or others; every parent is owned by root or the invoking user and
     not writable by others, unless it has the sticky bit (/tmp); a symlink on the
-    way is owned by root or the invoking user.
+    way is owned by root or the invoking user.  "Writable" reads the mode bits
+    and the POSIX ACL (users and groups it names).
     """
     euid = os.geteuid() if euid is None else euid
     me = _owner_name(euid)
@@ -104,10 +130,10 @@ def location_problem(path: Path, euid: int | None = None) -> str | None:
         if st.st_uid != euid:
             return (f"{path}: state dir is owned by {_owner_name(st.st_uid)}, not {me}; only its owner may run "
                     f"an experiment in it: chown {me} {path}, or choose another --state-dir")
-        who = _writable_by_others(st, allow_sticky=False)
-        if who:
-            return (f"{path}: state dir is writable by {who} (mode {stat.S_IMODE(st.st_mode):04o}); "
-                    f"run chmod 700 {path}")
+        writer = _writable_by_others(real, st, allow_sticky=False, euid=euid)
+        if writer:
+            who, acl_fix = writer
+            return f"{path}: state dir is writable by {who}; run {'setfacl -b' if acl_fix else 'chmod 700'} {path}"
     for parent in real.parents:
         try:
             pst = os.stat(parent)
@@ -119,11 +145,12 @@ def location_problem(path: Path, euid: int | None = None) -> str | None:
             return (f"{path}: parent directory {parent} is owned by {_owner_name(pst.st_uid)}, who could replace "
                     f"the state dir; choose a --state-dir under a directory owned by {me} or root"
                     f"{' (e.g. /var/lib/coldrun/' + real.name + ')' if euid == 0 else ''}")
-        who = _writable_by_others(pst, allow_sticky=True)
-        if who:
-            return (f"{path}: parent directory {parent} is writable by {who} (mode "
-                    f"{stat.S_IMODE(pst.st_mode):04o}) without the sticky bit, so they could replace the state "
-                    f"dir; run chmod go-w {parent} or choose another --state-dir")
+        writer = _writable_by_others(parent, pst, allow_sticky=True, euid=euid)
+        if writer:
+            who, acl_fix = writer
+            return (f"{path}: parent directory {parent} is writable by {who} without the sticky bit, so they "
+                    f"could replace the state dir; run {acl_fix or 'chmod go-w'} {parent} or choose another "
+                    f"--state-dir")
     return None
 
 
