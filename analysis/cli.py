@@ -515,10 +515,27 @@ def run_diff(args: argparse.Namespace) -> int:
     return 0
 
 
+# The options that name a file or directory a command writes (a bool --json prints instead).
+OUTPUT_OPTIONS = ("output", "json", "html")
+
+
+def _refuse_state_dir_outputs(args: argparse.Namespace) -> None:
+    """Nothing but the supervisor writes into a state dir (contracts/state_dir.py): refused before any work."""
+    from contracts.state_dir import output_problem
+
+    for name in OUTPUT_OPTIONS:
+        value = getattr(args, name, None)
+        if isinstance(value, str) and value != "-":
+            problem = output_problem(value, "write it outside the state dir")
+            if problem:
+                raise AnalysisError(problem)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        _refuse_state_dir_outputs(args)
         return int(args.func(args) or 0)
     except AnalysisError as exc:
         print(f"{PROG}: error: {one_line(str(exc))}", file=sys.stderr)

@@ -22,6 +22,7 @@ from supervisor.experiment.krun_import import import_krun
 from supervisor.experiment.model import json_schema
 from supervisor.launch.runner_access import NOBODY_NAME, unprivileged_prefix
 from supervisor.platform_cli import add_platform_commands
+from supervisor.state.outputs import refuse_state_dir_output
 from supervisor.views.export import write_export
 from supervisor.views.status import report_exit_code, status_report
 from supervisor.views.status_text import status_json, status_text
@@ -126,6 +127,8 @@ def _cmd_build_java(args: argparse.Namespace) -> int:
             return 0
         if not args.directories:
             raise ColdrunError("build-java: give the directories of Java benchmark sources (or --classpath)")
+        for d in args.directories:     # javac writes the classes beside their sources
+            refuse_state_dir_output(d, "build the benchmarks in a directory outside it")
         builds = build_java_benchmarks([Path(d) for d in args.directories])
     except RunnerError as e:
         raise ColdrunError(str(e))
@@ -143,6 +146,7 @@ def _cmd_build_java(args: argparse.Namespace) -> int:
 def _cmd_import_krun(args: argparse.Namespace) -> int:
     config = Path(args.config)
     out = Path(args.output) if args.output else config.with_suffix(".toml")
+    refuse_state_dir_output(out, "write it outside the state dir, e.g. -o EXP.toml")
     if out.exists() and not args.force:
         raise ColdrunError(f"{out}: already exists; give another -o or --force to replace it")
     tr = import_krun(config, out, args.hostname)

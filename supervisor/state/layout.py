@@ -29,7 +29,9 @@ from __future__ import annotations
 
 import re
 
-SCHEDULE = "schedule"
+from contracts import state_dir
+
+SCHEDULE = state_dir.SCHEDULE
 EXPERIMENT = "experiment.toml"
 META = "meta.json"
 AUDIT = "audit.json"

@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Callable
 
 from contracts import state_view
+from contracts.state_dir import MAGIC   # the first line; it also tells a state dir from any directory
 from supervisor.errors import ColdrunError
 from supervisor.experiment.plan import JobSpec
 from supervisor.durable import write_atomic
@@ -119,7 +120,7 @@ def render_new(jobs: list[JobSpec], *, experiment_sha256: str, mode: str, order:
     if len(baselines) > TEMPERATURE_SLOTS:
         raise ColdrunError(f"{len(baselines)} temperature sensors, but the schedule has room for "
                            f"{TEMPERATURE_SLOTS}; report this as a coldrun bug")
-    out = ["coldrun-schedule", f"format_version={FORMAT_VERSION:04d}",
+    out = [MAGIC, f"format_version={FORMAT_VERSION:04d}",
            f"experiment_sha256={experiment_sha256}", f"mode={_pad(mode, 9)}",
            f"order={_pad(order, 11)}", f"seed={seed:020d}", f"status={_pad('running', 8)}",
            f"boots={0:08d}", f"mails_sent={0:04d}", f"temperature_slots={TEMPERATURE_SLOTS:03d}"]
@@ -188,8 +189,8 @@ class Schedule:
             return value
 
         _, magic = next_line() if data else (0, b"")
-        if magic != b"coldrun-schedule":
-            raise self._corrupt("missing 'coldrun-schedule' first line")
+        if magic != MAGIC.encode():
+            raise self._corrupt(f"missing {MAGIC!r} first line")
         version = int(field("format_version", r"\d{4}"))
         if version != FORMAT_VERSION:
             raise ScheduleCorrupt(f"{self.path}: schedule format {version} is not supported by this coldrun "

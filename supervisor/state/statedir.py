@@ -18,6 +18,7 @@ import stat
 import time
 from pathlib import Path
 
+from contracts.state_dir import enclosing_state_dir
 from iteration_runners.protocol import document_bytes
 from supervisor.errors import ColdrunError
 from supervisor.experiment.model import Experiment, experiment_sha256, parse_experiment
@@ -151,6 +152,10 @@ def location_problem(path: Path, euid: int | None = None) -> str | None:
             return (f"{path}: parent directory {parent} is writable by {who} without the sticky bit, so they "
                     f"could replace the state dir; run {acl_fix or 'chmod go-w'} {parent} or choose another "
                     f"--state-dir")
+    inside = enclosing_state_dir(real.parent)
+    if inside is not None:
+        return (f"{path}: lies inside the state dir {inside}, where only its own supervisor writes; choose "
+                f"another --state-dir")
     return None
 
 

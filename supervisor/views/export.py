@@ -31,6 +31,7 @@ from supervisor.errors import ColdrunError
 from supervisor.experiment.duet import record_sides, side_key
 from supervisor.experiment.model import experiment_sha256, parse_experiment
 from supervisor.state import layout
+from supervisor.state.outputs import refuse_state_dir_output
 from supervisor.state.records import list_attempts, read_record
 from supervisor.state.schedule import WITH_RECORD, JobLine, Schedule
 from supervisor.state.statedir import StateDir
@@ -123,6 +124,7 @@ def krun_results(state: StateDir) -> dict[str, Any]:
 
 
 def write_export(state_dir: str, fmt: str, output: str) -> tuple[int, Path]:
+    refuse_state_dir_output(output, "write it outside the state dir, e.g. -o results.json.bz2")
     state = StateDir(state_dir)
     altered = verify_records(state, state.schedule())
     if altered:
