@@ -1,4 +1,4 @@
-"""The `coldrun` command."""
+"""The `coldrun` command: its parser, and each command importing its machinery when it runs."""
 
 from __future__ import annotations
 
@@ -8,24 +8,11 @@ import json
 import sys
 from pathlib import Path
 
-from iteration_runners.java_benchmarks import build_java_benchmarks, runner_classpath
-from iteration_runners.languages import RunnerError, report_build
+# Only what the parser needs is imported here: a boot runs `coldrun resume`, and must not load the
+# Krun importer, the check's load machinery or the export (issue 36); each command imports its own.
 from supervisor import __version__
-from supervisor.boot.lifecycle import abort, continue_stopped, start
-from supervisor.boot.one_boot import boot
-from supervisor.boot.load_check import LOAD_TIMEOUT, check_loads
-from supervisor.boot.prepare import prepare
-from supervisor.boot.rehearsal import REHEARSAL_ITERATIONS, rehearsal_lines, rehearse
-from supervisor.durable import write_atomic
+from supervisor.boot.check_defaults import LOAD_TIMEOUT, REHEARSAL_ITERATIONS
 from supervisor.errors import ColdrunError
-from supervisor.experiment.krun_import import import_krun
-from supervisor.experiment.model import json_schema
-from supervisor.launch.runner_access import NOBODY_NAME, unprivileged_prefix
-from supervisor.platform_cli import add_platform_commands
-from supervisor.state.outputs import refuse_state_dir_output
-from supervisor.views.export import write_export
-from supervisor.views.status import report_exit_code, status_report
-from supervisor.views.status_text import status_json, status_text
 
 STATUS_EXIT_CODES = """exit status: 0 finished, every execution completed; 3 stopped on a fatal check; \
 6 finished with errored, timed-out or crashed executions; 7 aborted; 8 still running; \
@@ -50,6 +37,11 @@ def _positive(kind: type):
 def _cmd_check(args: argparse.Namespace) -> int:
     """Every problem at once, one line each; exit 1 when any: nothing start refuses, and no benchmark that
     cannot load (or, with --rehearse, run a few iterations), passes."""
+    from supervisor.boot.load_check import check_loads
+    from supervisor.boot.prepare import prepare
+    from supervisor.boot.rehearsal import rehearsal_lines, rehearse
+    from supervisor.launch.runner_access import NOBODY_NAME, unprivileged_prefix
+
     prep = prepare(args.experiment, as_benchmark_user=True)
     exp = prep.exp
     # As a real start runs benchmarks: as the benchmark user (its stand-in nobody) where there is one.
@@ -85,42 +77,62 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 
 def _cmd_start(args: argparse.Namespace) -> int:
+    from supervisor.boot.lifecycle import start
+
     state_dir = args.state_dir or f"{Path(args.experiment).stem}-state"
     return start(args.experiment, state_dir, simulate=args.simulate_reboots, debug=args.debug)
 
 
 def _cmd_resume(args: argparse.Namespace) -> int:
+    from supervisor.boot.lifecycle import continue_stopped
+    from supervisor.boot.one_boot import boot
+
     if args.continue_stopped:
         continue_stopped(args.state_dir)
     return boot(args.state_dir, debug=args.debug)
 
 
 def _cmd_status(args: argparse.Namespace) -> int:
+    from supervisor.views.status import report_exit_code, status_report
+    from supervisor.views.status_text import status_json, status_text
+
     report = status_report(args.state_dir)
     print(status_json(report) if args.json else status_text(report))
     return report_exit_code(report)
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
+    from supervisor.views.export import write_export
+
     n, out = write_export(args.state_dir, args.format, args.output)
     print(f"wrote {out} ({args.format}, {n} process executions)")
     return 0
 
 
 def _cmd_abort(args: argparse.Namespace) -> int:
+    from supervisor.boot.lifecycle import abort
+
     return abort(args.state_dir)
 
 
 def _cmd_schema(args: argparse.Namespace) -> int:
+    from supervisor.experiment.model import json_schema
+
     print(json.dumps(json_schema(), indent=2))
     return 0
 
 
 def _cmd_build_runners(args: argparse.Namespace) -> int:
+    from iteration_runners.languages import report_build
+
     return report_build(args.runners)
 
 
 def _cmd_build_java(args: argparse.Namespace) -> int:
+    from iteration_runners.java_benchmarks import build_java_benchmarks, runner_classpath
+    from iteration_runners.languages import RunnerError
+    from supervisor.state.outputs import refuse_state_dir_output
+
     try:
         if args.classpath:
             print(runner_classpath())
@@ -144,6 +156,10 @@ def _cmd_build_java(args: argparse.Namespace) -> int:
 
 
 def _cmd_import_krun(args: argparse.Namespace) -> int:
+    from supervisor.durable import write_atomic
+    from supervisor.experiment.krun_import import import_krun
+    from supervisor.state.outputs import refuse_state_dir_output
+
     config = Path(args.config)
     out = Path(args.output) if args.output else config.with_suffix(".toml")
     refuse_state_dir_output(out, "write it outside the state dir, e.g. -o EXP.toml")
@@ -264,6 +280,30 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_platform_commands(sub)     # coldrun platform show|check (read only)
     return p
+
+
+def _platform_command(name: str):
+    """``supervisor.platform_cli``'s command ``name``, imported when it runs."""
+    def run(args: argparse.Namespace) -> int:
+        from supervisor import platform_cli
+        return getattr(platform_cli, name)(args)
+    return run
+
+
+def add_platform_commands(subparsers) -> None:
+    p = subparsers.add_parser("platform", help="show or check the machine's benchmark settings (read only)")
+    sub = p.add_subparsers(dest="platform_command", required=True)
+    s = sub.add_parser("show", help="every control: current value, what the policy wants, what would change")
+    s.add_argument("--root", default="/", help="a copy of a machine's /sys, /proc, /boot, /etc (default /)")
+    s.add_argument("--os", choices=("linux", "openbsd"), default=None, help="default: this machine's OS")
+    s.add_argument("--json", action="store_true",
+                   help="print the machine facts and every control report as one JSON object")
+    s.set_defaults(func=_platform_command("cmd_show"))
+    c = sub.add_parser("check", help="exit 0 when the machine is ready for EXPERIMENT, else list each problem")
+    c.add_argument("experiment")
+    c.add_argument("--root", default="/", help="a copy of a machine's /sys, /proc, /boot, /etc (default /)")
+    c.add_argument("--os", choices=("linux", "openbsd"), default=None, help="default: this machine's OS")
+    c.set_defaults(func=_platform_command("cmd_check"))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -145,12 +145,12 @@ def _load_policy(path: str) -> PlatformPolicy:
     return exp.platform
 
 
-def _cmd_show(args: argparse.Namespace) -> int:
+def cmd_show(args: argparse.Namespace) -> int:
     show(PlatformPolicy(), args.root, args.os, as_json=args.json)
     return 0
 
 
-def _cmd_check(args: argparse.Namespace) -> int:
+def cmd_check(args: argparse.Namespace) -> int:
     policy = _load_policy(args.experiment)
     probs, changes = problems(policy, args.root, args.os)
     for c in changes:
@@ -162,19 +162,3 @@ def _cmd_check(args: argparse.Namespace) -> int:
         return 1
     print(f"{args.experiment}: platform ready")
     return 0
-
-
-def add_platform_commands(subparsers) -> None:
-    p = subparsers.add_parser("platform", help="show or check the machine's benchmark settings (read only)")
-    sub = p.add_subparsers(dest="platform_command", required=True)
-    s = sub.add_parser("show", help="every control: current value, what the policy wants, what would change")
-    s.add_argument("--root", default="/", help="a copy of a machine's /sys, /proc, /boot, /etc (default /)")
-    s.add_argument("--os", choices=("linux", "openbsd"), default=None, help="default: this machine's OS")
-    s.add_argument("--json", action="store_true",
-                   help="print the machine facts and every control report as one JSON object")
-    s.set_defaults(func=_cmd_show)
-    c = sub.add_parser("check", help="exit 0 when the machine is ready for EXPERIMENT, else list each problem")
-    c.add_argument("experiment")
-    c.add_argument("--root", default="/", help="a copy of a machine's /sys, /proc, /boot, /etc (default /)")
-    c.add_argument("--os", choices=("linux", "openbsd"), default=None, help="default: this machine's OS")
-    c.set_defaults(func=_cmd_check)

@@ -5,8 +5,9 @@ except here, for an experiment with a [stop] table, and only between
 executions (boot/run_length.py), never while a benchmark runs.  The modules
 are imported on first use, so other experiments and commands never load numpy.
 
-``Machine.run_length`` holds one of these (the seam); tests hand in one built
-on test doubles with the same API (tests/run_length_doubles.py).  What comes
+``Machine.seams["run_length"]`` may hold one of these (the seam; ``run_length_analysis``
+gives it, or the real one); tests hand in one built on test doubles with the same API
+(tests/run_length_doubles.py).  What comes
 out is plain data (dicts of numbers and strings), which the state dir keeps as
 JSON: the supervisor never holds an analysis type.
 """
@@ -40,6 +41,14 @@ def _plain(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
+
+
+SEAM = "run_length"     # its name among a Machine's (and a boot's) kind seams
+
+
+def run_length_analysis(seams: dict[str, Any]) -> RunLengthAnalysis:
+    """The analysis the seams hold (a test's double), else the real one."""
+    return seams.get(SEAM) or RunLengthAnalysis()
 
 
 class RunLengthAnalysis:

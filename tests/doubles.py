@@ -68,7 +68,7 @@ class FakeMachine(Machine):
                  run_length: Any = None):
         super().__init__(root=root, commands=commands or RecordingCommands(), clock=clock or FakeClock())
         if run_length is not None:      # tests/run_length_doubles.py: [stop]'s analysis without numpy
-            self.run_length = run_length
+            self.seams["run_length"] = run_length
         self.double = double
         self.modes: list[str] = []
 

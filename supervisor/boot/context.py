@@ -9,7 +9,6 @@ from typing import Any, Callable
 from supervisor.cpulist import process_cpus
 from supervisor.experiment.model import Experiment
 from supervisor.platforms.base import Platform
-from supervisor.run_length_analysis import RunLengthAnalysis
 from supervisor.state.schedule import Schedule
 from supervisor.state.statedir import StateDir
 
@@ -21,6 +20,6 @@ class Boot:
     exp: Experiment
     log: Any
     platform: Platform      # everything done to the machine goes through it
-    run_length: RunLengthAnalysis = field(default_factory=RunLengthAnalysis)   # [stop]'s numerics (Machine's)
+    seams: dict[str, Any] = field(default_factory=dict)   # a kind's own seams (Machine's), by name
     cpus: Callable[[], list[int]] = field(default=process_cpus)   # Machine.cpus for this mode and policy
     kind: Any = None        # the experiment's kind (boot/kinds): what differs between plain, [stop], [duet], [screening]

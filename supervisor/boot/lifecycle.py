@@ -17,7 +17,7 @@ from pathlib import Path
 
 from supervisor.boot.context import Boot
 from supervisor.boot.key_files import record_at_start
-from supervisor.boot.prepare import prepare, refuse_problems
+from supervisor.boot.kinds import kind_for
 from supervisor.boot.reconcile import reconcile
 from supervisor.durable import write_atomic
 from supervisor.errors import ColdrunError
@@ -25,7 +25,6 @@ from supervisor.eventlog import make_logger
 from supervisor.experiment.model import experiment_sha256
 from supervisor.platforms.factory import HARDWARE, SIMULATED, Machine
 from supervisor.state.outcome import EXIT_STOPPED, failures, standing_code
-from supervisor.state.run_length import load_decisions, unconverged
 from supervisor.state.schedule import MailCounter, Schedule, render_new
 from supervisor.state import layout
 from supervisor.state.statedir import AlreadyRunning, StateDir
@@ -37,13 +36,15 @@ def start(experiment_file: str, state_dir: str, *, simulate: bool, machine: Mach
 
     ``debug`` makes runners write a line per iteration to stderr, for every boot.
     """
+    from supervisor.boot.prepare import prepare, refuse_problems   # start's alone: a boot never prepares
+
     mode = SIMULATED if simulate else HARDWARE
     machine = machine or Machine()
     machine.require_privileges(mode)
     machine.refuse_volatile_state_dir(mode, state_dir)    # before anything is written or changed
     as_user = machine.runs_as_benchmark_user(mode)
     prep = prepare(experiment_file, random_seed=secrets.randbelow(10 ** 12), as_benchmark_user=as_user,
-                   run_length=machine.run_length, machine=machine, simulate=simulate)
+                   machine=machine, simulate=simulate)
     # The runner will run as a fresh unprivileged user: refuse now rather than after the first reboot.
     refuse_problems(prep, as_benchmark_user=as_user)
     state = StateDir(state_dir)
@@ -126,9 +127,8 @@ def _wind_down(ctx: Boot, subject: str, body: str, *, ended: bool = True) -> Non
 def finish(ctx: Boot) -> int:
     """Nothing outstanding: wind down; exit non-zero when executions failed or [stop] keys missed their
     target (state/outcome.py)."""
-    missed = unconverged(load_decisions(ctx.state.path))
-    line = summary_line(ctx.schedule) + (f"; {len(missed)} key(s) stopped at max_executions without reaching "
-                                         f"the run-length target ({', '.join(missed)})" if missed else "")
+    missed = ctx.kind.short_of_target(ctx.state.path)
+    line = summary_line(ctx.schedule) + (f"; {ctx.kind.short_of_target_text(missed)}" if missed else "")
     failed = (f" Failed executions, each with its reason: coldrun status {ctx.state.path}."
               if failures(ctx.schedule) else "")
     _wind_down(ctx, f"finished {ctx.exp.name}", f"coldrun finished: {line}.{failed} Results: coldrun "
@@ -199,8 +199,8 @@ def _abort_locked(state: StateDir, machine: Machine, stderr) -> int:
         return 0
     exp, _ = state.experiment(schedule, check_source=False)
     log = make_logger(state.log_path, stderr)
-    ctx = Boot(state, schedule, exp, log, machine.platform(schedule.mode, exp, state.path, log))
-    reconcile(state, schedule, exp, log, ctx.platform)
+    ctx = Boot(state, schedule, exp, log, machine.platform(schedule.mode, exp, state.path, log), kind=kind_for(exp))
+    reconcile(ctx)
     _wind_down(ctx, f"aborted {exp.name}", f"coldrun experiment aborted: {summary_line(schedule)}")
     schedule.set_status("aborted")
     log.info("experiment aborted", summary=summary_line(schedule))

@@ -21,7 +21,7 @@ from supervisor.boot.trial_run import run_trial, shown_file
 from supervisor.experiment.model import KRUN_EXTERNAL_RUNNER, Experiment
 from supervisor.launch.runner_command import EXTERNAL_RUNNER
 
-LOAD_TIMEOUT = 60.0     # seconds one load may take (a JVM starts in ~1 s; module-level set-up may take longer)
+from supervisor.boot.check_defaults import LOAD_TIMEOUT
 
 
 @dataclass(frozen=True)

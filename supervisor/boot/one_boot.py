@@ -75,7 +75,7 @@ def _boot_locked(state: StateDir, machine: Machine, stderr) -> int:
     log = make_logger(state.log_path, stderr)
     if schedule.status == "finished":
         log.info("experiment already finished; nothing to do")
-        return exit_code(schedule, state.path)
+        return exit_code(schedule, len(kind_for(exp).short_of_target(state.path)))
     if schedule.status == "aborted":
         raise ColdrunError(f"{state.path}: experiment was aborted; start a new one")
     if schedule.status == "stopped":
@@ -85,7 +85,7 @@ def _boot_locked(state: StateDir, machine: Machine, stderr) -> int:
     boot_no = schedule.boots + 1
     schedule.set_boots(boot_no)
     log = log.bind(boot=boot_no)
-    ctx = Boot(state, schedule, exp, log, machine.platform(schedule.mode, exp, state.path, log), machine.run_length,
+    ctx = Boot(state, schedule, exp, log, machine.platform(schedule.mode, exp, state.path, log), machine.seams,
                lambda: machine.cpus(schedule.mode, exp.platform), kind_for(exp))
     log.info("boot", state_dir=str(state.path), mode=schedule.mode, debug=state.debug())
     # From here every ending leaves the experiment running with this supervisor (a reboot next), finished, or
@@ -123,7 +123,7 @@ def _stop_cut_short(ctx: Boot, reason: str) -> int:
     rerun.crashed), then the stop path."""
     with interrupts.stopping_signals_ignored():
         try:
-            reconcile(ctx.state, ctx.schedule, ctx.exp, ctx.log, ctx.platform)
+            reconcile(ctx)
         except ColdrunError as e:     # e.g. what cut the boot short: the next boot after --continue tries again
             ctx.log.warning("could not settle the job in flight", problem=str(e))
         return stop(ctx, reason)
@@ -134,7 +134,7 @@ def _boot_steps(ctx: Boot, machine: Machine, text: bytes, began: float) -> int:
     boot_no = schedule.boots
     pause_point("after-boot-count", boot_no)
 
-    reconcile(state, schedule, exp, log, ctx.platform)
+    reconcile(ctx)
     edited = state.source_change(text)
     if edited:
         return stop(ctx, edited)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from supervisor.errors import ColdrunError
 from supervisor.boot.kinds import Plain, kind_for
+from supervisor.boot.kinds.plain import Readying
 from supervisor.experiment.duet import pair_sides
 from supervisor.experiment.model import Experiment, load_experiment
 from supervisor.experiment.plan import JobSpec
@@ -23,7 +24,6 @@ from supervisor.launch.runner_access import unreachable_by_key, unreachable_line
 from supervisor.launch.runner_command import file_problems
 from supervisor.launch.runner_probe import probe_failures
 from supervisor.platforms.factory import Machine
-from supervisor.run_length_analysis import RunLengthAnalysis
 
 
 @dataclass
@@ -46,17 +46,15 @@ class Prepared:
 
 
 def prepare(experiment_file: str, *, random_seed: int | None = None,
-            as_benchmark_user: bool = False, run_length: RunLengthAnalysis | None = None,
+            as_benchmark_user: bool = False,
             machine: Machine | None = None, simulate: bool = False) -> Prepared:
     """Everything a start needs to know before it changes anything; ColdrunError for bad input.
 
     ``random_seed`` is used for order = "random" when the file names no seed
     (start draws one; check shows seed 0).  ``as_benchmark_user``: runners will
     run as the policy's fresh benchmark user (a real start), so probe them so.
-    ``run_length``: the analysis a [stop] experiment needs between executions
-    (Machine.run_length); refused here when it cannot be imported.  ``machine`` and
-    ``simulate``: the CPUs a [duet] experiment's pairs may use (Machine.cpus; refused without
-    two), and where a [screening] experiment's levels must be settable and verifiable.
+    ``machine`` and ``simulate``: what the experiment's kind needs of the machine before
+    anything starts (``Plain.get_ready``), e.g. the CPUs a [duet] experiment's pairs may use.
     """
     exp, text = load_experiment(experiment_file)
     kind = kind_for(exp)
@@ -64,7 +62,7 @@ def prepare(experiment_file: str, *, random_seed: int | None = None,
         seed = exp.seed
     else:
         seed = random_seed if kind.draws_seed() and random_seed is not None else 0
-    kind.get_ready(experiment_file, machine or Machine(), simulate=simulate, run_length=run_length, seed=seed)
+    kind.get_ready(Readying(experiment_file, machine or Machine(), simulate, seed))
     exp_dir = Path(experiment_file).absolute().parent
     jobs = kind.plan(seed)
     run_keys = sorted({key for j in jobs if not j.skipped for key in pair_sides(j.key) or (j.key,)})

@@ -5,8 +5,8 @@
 - half-written record temp files are removed (they never count);
 - a runner left running by a killed supervisor (simulated reboots) is killed,
   if its pid still has the start time runner.json recorded, and its cgroup emptied
-  (a pair execution: both runners, and its duet barrier removed); then the
-  benchmark user that run had (the state dir's marker names it) is deleted;
+  (a pair execution: both runners; and what the kind leaves, e.g. its duet
+  barrier: ``remove_cut_leftovers``); then the benchmark user that run had (the state dir's marker names it) is deleted;
 - a job marked running whose record exists takes the record's outcome
   (the cut fell between record and flag); a pair job needs both sides' records:
   a lone half is removed and the attempt counts as crashed;
@@ -17,21 +17,17 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from supervisor.experiment.model import Experiment
-from supervisor.launch.duet_barrier import remove_barrier
+from supervisor.boot.context import Boot
 from supervisor.launch.process import kill_orphan
-from supervisor.platforms.base import Platform
 from supervisor.state.records import attempt_paths, read_record, remove_temp_files
-from supervisor.state.schedule import CRASHED, OUTSTANDING, RUNNING, Schedule
-from supervisor.state.statedir import StateDir
+from supervisor.state.schedule import CRASHED, OUTSTANDING, RUNNING
 from supervisor.boot.crash_points import pause_point
 
 
 
-def reconcile(state: StateDir, schedule: Schedule, exp: Experiment, log: Any, platform: Platform) -> list[str]:
+def reconcile(ctx: Boot) -> list[str]:
     """Apply the rules above; returns one line per change (also logged)."""
+    state, schedule, exp, log, platform = ctx.state, ctx.schedule, ctx.exp, ctx.log, ctx.platform
     changes: list[str] = []
 
     def note(line: str) -> None:   # logged at once: a cut may follow any change
@@ -48,11 +44,10 @@ def reconcile(state: StateDir, schedule: Schedule, exp: Experiment, log: Any, pl
     for orphan in orphans:       # a pair execution leaves two
         what = kill_orphan(int(orphan["pid"]), orphan.get("create_time"), orphan.get("cgroup"))
         note(f"{what} (runner left by the previous boot)")
-    barrier = state.barrier_in_flight()
-    if barrier:
-        note(f"removed the duet barrier {barrier} (left by the previous boot)" if remove_barrier(barrier)
-             else f"could not remove the duet barrier {barrier} left by the previous boot")
-    if orphans or barrier:
+    kind_leftovers = ctx.kind.remove_cut_leftovers(state)
+    for line in kind_leftovers:
+        note(line)
+    if orphans or kind_leftovers:
         state.clear_runner()
     for line in platform.remove_leftover_launch():
         note(line)

@@ -21,7 +21,7 @@ from supervisor.boot.trial_run import Trial, run_trial, shown_file
 from supervisor.experiment.duet import pair_sides
 from supervisor.experiment.quantities import format_duration
 
-REHEARSAL_ITERATIONS = 5     # in-process iterations each key's rehearsal execution runs
+from supervisor.boot.check_defaults import REHEARSAL_ITERATIONS
 REHEARSAL_TIMEOUT = 600.0    # seconds one rehearsal execution may take when the experiment sets no timeout
 
 

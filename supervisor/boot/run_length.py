@@ -5,7 +5,7 @@ next job is chosen: after the last execution's record and flag, never while a
 benchmark runs.  For every key with no outstanding job it
 
 1. takes the key's decision from run_length.json when that was made from the
-   key's finished executions, else analyses them (``Boot.run_length``: Pilot's
+   key's finished executions, else analyses them (``run_length_analysis``: Pilot's
    stopping rule, or WPS) and writes the decision durably;
 2. unless the key is done, appends its next job with the iteration count or
    param the decision chose (Schedule.append).
@@ -30,6 +30,7 @@ from supervisor.boot.crash_points import pause_point
 from supervisor.errors import ColdrunError
 from supervisor.experiment.plan import JobSpec
 from supervisor.state.records import read_record, record_path
+from supervisor.run_length_analysis import run_length_analysis
 from supervisor.state.run_length import load_decisions, save_decisions
 from supervisor.state.schedule import COMPLETED, OUTSTANDING, RUNNING, SKIPPED, JobLine
 
@@ -100,7 +101,7 @@ def _seconds(ctx: Boot, job: JobLine) -> list[float]:
 
 def _decide_pilot(ctx: Boot, jobs: list[JobLine], previous: dict[str, Any]) -> dict[str, Any]:
     """Pilot's stopping rule over the executions' steady-state means (analysis.pilot.stopping)."""
-    stop, analysis = ctx.exp.stop, ctx.run_length
+    stop, analysis = ctx.exp.stop, run_length_analysis(ctx.seams)
     target = analysis.target(stop)
     known = previous.get("estimates", {})
     estimates = {str(j.index): known.get(str(j.index)) or analysis.execution_estimate(_seconds(ctx, j), target)
@@ -121,7 +122,7 @@ def _decide_pilot(ctx: Boot, jobs: list[JobLine], previous: dict[str, Any]) -> d
 def _decide_wps(ctx: Boot, jobs: list[JobLine], previous: dict[str, Any]) -> dict[str, Any]:
     """WPS: fit t = alpha + param / v over the completed executions (mean seconds per iteration against param),
     stop when v's CI is narrow enough, else choose the next param with Pilot's slice schedule."""
-    stop, analysis = ctx.exp.stop, ctx.run_length
+    stop, analysis = ctx.exp.stop, run_length_analysis(ctx.seams)
     wps = stop.wps
     points = []
     for job in jobs:

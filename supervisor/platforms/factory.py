@@ -24,13 +24,8 @@ from supervisor.experiment.platform_policy import PlatformPolicy
 from supervisor.platforms import active_marker, boot_service
 from supervisor.platforms.base import Platform
 from supervisor.platforms.kept_state import undo_log
-from supervisor.platforms.linux import LinuxPlatform
 from supervisor.platforms.linux_topology import benchmark_cpus, one_kind
-from supervisor.platforms.openbsd import OpenBSDPlatform
-from supervisor.platforms.simulated import SimulatedPlatform
 from supervisor.platforms.undo_replay import restore_undo_log
-from supervisor.platforms.volatile import lost_at_boot
-from supervisor.run_length_analysis import RunLengthAnalysis
 from supervisor.system import Clock, Commands, RealClock, RealCommands, SystemRoot
 
 SIMULATED, HARDWARE = "simulated", "hardware"     # the schedule's mode field
@@ -50,11 +45,15 @@ def detect_platform_name() -> str:
 
 def make_platform(name: str, policy: PlatformPolicy, state_dir: Path, *, root: SystemRoot,
                   commands: Commands, clock: Clock, log, waits: Waits | None = None) -> Platform:
+    # Each platform's module is imported when chosen: a boot loads its own OS's, not the other's.
     if name == "simulated":
+        from supervisor.platforms.simulated import SimulatedPlatform
         return SimulatedPlatform(policy, state_dir, root=root, commands=commands, clock=clock, log=log)
     if name == "linux":
+        from supervisor.platforms.linux import LinuxPlatform
         return LinuxPlatform(policy, state_dir, root=root, commands=commands, clock=clock, log=log, waits=waits)
     if name == "openbsd":
+        from supervisor.platforms.openbsd import OpenBSDPlatform
         return OpenBSDPlatform(policy, state_dir, root=root, commands=commands, clock=clock, log=log, waits=waits)
     raise ColdrunError(f"unknown platform {name!r}; expected one of {', '.join(PLATFORM_NAMES)}")
 
@@ -73,8 +72,8 @@ class Machine:
     root: SystemRoot = field(default_factory=lambda: SystemRoot("/"))
     commands: Commands = field(default_factory=RealCommands)
     clock: Clock = field(default_factory=RealClock)
-    # Pilot's run-length numerics for [stop] experiments, between executions (imported on first use).
-    run_length: RunLengthAnalysis = field(default_factory=RunLengthAnalysis)
+    # A kind's own seams, by name (a [stop] experiment's run-length analysis): tests hand in doubles.
+    seams: dict[str, Any] = field(default_factory=dict)
     # This process's CPUs; tests hand in one to see a single-CPU machine refused.
     affinity: Callable[[], list[int]] = field(default=process_cpus)
 
@@ -97,6 +96,7 @@ class Machine:
     def refuse_volatile_state_dir(self, mode: str, state_dir: str | Path) -> None:
         """A state dir must outlive the reboots of a real run: not on tmpfs, not where the boot empties it."""
         if mode == HARDWARE:
+            from supervisor.platforms.volatile import lost_at_boot   # start's alone
             problem = lost_at_boot(self.root, Path(state_dir).absolute())
             if problem:
                 raise ColdrunError(problem)

@@ -14,9 +14,6 @@ schedule, 5 another supervisor holds the state dir's lock.
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from supervisor.state.run_length import load_decisions, unconverged
 from supervisor.state.schedule import Schedule
 
 EXIT_CLEAN = 0
@@ -35,9 +32,10 @@ def failures(schedule: Schedule) -> int:
     return sum(counts[k] for k in FAILED_STATES)
 
 
-def exit_code(schedule: Schedule, state_dir: Path) -> int:
-    """The code for the experiment's current standing (see the table above)."""
-    return standing_code(schedule.status, failures(schedule), len(unconverged(load_decisions(state_dir))))
+def exit_code(schedule: Schedule, short_of_target: int) -> int:
+    """The code for the experiment's current standing (see the table above); ``short_of_target``: keys that
+    ended short of their target (the kind's ``short_of_target``)."""
+    return standing_code(schedule.status, failures(schedule), short_of_target)
 
 
 def standing_code(status: str, failed: int, unconverged_keys: int = 0) -> int:

@@ -1,6 +1,6 @@
 """[stop] in-process: keys grow by appended jobs until their target or max_executions (analysis doubles).
 
-The analysis is tests/run_length_doubles.py, handed in through Machine.run_length:
+The analysis is tests/run_length_doubles.py, handed in through Machine.seams["run_length"]:
 these tests check the supervisor's side (decide between executions, append,
 carry iterations and params on the job, stop, say why), not Pilot's numbers.
 """
@@ -16,6 +16,7 @@ from cycle_helpers import ScriptedPlatform, boot_quiet, experiment, run_to_end, 
 from run_length_doubles import FakeStopping, FakeWps, double_analysis
 from supervisor.boot.lifecycle import start
 from supervisor.boot.prepare import prepare
+from supervisor.platforms.factory import Machine
 from supervisor.errors import ColdrunError
 from supervisor.run_length_analysis import RunLengthAnalysis
 from supervisor.views.export import native_bundle
@@ -180,7 +181,7 @@ def test_check_and_start_refuse_without_the_analysis_extra(tmp_path):
     exp = experiment(tmp_path, {"a": "flat"}, executions=None, extra=STOP)
     missing = RunLengthAnalysis(stopping=FakeStopping(), wps=FakeWps(), required=("numpy", "coldrun_no_such_mod"))
     with pytest.raises(ColdrunError) as e:
-        prepare(str(exp), run_length=missing)
+        prepare(str(exp), machine=Machine(seams={"run_length": missing}))
     line = str(e.value)
     assert "\n" not in line and line.startswith(f"{exp}: stop: needs coldrun's analysis extra")
     assert "coldrun_no_such_mod" in line and "pip install 'coldrun[analysis]'" in line
@@ -191,7 +192,7 @@ def test_check_and_start_refuse_without_the_analysis_extra(tmp_path):
     assert not (state / "schedule").exists()
     # an experiment without [stop] never asks
     plain = experiment(tmp_path / "plain", {"a": "flat"})
-    assert prepare(str(plain), run_length=missing).exp.stop is None
+    assert prepare(str(plain), machine=Machine(seams={"run_length": missing})).exp.stop is None
 
 
 def test_status_shows_progress_and_revised_eta(tmp_path):

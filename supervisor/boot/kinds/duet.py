@@ -10,9 +10,10 @@ from typing import Any
 from contracts.status_report import PairProgress
 from supervisor.boot.context import Boot
 from supervisor.boot.execution import JobRun
-from supervisor.boot.kinds.plain import Plain
+from supervisor.boot.kinds.plain import Plain, Readying
 from supervisor.boot.pair_execution import PairRun
 from supervisor.errors import ColdrunError
+from supervisor.launch.duet_barrier import remove_barrier
 from supervisor.experiment.duet import OneCpu, pair_cpus, pair_key, pair_sides
 from supervisor.platforms.factory import HARDWARE, SIMULATED
 from supervisor.state.outcome import FAILED_STATES
@@ -26,11 +27,19 @@ class Duet(Plain):
     def draws_seed(self) -> bool:
         return True     # each pair execution's start order (AB/BA) and CPU assignment are drawn from the seed
 
-    def get_ready(self, experiment_file: str, machine: Any, *, simulate: bool, run_length: Any, seed: int) -> None:
+    def get_ready(self, ready: Readying) -> None:
+        mode = SIMULATED if ready.simulate else HARDWARE
         try:
-            self.cpus = pair_cpus(self.exp.duet, machine.cpus(SIMULATED if simulate else HARDWARE, self.exp.platform))
+            self.cpus = pair_cpus(self.exp.duet, ready.machine.cpus(mode, self.exp.platform))
         except OneCpu as e:
-            raise ColdrunError(f"{experiment_file}: {e}")
+            raise ColdrunError(f"{ready.experiment_file}: {e}")
+
+    def remove_cut_leftovers(self, state: Any) -> list[str]:
+        barrier = state.barrier_in_flight()
+        if not barrier:
+            return []
+        return [f"removed the duet barrier {barrier} (left by the previous boot)" if remove_barrier(barrier)
+                else f"could not remove the duet barrier {barrier} left by the previous boot"]
 
     def keys(self) -> list[str]:
         return [pair_key(p.a, p.b) for p in self.exp.duet.pairs]

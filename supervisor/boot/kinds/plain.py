@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import random
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,15 @@ from supervisor.state.schedule import JobLine, Schedule
 SHOWN_JOBS = 24    # check lists at most this many jobs unless --all
 
 
+@dataclass(frozen=True)
+class Readying:
+    """What a kind may ask of the machine before a start or check changes anything (``get_ready``)."""
+    experiment_file: str
+    machine: Any            # platforms.factory.Machine: its CPUs, its commands, a kind's seams
+    simulate: bool
+    seed: int
+
+
 class Plain:
     name = "plain"
 
@@ -42,7 +52,20 @@ class Plain:
         """Does the order need a seed (drawn at start when the file names none)?"""
         return self.exp.order == "random"
 
-    def get_ready(self, experiment_file: str, machine: Any, *, simulate: bool, run_length: Any, seed: int) -> None:
+    def remove_cut_leftovers(self, state: Any) -> list[str]:
+        """At reconciliation, after a cut's runners are killed: remove what else this kind's execution in
+        flight left (``state``: the StateDir); one line each."""
+        return []
+
+    def short_of_target(self, state_path: Path) -> list[str]:
+        """The keys that ended short of a target the experiment set (the exit status 9 counts them)."""
+        return []
+
+    def short_of_target_text(self, keys: list[str]) -> str:
+        """What the finishing summary says of them."""
+        return f"{len(keys)} key(s) ended short of their target ({', '.join(keys)})"
+
+    def get_ready(self, ready: Readying) -> None:
         """What this kind needs of the machine before anything starts; ColdrunError naming the file if not."""
 
     def keys(self) -> list[str]:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from supervisor.boot.context import Boot
-from supervisor.boot.kinds.plain import JobRun, Plain
+from supervisor.boot.kinds.plain import JobRun, Plain, Readying
 from supervisor.boot.screening import levels_for_job, switch_ahead
 from supervisor.boot.screening_check import level_problems
 from supervisor.errors import ColdrunError
@@ -35,14 +35,14 @@ class Screening(Plain):
     def draws_seed(self) -> bool:
         return True     # the run order within each batch is drawn from the seed
 
-    def get_ready(self, experiment_file: str, machine: Any, *, simulate: bool, run_length: Any, seed: int) -> None:
+    def get_ready(self, ready: Readying) -> None:
         try:
-            self.design(seed)
-            problems = level_problems(self.exp, machine, simulate=simulate)
+            self.design(ready.seed)
+            problems = level_problems(self.exp, ready.machine, simulate=ready.simulate)
         except ColdrunError as e:
-            raise ColdrunError(f"{experiment_file}: {e}") from None
+            raise ColdrunError(f"{ready.experiment_file}: {e}") from None
         if problems:
-            raise ColdrunError("\n".join(f"{experiment_file}: {line}" for line in problems))
+            raise ColdrunError("\n".join(f"{ready.experiment_file}: {line}" for line in problems))
 
     def plan(self, seed: int | None) -> list[JobSpec]:
         """The design's runs (key, iterations, param, in order) as jobs, each key's pexecs numbered in order."""

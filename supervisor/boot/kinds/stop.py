@@ -8,22 +8,29 @@ from pathlib import Path
 from typing import Any
 
 from supervisor.boot.context import Boot
-from supervisor.boot.kinds.plain import Plain
+from supervisor.boot.kinds.plain import Plain, Readying
 from supervisor.boot.run_length import settle_run_length
 from supervisor.errors import ColdrunError
 from supervisor.experiment.model import VM
-from supervisor.run_length_analysis import RunLengthAnalysis
-from supervisor.state.run_length import load_decisions, expected_jobs, run_length_progress, target_text
+from supervisor.run_length_analysis import run_length_analysis
+from supervisor.state.run_length import load_decisions, expected_jobs, run_length_progress, target_text, unconverged
 from supervisor.state.schedule import Schedule
 
 
 class RunLength(Plain):
     name = "stop"
 
-    def get_ready(self, experiment_file: str, machine: Any, *, simulate: bool, run_length: Any, seed: int) -> None:
-        missing = (run_length or RunLengthAnalysis()).unavailable()
+    def short_of_target(self, state_path: Path) -> list[str]:
+        return unconverged(load_decisions(state_path))
+
+    def short_of_target_text(self, keys: list[str]) -> str:
+        return (f"{len(keys)} key(s) stopped at max_executions without reaching the run-length target "
+                f"({', '.join(keys)})")
+
+    def get_ready(self, ready: Readying) -> None:
+        missing = run_length_analysis(ready.machine.seams).unavailable()
         if missing:
-            raise ColdrunError(f"{experiment_file}: stop: {missing}")
+            raise ColdrunError(f"{ready.experiment_file}: stop: {missing}")
 
     def first_executions(self) -> int:
         # WPS: one, since each next param depends on the last execution's duration.

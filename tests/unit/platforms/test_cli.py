@@ -4,18 +4,16 @@ import os
 
 import pytest
 
-from supervisor.platform_cli import add_platform_commands, problems, show
+from supervisor.cli import add_platform_commands
+from supervisor.platform_cli import problems, show
 from supervisor.experiment.platform_policy import PlatformPolicy
 
 from platform_helpers import EXPERIMENT, ROOTS, tree_digest
-
-
 
 def parser():
     p = argparse.ArgumentParser()
     add_platform_commands(p.add_subparsers(dest="command"))
     return p
-
 
 def run(argv, capsys):
     args = parser().parse_args(argv)

@@ -17,7 +17,8 @@ from pydantic import ValidationError
 
 from supervisor.errors import PlatformError
 from supervisor.platforms.undo_replay import restore_undo_log
-from supervisor.platform_cli import add_platform_commands, show
+from supervisor.cli import add_platform_commands
+from supervisor.platform_cli import show
 from supervisor.platforms.linux_controls import PARANOID, read_counter_facts
 from supervisor.experiment.platform_policy import PlatformPolicy
 from supervisor.system import SystemRoot

@@ -14,7 +14,7 @@ import pytest
 
 from cycle_helpers import experiment, start_quiet
 from execution_records import make_record
-from supervisor import cli
+from iteration_runners import java_benchmarks
 from supervisor.cli import main
 from contracts.state_dir import enclosing_state_dir
 from supervisor.state.records import write_record
@@ -120,7 +120,7 @@ def test_build_java_in_the_state_dir_is_refused(state, capsys, monkeypatch):
         for d in directories:
             (d / "nbody.class").write_bytes(b"\xca\xfe")
         return []
-    monkeypatch.setattr(cli, "build_java_benchmarks", javac)
+    monkeypatch.setattr(java_benchmarks, "build_java_benchmarks", javac)
     refused(state, ["build-java", str(sources)], str(sources),
             "build the benchmarks in a directory outside it", capsys)
 
