@@ -38,7 +38,7 @@ from bench_lang_overhead import TOOLS, benchmark_path, c_floor_ns, parse_args, r
 from iteration_runners import languages, runner_command
 from iteration_runners.protocol import parse_document
 from libkruntime import _kruntime
-from supervisor.experiment.duet import DEFAULT_SPIN_US
+from supervisor.kinds.duet.table import DEFAULT_SPIN_US
 
 BARRIER = f"/coldrun-bench-duet-{os.getpid()}"
 # (row label, runner, drop this env var): Ruby without its extension is the Fiddle path.

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from supervisor.run_length_analysis import RunLengthAnalysis
+from supervisor.kinds.stop.analysis import RunLengthAnalysis
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ POINTS = (
     "after-record",        # record written (a pair's both), flag not updated
     "after-flag",          # flag updated, not yet rebooted
     "before-finish",       # nothing outstanding, finish not done
-    # [stop] run length (boot/run_length.py, state/schedule.py Schedule.append):
+    # [stop] run length (kinds/stop/decisions.py, state/schedule.py Schedule.append):
     "after-decision",      # a key's decision written to run_length.json, its next job not appended
     "append-intent",       # append_end announced, no job line written
     "append-half-written", # half of the new job lines written (a torn line)

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from supervisor.durable import write_atomic
 from supervisor.errors import ColdrunError
-from supervisor.experiment.duet import pair_sides
+from contracts.keys import pair_sides
 from supervisor.experiment.model import Experiment
 from supervisor.launch.runner_command import benchmark_path, runner_launch
 from supervisor.state import layout

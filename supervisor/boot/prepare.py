@@ -16,7 +16,7 @@ from pathlib import Path
 from supervisor.errors import ColdrunError
 from supervisor.boot.kinds import Plain, kind_for
 from supervisor.boot.kinds.plain import Readying
-from supervisor.experiment.duet import pair_sides
+from contracts.keys import pair_sides
 from supervisor.experiment.model import Experiment, load_experiment
 from supervisor.experiment.plan import JobSpec
 from supervisor.boot.user_commands import command_problems

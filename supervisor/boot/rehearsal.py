@@ -18,11 +18,15 @@ from dataclasses import dataclass
 
 from supervisor.boot.prepare import Prepared
 from supervisor.boot.trial_run import Trial, run_trial, shown_file
-from supervisor.experiment.duet import pair_sides
+from contracts.keys import pair_sides
 from supervisor.experiment.quantities import format_duration
 
 from supervisor.boot.check_defaults import REHEARSAL_ITERATIONS
 REHEARSAL_TIMEOUT = 600.0    # seconds one rehearsal execution may take when the experiment sets no timeout
+# The paper's (warmup_stats') equivalence delta and the share of an iteration it can resolve: copies of
+# analysis.classify.PAPER_DELTA and RESOLVABLE_SHARE (the supervisor does not import analysis).
+PAPER_DELTA_SECONDS = 0.001
+RESOLVABLE_SHARE = 0.01
 
 
 @dataclass(frozen=True)
@@ -66,14 +70,26 @@ def _eta(prep: Prepared, trials: list[Trial]) -> tuple[float, int]:
     return total, counted
 
 
+def delta_note(per_iteration: float | None) -> str | None:
+    """Under a key's ok line when its iterations are shorter than the paper's 1 ms delta can resolve."""
+    if not per_iteration or per_iteration * RESOLVABLE_SHARE >= PAPER_DELTA_SECONDS:
+        return None
+    unseen = float(f"{PAPER_DELTA_SECONDS / per_iteration * 100:.2g}")
+    return (f"    note: under what warmup_stats' --delta {PAPER_DELTA_SECONDS:g} s can resolve (changes below "
+            f"~{unseen:g}% go unseen); coldrun-analyze's default relative rule sees them, or raise the param")
+
+
 def rehearsal_lines(prep: Prepared, r: Rehearsal) -> list[str]:
-    """check's report: one line per key (ok with its time per iteration, or the failure and its reason),
-    then the ETA."""
+    """check's report: one line per key (ok with its time per iteration, or the failure and its reason;
+    an ok key too fast for the paper's equivalence delta gets a note under it), then the ETA."""
     lines = [f"rehearsal ({r.iterations} iterations per key, one process execution each, no reboot):"]
     for t in r.trials:
         if t.outcome.completed:
             lines.append(f"  {t.key}: ok, {t.per_iteration():.6g} s per iteration "
                          f"(process {t.seconds:.2f} s)")
+            note = delta_note(t.per_iteration())
+            if note:
+                lines.append(note)
         else:
             lines.append(f"  {t.key}{shown_file(prep.exp, prep.exp_dir, t.key)}: FAILED ({t.outcome.state}): "
                          f"{t.outcome.reason}")

@@ -28,10 +28,12 @@ from iteration_runners.languages import LANGUAGE_RUNNERS, STARTUP_NATIVE_RUNNER,
 from supervisor.errors import ColdrunError
 from supervisor.experiment.platform_policy import PlatformPolicy
 from supervisor.experiment.quantities import format_size, parse_duration, parse_size
-from supervisor.experiment import duet as duet_table, run_length, screening
-from supervisor.experiment.duet import Duet
-from supervisor.experiment.run_length import Stop
-from supervisor.experiment.screening import Screening
+from supervisor.kinds.duet import table as duet_table
+from supervisor.kinds.screening import table as screening
+from supervisor.kinds.stop import table as run_length
+from supervisor.kinds.duet.table import Duet
+from supervisor.kinds.stop.table import Stop
+from supervisor.kinds.screening.table import Screening
 from supervisor.experiment.union_forms import is_tag, one_of
 
 NAME_PATTERN = r"^[A-Za-z0-9_.+-]+$"

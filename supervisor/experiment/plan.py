@@ -1,7 +1,7 @@
 """A job of the schedule as planned (one job = one process execution, or one pair execution of a [duet]
 experiment: its key is the two sides' keys, experiment.duet).  The experiment's kind plans them
 (boot/kinds: Krun's round-robin order or a seeded shuffle, a screening design's runs); with [stop] the
-boot appends more (boot/run_length.py).
+boot appends more (kinds/stop/decisions.py).
 
 A job carries the in-process iterations and the run_iter param of its
 execution: the experiment's, unless the run-length rule chose others.

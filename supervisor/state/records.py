@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from contracts.execution_record import ExecutionRecord, problem
 from supervisor.durable import is_temp_name, write_atomic
 from supervisor.errors import ColdrunError
-from supervisor.experiment.duet import record_sides
+from contracts.keys import record_sides
 from supervisor.state import layout
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from contracts.execution_record import OUTCOME_RERUN, ExecutionRecord
 from supervisor.errors import ColdrunError
-from supervisor.experiment.duet import side_key
+from contracts.keys import side_key
 from supervisor.state.records import attempt_paths, executions_dir, list_attempts, read_record
 from supervisor.state.schedule import OUTSTANDING, RUNNING, SKIPPED, WITH_RECORD, JobLine, Schedule
 from supervisor.state.statedir import StateDir

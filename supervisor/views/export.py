@@ -28,7 +28,7 @@ from contracts.execution_record import ExecutionRecord, native_entry
 from supervisor.boot.kinds import kind_for
 from supervisor.durable import write_atomic
 from supervisor.errors import ColdrunError
-from supervisor.experiment.duet import record_sides, side_key
+from contracts.keys import record_sides, side_key
 from supervisor.experiment.model import experiment_sha256, parse_experiment
 from supervisor.state import layout
 from supervisor.state.outputs import refuse_state_dir_output

@@ -12,7 +12,7 @@ import psutil
 
 from contracts.status_report import Failure, JobCounts, LastError, StatusReport
 from supervisor.boot.kinds import kind_for
-from supervisor.experiment.duet import pair_sides
+from contracts.keys import pair_sides
 from supervisor.state.outcome import FAILED_STATES, standing_code
 from supervisor.state.records import list_attempts
 from supervisor.state.schedule import CRASHED, OUTSTANDING, RUNNING, Schedule

@@ -38,7 +38,7 @@ from hypothesis import strategies as st
 from supervisor.cli import main
 from supervisor.errors import ColdrunError
 from supervisor.experiment.model import Experiment, dotted, parse_experiment
-from supervisor.experiment.run_length import Stop, Wps
+from supervisor.kinds.stop.table import Stop, Wps
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
 from coldrun_helpers import REPO as REPO_ROOT, coldrun, make_experiment  # noqa: E402  (integration helpers, not a package)

@@ -18,7 +18,7 @@ from supervisor.boot.lifecycle import start
 from supervisor.boot.prepare import prepare
 from supervisor.platforms.factory import Machine
 from supervisor.errors import ColdrunError
-from supervisor.run_length_analysis import RunLengthAnalysis
+from supervisor.kinds.stop.analysis import RunLengthAnalysis
 from supervisor.views.export import native_bundle
 from supervisor.state.outcome import EXIT_FAILURES, EXIT_UNCONVERGED
 from supervisor.state.records import list_records, read_record

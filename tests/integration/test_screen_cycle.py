@@ -276,7 +276,7 @@ def test_slots_not_run_yet_carry_their_planned_levels_in_the_export(tmp_path):
 def test_start_builds_the_design_once(tmp_path, monkeypatch):
     """prepare's plan is the one source: the state dir's free-space check counts its jobs, not a second design."""
     from cycle_helpers import start_quiet
-    from supervisor.experiment import screening_plan
+    from supervisor.kinds.screening import plan as screening_plan
     built = []
     real = screening_plan.build_design
     monkeypatch.setattr(screening_plan, "build_design", lambda sc: built.append(sc) or real(sc))

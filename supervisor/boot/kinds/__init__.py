@@ -37,6 +37,6 @@ def kind_for(exp: Experiment) -> Plain:
 
 
 # The model allows at most one of these tables (experiment/model.py refuses the combinations).
-register("supervisor.boot.kinds.stop:RunLength", lambda exp: exp.stop is not None)
-register("supervisor.boot.kinds.duet:Duet", lambda exp: exp.duet is not None)
-register("supervisor.boot.kinds.screening:Screening", lambda exp: exp.screening is not None)
+register("supervisor.kinds.stop.kind:StopKind", lambda exp: exp.stop is not None)
+register("supervisor.kinds.duet.kind:DuetKind", lambda exp: exp.duet is not None)
+register("supervisor.kinds.screening.kind:ScreeningKind", lambda exp: exp.screening is not None)

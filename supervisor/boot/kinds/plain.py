@@ -21,7 +21,7 @@ from typing import Any
 from supervisor.boot.context import Boot
 from iteration_runners.protocol import DOCUMENT_FLOOR, NUMBER_BYTES
 from supervisor.boot.execution import JobRun, results_limit
-from supervisor.experiment.duet import record_sides
+from contracts.keys import record_sides
 from supervisor.experiment.model import VM, Experiment, keys_in_order, should_skip
 from supervisor.experiment.plan import JobSpec, in_order
 from supervisor.experiment.quantities import format_duration, format_size

@@ -8,7 +8,7 @@ import stat
 
 import pytest
 
-from supervisor.launch.duet_barrier import SHM_DIR, barrier_env, pair_barrier, remove_barrier
+from supervisor.kinds.duet.barrier import SHM_DIR, barrier_env, pair_barrier, remove_barrier
 
 
 def test_the_barrier_exists_only_while_the_pair_runs_and_is_private():

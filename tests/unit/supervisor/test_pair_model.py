@@ -14,7 +14,8 @@ from supervisor.boot.lifecycle import start
 from supervisor.boot.prepare import prepare
 from supervisor.errors import ColdrunError
 from supervisor.system import SystemRoot
-from supervisor.experiment.duet import Duet, OneCpu, pair_cpus, pair_sides, side_cpus, start_order
+from contracts.keys import pair_sides
+from supervisor.kinds.duet.table import Duet, OneCpu, pair_cpus, side_cpus, start_order
 from supervisor.experiment.model import load_experiment
 from supervisor.boot.kinds import kind_for
 from supervisor.experiment.platform_policy import PlatformPolicy
@@ -119,7 +120,7 @@ def test_pair_cpus_default_to_the_pinning_partitions_on_hardware_and_to_the_supe
 
 
 def test_a_side_in_a_pinning_partition_gets_taskset_after_the_wrappers_that_move_it():
-    from supervisor.boot.pair_execution import side_prefix
+    from supervisor.kinds.duet.execution import side_prefix
     from supervisor.platforms.base import LaunchPrefix
     plain = LaunchPrefix(["nice", "-n", "-20"])
     assert side_prefix(plain, 1) is plain
@@ -133,7 +134,7 @@ def test_a_side_in_a_pinning_partition_gets_taskset_after_the_wrappers_that_move
 def test_the_taskset_wrapper_really_pins_what_it_runs():
     import shutil
     import subprocess
-    from supervisor.boot.pair_execution import side_prefix
+    from supervisor.kinds.duet.execution import side_prefix
     from supervisor.platforms.base import LaunchPrefix
     if shutil.which("taskset") is None:
         pytest.fail("taskset (util-linux) is not installed; pair executions in a pinning partition need it")

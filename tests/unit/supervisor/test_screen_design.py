@@ -8,9 +8,9 @@ import pytest
 from supervisor.errors import ColdrunError
 from supervisor.experiment.model import parse_experiment
 from supervisor.boot.kinds import kind_for
-from supervisor.experiment.screening_design import build_design
-from supervisor.experiment.screening_plan import balanced_not_alternating, batch_order, plan_screening
-from supervisor.experiment.screening_text import alias_lines, whole_plot_lines
+from supervisor.kinds.screening.design import build_design
+from supervisor.kinds.screening.plan import balanced_not_alternating, batch_order, plan_screening
+from supervisor.kinds.screening.text import alias_lines, whole_plot_lines
 from screen_experiments import ONE_KEY
 
 

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from doubles import FakeMachine, RecordingCommands
-from supervisor.boot.screening import InForce, NotInForce, cmdline_level, launched_level
-from supervisor.boot.screening_check import level_problems
+from supervisor.kinds.screening.levels import InForce, NotInForce, cmdline_level, launched_level
+from supervisor.kinds.screening.check import level_problems
 from supervisor.experiment.model import parse_experiment
-from supervisor.experiment.screening import Factor
+from supervisor.kinds.screening.table import Factor
 from supervisor.platforms.simulated import SimulatedPlatform
 from supervisor.experiment.platform_policy import PlatformPolicy
 from supervisor.system import SystemRoot
@@ -90,7 +90,7 @@ def test_benchmark_side_levels_are_read_from_what_was_launched():
 
 
 def test_boot_setting_levels_come_from_the_report_command():
-    from supervisor.boot.screening import reported_level
+    from supervisor.kinds.screening.levels import reported_level
     f = Factor(kind="boot_setting", levels=["60", "10"], switch=["true"], report=["cat", "/proc/sys/vm/swappiness"])
     commands = RecordingCommands(replies={("cat",): (0, "10\n", "")})
     machine = FakeMachine(SimulatedPlatform(PlatformPolicy(), log=_Log()), commands=commands)

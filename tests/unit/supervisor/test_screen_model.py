@@ -4,7 +4,7 @@ import pytest
 
 from supervisor.errors import ColdrunError
 from supervisor.experiment.model import parse_experiment
-from supervisor.experiment.screening import level_text
+from supervisor.kinds.screening.table import level_text
 
 BASE = '''
 name = "x"

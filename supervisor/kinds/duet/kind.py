@@ -1,5 +1,5 @@
 """A [duet] experiment: pairs of keys run side by side, one pair execution per job, each side pinned to its
-own CPU (boot/pair_execution.py); a pair job's key is its two sides' keys."""
+own CPU (kinds/duet/execution.py); a pair job's key is its two sides' keys."""
 
 from __future__ import annotations
 
@@ -11,16 +11,17 @@ from contracts.status_report import PairProgress
 from supervisor.boot.context import Boot
 from supervisor.boot.execution import JobRun
 from supervisor.boot.kinds.plain import Plain, Readying
-from supervisor.boot.pair_execution import PairRun
+from supervisor.kinds.duet.execution import PairRun
 from supervisor.errors import ColdrunError
-from supervisor.launch.duet_barrier import remove_barrier
-from supervisor.experiment.duet import OneCpu, pair_cpus, pair_key, pair_sides
+from supervisor.kinds.duet.barrier import remove_barrier
+from contracts.keys import pair_key, pair_sides
+from supervisor.kinds.duet.table import OneCpu, pair_cpus
 from supervisor.platforms.factory import HARDWARE, SIMULATED
 from supervisor.state.outcome import FAILED_STATES
 from supervisor.state.schedule import JobLine, Schedule
 
 
-class Duet(Plain):
+class DuetKind(Plain):
     name = "duet"
     cpus: tuple[int, int] | None = None     # the two CPUs the sides run on (found by get_ready)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from supervisor.experiment.model import Experiment
 from supervisor.experiment.platform_policy import PlatformPolicy
-from supervisor.experiment.screening import Factor
+from supervisor.kinds.screening.table import Factor
 from supervisor.platforms.factory import NO_STATE_DIR, Machine, QuietLog, detect_platform_name, make_platform
 
 

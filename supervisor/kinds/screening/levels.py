@@ -4,7 +4,7 @@ Before the launch (``levels_for_job``):
 
 - factors needing a reboot are read from /proc/cmdline; when the job's level
   is not in force, the factor's ``switch`` command runs once for this attempt
-  and the machine reboots without claiming the job (state/screening.py keeps
+  and the machine reboots without claiming the job (kinds/screening/state.py keeps
   the marker); still not in force after that boot: the execution fails;
 - env and argument factors go into the VM's environment and arguments.
 
@@ -33,12 +33,12 @@ from supervisor.boot.execution import Executed, JobRun, clear_measurements, exec
 from supervisor.boot.execution_outcome import ExecutionOutcome, errored
 from supervisor.errors import PlatformError
 from supervisor.experiment.model import Experiment
-from supervisor.experiment.screening import Factor
-from supervisor.experiment.screening_plan import Run
+from supervisor.kinds.screening.table import Factor
+from supervisor.kinds.screening.plan import Run
 from supervisor.platforms.controls import ControlReport
 from supervisor.platforms.factory import Machine
 from supervisor.state.schedule import JobLine
-from supervisor.state.screening import forget_switch, note_switch, plan_for, switched_for
+from supervisor.kinds.screening.state import forget_switch, note_switch, plan_for, switched_for
 
 @dataclass(frozen=True)
 class InForce:

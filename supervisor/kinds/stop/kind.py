@@ -1,6 +1,6 @@
 """A [stop] experiment: each key runs until its mean's confidence interval is narrow enough (Pilot's stopping
 rule, or WPS), between its min and max executions; the boot decides and appends one job at a time
-(boot/run_length.py)."""
+(kinds/stop/decisions.py)."""
 
 from __future__ import annotations
 
@@ -9,15 +9,15 @@ from typing import Any
 
 from supervisor.boot.context import Boot
 from supervisor.boot.kinds.plain import Plain, Readying
-from supervisor.boot.run_length import settle_run_length
+from supervisor.kinds.stop.decisions import settle_run_length
 from supervisor.errors import ColdrunError
 from supervisor.experiment.model import VM
-from supervisor.run_length_analysis import run_length_analysis
-from supervisor.state.run_length import load_decisions, expected_jobs, run_length_progress, target_text, unconverged
+from supervisor.kinds.stop.analysis import run_length_analysis
+from supervisor.kinds.stop.state import load_decisions, expected_jobs, run_length_progress, target_text, unconverged
 from supervisor.state.schedule import Schedule
 
 
-class RunLength(Plain):
+class StopKind(Plain):
     name = "stop"
 
     def short_of_target(self, state_path: Path) -> list[str]:

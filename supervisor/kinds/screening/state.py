@@ -15,7 +15,7 @@ from pathlib import Path
 from contracts.status_report import BatchProgress, ScreeningProgress
 from supervisor.durable import write_atomic
 from supervisor.errors import ColdrunError
-from supervisor.experiment.screening_plan import ScreeningPlan
+from supervisor.kinds.screening.plan import ScreeningPlan
 from supervisor.state import layout
 from supervisor.state.schedule import OUTSTANDING, RUNNING, Schedule
 

@@ -30,8 +30,8 @@ from supervisor.boot.crash_points import pause_point
 from supervisor.errors import ColdrunError
 from supervisor.experiment.plan import JobSpec
 from supervisor.state.records import read_record, record_path
-from supervisor.run_length_analysis import run_length_analysis
-from supervisor.state.run_length import load_decisions, save_decisions
+from supervisor.kinds.stop.analysis import run_length_analysis
+from supervisor.kinds.stop.state import load_decisions, save_decisions
 from supervisor.state.schedule import COMPLETED, OUTSTANDING, RUNNING, SKIPPED, JobLine
 
 PER_ITERATION = "seconds per iteration"

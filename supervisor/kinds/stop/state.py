@@ -1,7 +1,7 @@
 """run_length.json: each [stop] key's latest run-length decision, written before the boot acts on it.
 
 One JSON object, key -> decision, replaced whole (temp + fsync + rename).  A
-decision is plain data from boot/run_length.py:
+decision is plain data from kinds/stop/decisions.py:
 
     executions        the key's finished executions it was made from
     usable            of those, how many gave an estimate

@@ -3,7 +3,7 @@
 pyDOE3 (with numpy and scipy) is in the ``analysis`` extra, not in the
 supervisor's own dependencies: it is imported here only, and only when a
 screening experiment is planned (``coldrun check``/``start``).  The plan is
-then stored in the state dir (state/screening.py), so no boot imports it.
+then stored in the state dir (kinds/screening/state.py), so no boot imports it.
 
 A treatment is a tuple of level indices, one per factor in file order.
 Full factorial rows come in TN 1855's Table 3 order: the first factor varies
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from contracts.aliases import design_aliases
 
 from supervisor.errors import ColdrunError
-from supervisor.experiment.screening import Screening, level_text
+from supervisor.kinds.screening.table import Screening, level_text
 
 Treatment = tuple[int, ...]
 

@@ -15,7 +15,7 @@ each boot one execution of m iterations (the other factors at their first
 level).
 
 Every job is one boot; a job whose reboot levels differ from the running
-system's costs one more boot to switch (boot/screening.py), so the boots
+system's costs one more boot to switch (kinds/screening/levels.py), so the boots
 needed are at most jobs + switches + 1 (the finishing boot).
 """
 
@@ -27,8 +27,8 @@ from typing import Any, Sequence
 
 from supervisor.errors import ColdrunError
 from supervisor.experiment.model import MAX_JOBS, Experiment
-from supervisor.experiment.screening import Screening
-from supervisor.experiment.screening_design import Design, build_design
+from supervisor.kinds.screening.table import Screening
+from supervisor.kinds.screening.design import Design, build_design
 
 # Reshuffles of a boot check before giving up on a non-alternating order (each fails with
 # probability about 2/C(2k, k) for 2 levels: 1/3 at k = 2, below 0.03 at k = 4).

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from supervisor.experiment.model import Experiment
 from supervisor.experiment.quantities import format_duration
-from supervisor.experiment.screening_plan import ScreeningPlan
+from supervisor.kinds.screening.plan import ScreeningPlan
 
 SHOWN_JOBS = 24
 

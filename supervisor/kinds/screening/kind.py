@@ -1,5 +1,5 @@
 """A [screening] experiment (NIST TN 1855): the design decides the jobs and their order; each job runs its
-treatment's levels (boot/screening.py sets and reads them back), and its record says which were in force."""
+treatment's levels (kinds/screening/levels.py sets and reads them back), and its record says which were in force."""
 
 from __future__ import annotations
 
@@ -8,17 +8,17 @@ from typing import Any
 
 from supervisor.boot.context import Boot
 from supervisor.boot.kinds.plain import JobRun, Plain, Readying
-from supervisor.boot.screening import levels_for_job, switch_ahead
-from supervisor.boot.screening_check import level_problems
+from supervisor.kinds.screening.levels import levels_for_job, switch_ahead
+from supervisor.kinds.screening.check import level_problems
 from supervisor.errors import ColdrunError
 from supervisor.experiment.plan import JobSpec, in_order
-from supervisor.experiment.screening_plan import ScreeningPlan, plan_screening
-from supervisor.experiment.screening_text import check_lines
+from supervisor.kinds.screening.plan import ScreeningPlan, plan_screening
+from supervisor.kinds.screening.text import check_lines
 from supervisor.state.schedule import JobLine, Schedule
-from supervisor.state.screening import plan_for, screening_progress, write_plan
+from supervisor.kinds.screening.state import plan_for, screening_progress, write_plan
 
 
-class Screening(Plain):
+class ScreeningKind(Plain):
     name = "screening"
 
     def __init__(self, exp: Any):

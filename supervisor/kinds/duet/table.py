@@ -15,9 +15,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-PAIR_SEPARATOR = "/"
-SIDES = ("a", "b")
-SINGLE = ""          # the side of a single (not paired) execution
+
 StartOrder = Literal["AB", "BA"]
 # The barrier's wait deadline (COLDRUN_DUET_TIMEOUT): a partner that never arrives fails the pair.
 DEFAULT_BARRIER_TIMEOUT = 60.0
@@ -53,27 +51,6 @@ class Duet(BaseModel):
     barrier: bool = Field(default=True, strict=True,
                           description="meet before every iteration; false: the sides start together but run "
                                       "unsynchronised, and the analysis pairs iterations that overlap by > 40% of both")
-
-
-def pair_key(a: str, b: str) -> str:
-    return f"{a}{PAIR_SEPARATOR}{b}"
-
-
-def pair_sides(job_key: str) -> tuple[str, str] | None:
-    """(a, b) for a pair job's key, None for a single execution's."""
-    a, sep, b = job_key.partition(PAIR_SEPARATOR)
-    return (a, b) if sep else None
-
-
-def record_sides(job_key: str) -> tuple[str, ...]:
-    """The sides whose records make up one attempt of the job."""
-    return SIDES if pair_sides(job_key) else (SINGLE,)
-
-
-def side_key(job_key: str, side: str) -> str:
-    """The bench:vm:variant key a side runs (a single execution's own key)."""
-    sides = pair_sides(job_key)
-    return job_key if sides is None else sides[SIDES.index(side)]
 
 
 def start_order(seed: int, job_index: int, attempt: int) -> StartOrder:

@@ -2,7 +2,7 @@
 
 DESIGN.md "Two install profiles": the supervisor does not import ``analysis``,
 except here, for an experiment with a [stop] table, and only between
-executions (boot/run_length.py), never while a benchmark runs.  The modules
+executions (kinds/stop/decisions.py), never while a benchmark runs.  The modules
 are imported on first use, so other experiments and commands never load numpy.
 
 ``Machine.seams["run_length"]`` may hold one of these (the seam; ``run_length_analysis``
@@ -91,7 +91,7 @@ class RunLengthAnalysis:
 
     # -- analysis.pilot.stopping -------------------------------------------------------------------------------
     def target(self, stop: Any) -> Any:
-        """StopTarget from the experiment's [stop] table (supervisor.experiment.run_length.Stop)."""
+        """StopTarget from the experiment's [stop] table (supervisor.kinds.stop.table.Stop)."""
         return self._api("stopping").StopTarget(
             ci_percent=stop.ci_percent, ci_width=stop.ci_width, confidence=stop.confidence,
             min_executions=stop.min_executions, max_executions=stop.max_executions, estimate=stop.estimate,

@@ -28,11 +28,12 @@ from supervisor.boot.execution import (Executed, JobRun, PairSideRun, build_laun
                                        rerun_verdict, run_and_judge, warn_instrumented)
 from supervisor.boot.execution_outcome import ExecutionOutcome, errored, worst
 from supervisor.errors import ColdrunError
-from supervisor.experiment.duet import SIDES, OneCpu, pair_cpus, pair_sides, side_cpus, start_order
+from contracts.keys import SIDES, pair_sides
+from supervisor.kinds.duet.table import OneCpu, pair_cpus, side_cpus, start_order
 from supervisor.launch import cpuset
 from supervisor.launch.containment import cgroup2_mount
 from supervisor.launch.cpuset import Placement, PlacementAtEnd, PlacementRequest
-from supervisor.launch.duet_barrier import barrier_env, pair_barrier
+from supervisor.kinds.duet.barrier import barrier_env, pair_barrier
 from supervisor.launch.runner_command import Launch
 from supervisor.platforms.base import LaunchPrefix, Platform
 from supervisor.state.schedule import JobLine

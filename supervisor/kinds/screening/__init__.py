@@ -1,0 +1,1 @@
+"""[screening]: a designed experiment, treatments in batches (NIST TN 1855)."""

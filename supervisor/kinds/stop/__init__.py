@@ -1,0 +1,1 @@
+"""[stop]: the run length driven by a target interval (Pilot's stopping rule, WPS)."""
