@@ -19,6 +19,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveInt, ValidationError, model_validator
 
+from contracts import keys
 from contracts.state_view import COMPLETED, ERRORED, MEASUREMENT_KEYS, SLOT_STATES, TIMED_OUT, Slot
 
 __all__ = ["MEASUREMENT_KEYS", "ExecutionRecord", "ExecutionSlot", "native_entry", "problem"]
@@ -283,7 +284,7 @@ def native_entry(slot: Slot) -> dict[str, Any]:
         ident.update(pair_id=slot.pair_id, side=slot.side)
     if slot.entry is not None:
         return dict(slot.entry.as_json(), **ident)
-    bench, vm, variant = slot.key.split(":")
+    bench, vm, variant = keys.Key.parse(slot.key)
     return ExecutionSlot(job_index=slot.job_index, bench=bench, vm=vm, variant=variant, attempt=slot.attempt,
                          **ident).model_dump(mode="json", exclude_none=slot.paired,
                                              exclude={"screening", "duration_seconds", "flags", "startup"})

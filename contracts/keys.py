@@ -1,4 +1,4 @@
-"""An execution's key: ``bench:vm:variant``, and a [duet] pair job's ``A/B`` (what the schedule, the
+"""An execution's key: ``bench:vm:variant`` (``Key``), and a [duet] pair job's ``A/B`` (what the schedule, the
 records and both exports name), read and written here alone.
 
 A pair job is ONE job of the schedule whose key is ``A/B`` (``/`` cannot occur in
@@ -7,6 +7,9 @@ record has no side.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
 
 PAIR_SEPARATOR = "/"
 SIDES = ("a", "b")
@@ -32,3 +35,34 @@ def side_key(job_key: str, side: str) -> str:
     """The bench:vm:variant key a side runs (a single execution's own key)."""
     sides = pair_sides(job_key)
     return job_key if sides is None else sides[SIDES.index(side)]
+
+
+KEY_SEPARATOR = ":"
+
+
+@dataclass(frozen=True)
+class Key:
+    """An execution's key, ``bench:vm:variant``: parsed here, at the edges (schedule lines, records,
+    exports), and nowhere else; iterates as (benchmark, vm, variant)."""
+    benchmark: str
+    vm: str
+    variant: str
+
+    @classmethod
+    def parse(cls, text: str) -> Key:
+        parts = text.split(KEY_SEPARATOR)
+        if len(parts) != 3:
+            raise ValueError(f"{text!r} is not a bench:vm:variant key")
+        return cls(*parts)
+
+    def __str__(self) -> str:
+        return KEY_SEPARATOR.join(self)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter((self.benchmark, self.vm, self.variant))
+
+
+def first_side(job_key: str) -> Key:
+    """The key a job runs: its own, or a pair's a side (whose iterations and param the pair runs; a pair's
+    sides agree on them)."""
+    return Key.parse(side_key(job_key, SIDES[0]))

@@ -9,6 +9,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from contracts.keys import Key
 from contracts.execution_record import MEASUREMENT_KEYS, RECORD_VERSION, ExecutionRecord
 from iteration_runners.protocol import (DOCUMENT_FLOOR, OPTIONAL_KEYS, ProtocolError, document_limit,
                                        parse_document)
@@ -68,7 +69,7 @@ def execute(ctx: Boot, platform: Platform, job: JobLine, attempt: int, before: d
 
     ``refusal``: the job must not launch (a screening level not in force): recorded so.  ``read_back``: what
     the kind checks once the runner ended (a screening job's levels)."""
-    warn_instrumented(ctx, job.key.split(":")[1])
+    warn_instrumented(ctx, Key.parse(job.key).vm)
     # The launch, process and measurement fields of the record, as far as the run got.
     run = empty_run()
     own = launch_and_judge(ctx, platform, job, run) if refusal is None else refusal
@@ -87,7 +88,7 @@ def build_record(ctx: Boot, job: JobLine, attempt: int, key: str, run: dict[str,
     """The one way an execution record is made: which execution (``key``: the side's, for a pair job), how it
     ran (``run``), the platform before and after, the verdict (plus ``flags`` of its own), and a kind's
     ``parts`` (``pair``, ``screening``)."""
-    bench, vm_name, variant = key.split(":")
+    bench, vm_name, variant = Key.parse(key)
     vm = ctx.exp.vms[vm_name]
     outcome = verdict.outcome
     run = dict(run)
@@ -122,7 +123,7 @@ def clear_measurements(run: dict[str, Any]) -> None:
 
 def run_param(ctx: Boot, job: JobLine, key: str) -> int:
     """run_iter's param for ``key``: the job's; a pair job's side runs its own benchmark's."""
-    return job.param if key == job.key else ctx.exp.benchmarks[key.split(":")[0]]
+    return job.param if key == job.key else ctx.exp.benchmarks[Key.parse(key).benchmark]
 
 
 @dataclass
@@ -176,7 +177,7 @@ def build_launch(ctx: Boot, key: str, job: JobLine, prefix: LaunchPrefix) -> Lau
     """The runner command for ``key`` (a pair's side: its own benchmark's param) run behind ``prefix``;
     ColdrunError if it cannot be."""
     exp, state = ctx.exp, ctx.state
-    bench, vm_name, variant = key.split(":")
+    bench, vm_name, variant = Key.parse(key)
     # The HOME the runner gets: the fresh benchmark user's (the prefix sets it), else the state dir's.
     home = prefix.environment({"HOME": str(state.home_path)})["HOME"]
     return runner_launch(exp, state.experiment_dir(), str(state.experiment_path), bench, vm_name, variant,
@@ -210,7 +211,7 @@ def run_and_judge(ctx: Boot, key: str, launch: Launch, prefix: LaunchPrefix, ite
         if side is None:
             pause_point("during-run", ctx.schedule.boots)
 
-    vm = exp.vms[key.split(":")[1]]
+    vm = exp.vms[Key.parse(key).vm]
     res = run_process(argv, launch.env, cwd=str(state.home_path), heap_limit=exp.heap_limit,
                       stack_limit=exp.stack_limit, timeout=exp.execution_timeout, on_started=started,
                       results_limit=results_limit(vm, iterations), memory_limit=memory_bound(exp),

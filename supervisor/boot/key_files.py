@@ -26,7 +26,7 @@ from pathlib import Path
 
 from supervisor.durable import write_atomic
 from supervisor.errors import ColdrunError
-from contracts.keys import pair_sides
+from contracts.keys import Key, pair_sides
 from supervisor.experiment.model import Experiment
 from supervisor.launch.runner_command import benchmark_path, runner_launch
 from supervisor.state import layout
@@ -55,7 +55,7 @@ def _tree(top: Path) -> list[Path]:
 def key_paths(exp: Experiment, exp_dir: Path, exp_path: str, key: str, home: str) -> tuple[list[Path], list[Path]]:
     """(the files without which the key cannot launch, every file the key's digest covers).  ColdrunError when
     its launch cannot be built (the launch path reports that)."""
-    bench, vm_name, variant = key.split(":")
+    bench, vm_name, variant = Key.parse(key)
     launch = runner_launch(exp, exp_dir, exp_path, bench, vm_name, variant, home=home)
     named = [launch.argv[0] if "/" in launch.argv[0] else
              (shutil.which(launch.argv[0], path=launch.env.get("PATH", "")) or launch.argv[0])]

@@ -17,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from contracts.keys import Key
 from supervisor.boot.trial_run import run_trial, shown_file
 from supervisor.experiment.model import KRUN_EXTERNAL_RUNNER, Experiment
 from supervisor.launch.runner_command import EXTERNAL_RUNNER
@@ -33,7 +34,7 @@ class LoadCheck:
 
 
 def loadable(exp: Experiment, key: str) -> bool:
-    vm = exp.vms[key.split(":")[1]]
+    vm = exp.vms[Key.parse(key).vm]
     return vm.runner not in (EXTERNAL_RUNNER, KRUN_EXTERNAL_RUNNER) and vm.mode != "startup"
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from supervisor.errors import ColdrunError
 from supervisor.boot.kinds import Plain, kind_for
 from supervisor.boot.kinds.plain import Readying
-from contracts.keys import pair_sides
+from contracts.keys import Key, pair_sides
 from supervisor.experiment.model import Experiment, load_experiment
 from supervisor.experiment.plan import JobSpec
 from supervisor.boot.user_commands import command_problems
@@ -73,7 +73,7 @@ def prepare(experiment_file: str, *, random_seed: int | None = None,
     failing = probe_failures(exp, exp_dir, experiment_file, ready,
                              as_benchmark_user=as_benchmark_user and exp.platform.benchmark_user)
     problems += failing.values()
-    ready = [k for k in ready if k not in blocked and k.split(":")[1] not in failing]
+    ready = [k for k in ready if k not in blocked and Key.parse(k).vm not in failing]
     return Prepared(experiment_file, exp, kind, text, exp_dir, seed, jobs, run_keys, unreachable, problems, ready)
 
 

@@ -16,6 +16,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from contracts.keys import Key
 from iteration_runners.protocol import ProtocolError, parse_load_document
 from supervisor.boot.execution import empty_run, judge_document, judge_ending
 from supervisor.boot.execution_outcome import COMPLETED, ExecutionOutcome, errored
@@ -41,7 +42,7 @@ def run_trial(exp: Experiment, exp_dir: Path, exp_path: str, key: str, *, iterat
               prefix: list[str], timeout: float) -> Trial:
     """Run ``key`` once: ``iterations`` None loads its benchmark only (with the VM's own iteration count on
     the command line, as an execution has), else times that many iterations."""
-    bench, vm_name, variant = key.split(":")
+    bench, vm_name, variant = Key.parse(key)
     with tempfile.TemporaryDirectory(prefix="coldrun-trial-") as home:
         if prefix:   # the benchmark user's stand-in owns its home, as the fresh user does at a boot; no one else
             os.chown(home, NOBODY, NOBODY)   # may write there (an instrumented VM's log goes there too)
@@ -67,6 +68,6 @@ def run_trial(exp: Experiment, exp_dir: Path, exp_path: str, key: str, *, iterat
 
 def shown_file(exp: Experiment, exp_dir: Path, key: str) -> str:
     """The key's benchmark file as a problem line names it ("" for a krun-external variant)."""
-    bench, vm_name, variant = key.split(":")
+    bench, vm_name, variant = Key.parse(key)
     path = benchmark_path(exp, exp_dir, bench, variant, exp.vms[vm_name].runner)
     return "" if path is None else f" ({path})"

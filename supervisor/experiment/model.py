@@ -24,6 +24,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError,
                       ValidationInfo, WithJsonSchema, field_validator)
 
+from contracts.keys import Key
 from iteration_runners.languages import LANGUAGE_RUNNERS, STARTUP_NATIVE_RUNNER, STARTUP_ONLY_RUNNERS
 from supervisor.errors import ColdrunError
 from supervisor.experiment.platform_policy import PlatformPolicy
@@ -317,16 +318,14 @@ class Experiment(_Strict):
 
 def should_skip(key: str, patterns: list[str]) -> bool:
     """Krun's SKIP: each of bench, vm, variant matches literally or by * wildcard."""
-    parts = key.split(":")
     for pattern in patterns:
-        pparts = pattern.split(":")
-        if all(fnmatch.fnmatchcase(k, p) for k, p in zip(parts, pparts)):
+        if all(fnmatch.fnmatchcase(k, p) for k, p in zip(Key.parse(key), Key.parse(pattern))):
             return True
     return False
 
 
 def keys_in_order(exp: Experiment) -> list[str]:
-    return [f"{bench}:{vm_name}:{variant}"
+    return [str(Key(bench, vm_name, variant))
             for vm_name, vm in exp.vms.items()
             for bench in exp.benchmarks
             for variant in vm.variants]

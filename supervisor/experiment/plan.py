@@ -9,6 +9,7 @@ execution: the experiment's, unless the run-length rule chose others.
 
 from __future__ import annotations
 
+from contracts.keys import first_side
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -23,15 +24,15 @@ class JobSpec:
 
     @property
     def bench(self) -> str:
-        return self.key.split(":")[0]
+        return first_side(self.key).benchmark
 
     @property
     def vm(self) -> str:
-        return self.key.split(":")[1]
+        return first_side(self.key).vm
 
     @property
     def variant(self) -> str:
-        return self.key.split(":")[2]
+        return first_side(self.key).variant
 
 
 def in_order(planned: Iterable[tuple[str, bool, int, int]]) -> list[JobSpec]:

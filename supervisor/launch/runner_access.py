@@ -18,6 +18,7 @@ import shutil
 import stat
 from pathlib import Path
 
+from contracts.keys import Key
 from supervisor.experiment.model import Experiment
 from supervisor.launch.runner_command import KRUN_EXTERNAL_ADAPTER, Launch, benchmark_path, runner_launch
 
@@ -153,7 +154,7 @@ def unreachable_by_key(exp: Experiment, exp_dir: Path, exp_path: str,
     problems: dict[str, tuple[tuple[str, str], str]] = {}
     blockers: dict[tuple[str, str], Blocker | None] = {}
     for key in keys:
-        bench, vm_name, variant = key.split(":")
+        bench, vm_name, variant = Key.parse(key)
         launch = runner_launch(exp, exp_dir, exp_path, bench, vm_name, variant, home="/nonexistent")
         bench_file = benchmark_path(exp, exp_dir, bench, variant, exp.vms[vm_name].runner)
         for path, need, listable in needed_files(launch, bench_file):

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import iteration_runners
+from contracts.keys import Key
 from iteration_runners.protocol import ENV_LOAD_ONLY
 from supervisor.errors import ColdrunError
 from supervisor.experiment.model import EXPERIMENT_DIR_VAR, KRUN_EXTERNAL_RUNNER, PLACEHOLDER_DIR, VM, Experiment
@@ -221,7 +222,7 @@ def file_problems(exp: Experiment, exp_dir: Path, exp_path: str, keys: list[str]
     tried_vms: set[str] = set()
     good: list[str] = []
     for key in keys:
-        bench, vm_name, variant = key.split(":")
+        bench, vm_name, variant = Key.parse(key)
         try:
             check_benchmark_file(exp, exp_dir, bench, vm_name, variant, exp_path)
         except ColdrunError as e:

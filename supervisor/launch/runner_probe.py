@@ -24,6 +24,7 @@ import shlex
 import tempfile
 from pathlib import Path
 
+from contracts.keys import Key
 from iteration_runners import languages
 from iteration_runners.protocol import ProtocolError, parse_document
 from supervisor.errors import ColdrunError
@@ -118,7 +119,7 @@ def probe_failures(exp: Experiment, exp_dir: Path, experiment_file: str, run_key
     """VM name -> the line saying why its runner cannot run, for the VMs of ``run_keys``."""
     prefix = unprivileged_prefix() if as_benchmark_user else []
     problems = {}
-    for vm_name in dict.fromkeys(key.split(":")[1] for key in run_keys):
+    for vm_name in dict.fromkeys(Key.parse(key).vm for key in run_keys):
         runner = exp.vms[vm_name].runner
         if runner in (EXTERNAL_RUNNER, KRUN_EXTERNAL_RUNNER):
             continue

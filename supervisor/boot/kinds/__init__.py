@@ -30,7 +30,7 @@ def kind_for(exp: Experiment) -> Plain:
     for applies, kind in _KINDS:
         if applies(exp):
             if isinstance(kind, str):
-                module, name = kind.split(":")
+                module, _, name = kind.partition(":")
                 kind = getattr(importlib.import_module(module), name)
             return kind(exp)
     return Plain(exp)

@@ -21,7 +21,7 @@ from typing import Any
 from supervisor.boot.context import Boot
 from iteration_runners.protocol import DOCUMENT_FLOOR, NUMBER_BYTES
 from supervisor.boot.execution import JobRun, results_limit
-from contracts.keys import record_sides
+from contracts.keys import first_side, record_sides
 from supervisor.experiment.model import VM, Experiment, keys_in_order, should_skip
 from supervisor.experiment.plan import JobSpec, in_order
 from supervisor.experiment.quantities import format_duration, format_size
@@ -101,8 +101,9 @@ class Plain:
                 raise ValueError("random order needs a seed")
             random.Random(seed).shuffle(order)
         # A pair's job runs its a side's iterations and param (the sides' iterations agree).
-        return in_order((key, should_skip(key, exp.skip), exp.vms[key.split(":")[1]].iterations,
-                         self.first_param(key.split(":")[0])) for key, _ in order)
+        runs = [(key, first_side(key)) for key, _ in order]
+        return in_order((key, should_skip(key, exp.skip), exp.vms[a.vm].iterations, self.first_param(a.benchmark))
+                        for key, a in runs)
 
     def records_to_write(self, jobs: list[JobSpec]) -> int:
         """Execution records the planned jobs will write, re-runs aside: one per side of each job that runs
@@ -127,7 +128,7 @@ class Plain:
         run_keys = {j.key for j in jobs if not j.skipped}
         lines.append(f"keys ({len({j.key for j in jobs})}, {len(run_keys)} run):")
         for key in dict.fromkeys(j.key for j in jobs):
-            vm = exp.vms[key.split(":")[1]]
+            vm = exp.vms[first_side(key).vm]
             lines.append(f"  {key:40s} {'skipped' if key not in run_keys else self.key_text(vm)}")
         lines.append(f"schedule ({len(jobs)} jobs, {prep.n_run} to run):")
         shown = jobs if show_all or len(jobs) <= SHOWN_JOBS else jobs[:SHOWN_JOBS - 4]

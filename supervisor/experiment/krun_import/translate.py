@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from contracts.keys import Key
 from supervisor.errors import ColdrunError
 from supervisor.experiment import toml_text
 from supervisor.experiment.krun_import import stand_ins as k
@@ -161,11 +162,12 @@ class _Translator:
             return
         out = []
         for p in patterns:
-            parts = p.split(":")
-            if len(parts) != 3:
+            try:
+                parts = Key.parse(p)
+            except ValueError:
                 self.problems.append(f"SKIP entry {p!r} is not \"bench:vm:variant\" (Krun asserts three parts)")
                 continue
-            out.append(":".join(_literal_skip_part(x) for x in parts))
+            out.append(str(Key(*(_literal_skip_part(x) for x in parts))))
         if out and self.all_skipped(patterns):
             # Krun ran such a config (its manifest all S); coldrun refuses an experiment that runs nothing.
             self.top.notes.append(f"skip = {toml_text.value(out)}   # SKIP: commented out, it skips every key")
@@ -353,7 +355,7 @@ class _Translator:
 
     def all_skipped(self, patterns: list[str]) -> bool:
         """Every key matched by a SKIP pattern (Krun's matcher: a part is "*" or equal)."""
-        split = [p.split(":") for p in patterns]
+        split = [tuple(Key.parse(p)) for p in patterns]
         vms = self.ns["VMS"] if isinstance(self.ns["VMS"], dict) else {}
         keys = [(b, vm, v) for vm, spec in vms.items() if isinstance(spec, dict)
                 for b in self.ns["BENCHMARKS"] for v in (spec.get("variants") or [])]

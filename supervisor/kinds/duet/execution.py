@@ -28,7 +28,7 @@ from supervisor.boot.execution import (Executed, JobRun, PairSideRun, build_laun
                                        rerun_verdict, run_and_judge, warn_instrumented)
 from supervisor.boot.execution_outcome import ExecutionOutcome, errored, worst
 from supervisor.errors import ColdrunError
-from contracts.keys import SIDES, pair_sides
+from contracts.keys import Key, SIDES, pair_sides
 from supervisor.kinds.duet.table import OneCpu, pair_cpus, side_cpus, start_order
 from supervisor.launch import cpuset
 from supervisor.launch.containment import cgroup2_mount
@@ -75,7 +75,7 @@ def execute_pair(ctx: Boot, platform: Platform, job: JobLine, attempt: int, befo
     prefix_cgroup = prefix.cgroup
     try:
         for s in sides:
-            warn_instrumented(ctx, s.key.split(":")[1])
+            warn_instrumented(ctx, Key.parse(s.key).vm)
             try:
                 s.launch = build_launch(ctx, s.key, job, prefix)
             except ColdrunError as e:

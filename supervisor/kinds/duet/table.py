@@ -9,6 +9,7 @@ job are its ``a`` and ``b`` records; a single execution's record has no side.
 
 from __future__ import annotations
 
+from contracts.keys import Key
 import random
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
@@ -79,7 +80,7 @@ def problems(duet: Duet, vms: Mapping[str, Any], known_keys: list[str], *, stop:
                                f"keys: {', '.join(known_keys[:6])}{' ...' if len(known_keys) > 6 else ''}"))
         if unknown:
             continue
-        vm_a, vm_b = vms[pair.a.split(":")[1]], vms[pair.b.split(":")[1]]
+        vm_a, vm_b = vms[Key.parse(pair.a).vm], vms[Key.parse(pair.b).vm]
         if vm_a.iterations != vm_b.iterations:
             out.append((where, f"its sides run {vm_a.iterations} and {vm_b.iterations} iterations; a pair meets "
                                f"before every iteration, so both VMs need the same iterations"))

@@ -27,6 +27,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from contracts.keys import Key
 from contracts.execution_record import ScreeningLevels
 from supervisor.boot.context import Boot
 from supervisor.boot.execution import Executed, JobRun, clear_measurements, execute
@@ -103,7 +104,7 @@ def cmdline_level(factor: Factor, cmdline: str) -> str | None:
 def treatment(exp: Experiment, factors: dict[str, Factor], run: Run) -> tuple[Experiment, dict[str, Any]]:
     """The job's levels as values: its experiment (env and argument levels in its VM) and its [platform]
     overrides (control levels; a reboot factor's kernel command line may differ from the audit's)."""
-    vm_name = run.key.split(":")[1]
+    vm_name = Key.parse(run.key).vm
     vm = exp.vms[vm_name]
     env, args = dict(vm.env), list(vm.args)
     overrides: dict[str, Any] = {}
@@ -280,7 +281,7 @@ def _argument_level(factor: Factor, argv: list[str]) -> str | None:
 
 def launched_level(factor: Factor, key: str, run: dict) -> LevelReading:
     """A benchmark-side factor's level as the run's key, argv and environment show the runner was launched."""
-    _, vm, variant = key.split(":")
+    _, vm, variant = Key.parse(key)
     if factor.kind == "vm":
         return InForce(vm)
     if factor.kind == "variant":

@@ -25,6 +25,7 @@ import random
 from dataclasses import asdict, dataclass, field
 from typing import Any, Sequence
 
+from contracts.keys import Key
 from supervisor.errors import ColdrunError
 from supervisor.experiment.model import MAX_JOBS, Experiment
 from supervisor.kinds.screening.table import Screening
@@ -167,7 +168,7 @@ def _run(exp: Experiment, sc: Screening, design: Design, t: int, bench: str, bat
          iterations: int | None = None) -> Run:
     levels = _levels(sc, design.rows[t])
     key = _key(exp, sc, levels, bench)
-    vm = exp.vms[key.split(":")[1]]
+    vm = exp.vms[Key.parse(key).vm]
     return Run(key, iterations or vm.iterations, exp.benchmarks[bench], t, levels, batch, replicate)
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from contracts.keys import Key
 from supervisor.boot.context import Boot
 from supervisor.boot.crash_points import pause_point
 from supervisor.errors import ColdrunError
@@ -111,7 +112,7 @@ def _decide_pilot(ctx: Boot, jobs: list[JobLine], previous: dict[str, Any]) -> d
                             max_iterations=stop.max_iterations if adapting else None)
     last = jobs[-1]
     chosen = d.get("next_iterations") if adapting else None
-    vm = ctx.exp.vms[last.key.split(":")[1]]
+    vm = ctx.exp.vms[Key.parse(last.key).vm]
     iterations = min(max(int(chosen or last.iterations), 1), ctx.kind.most_iterations(vm))
     return {"usable": d["usable"], "measure": PER_ITERATION, "mean": d["mean"], "ci_width": d["ci_width"],
             "target_width": d["target_width"], "more_executions": d["more_executions"], "done": bool(d["done"]),
