@@ -2,16 +2,18 @@
 
     coldrun-analyze annotate RESULTS -o ANNOTATED.json.bz2
     coldrun-analyze summary RESULTS... -o summary.json
-    coldrun-analyze table RESULTS... [--format text|html|latex] [--layout columns|sections] [-o FILE]
+    coldrun-analyze table RESULTS... [--format text|html|latex] [--layout columns|sections] [--plan-target 1%|none] [-o FILE]
     coldrun-analyze plot RESULTS -o DIR [--key K] [--execution N]
     coldrun-analyze diff BEFORE AFTER [--format ...] [--json FILE]
     coldrun-analyze startup RESULTS... [--format text|latex|json] [--all-keys] [-o FILE]
     coldrun-analyze pilot RESULTS... | --readings FILE | --wps FILE.csv   (analysis/pilot/command.py)
-    coldrun-analyze compare A B | --welch M1 V1 N1 M2 V2 N2
+    coldrun-analyze compare A B [--json FILE] | --method welch A B | --welch M1 V1 N1 M2 V2 N2   (analysis/compare_command.py)
     coldrun-analyze bca FILE | screen (RESULTS | --table FILE.csv) | boots RESULTS   (analysis/screen/command.py)
+    coldrun-analyze plan RESULTS --target 1%|50us [--execution-overhead 90s] [--json]   (analysis/plan_command.py)
 
 Options keep warmup_stats' defaults: --window int(0.1 x iterations),
---steady int(0.25 x iterations), --delta 0.001 (seconds, or "N%"),
+--steady int(0.25 x iterations), but for --delta: 2% of the fastest segment's
+mean (classify.DEFAULT_DELTA; the paper's, bit for bit: --delta 0.001),
 --resamples 100000 (--quality low: 10000), --confidence 0.99. The bootstrap
 is seeded, by default with bootstrap.DEFAULT_SEED (--seed chooses another), so
 every output of one analysis shows the same numbers; the seed is recorded in
@@ -35,11 +37,13 @@ from typing import TYPE_CHECKING, Sequence
 # Only what the parser needs is imported here: --help must not load numpy,
 # scipy or matplotlib; each command imports its machinery when it runs.
 from analysis import bootstrap, classify
+from analysis.compare_command import add_compare_command
 from analysis.duet.command import add_duet_command
 from analysis.errors import AnalysisError, one_line
 from analysis.output import emit as _emit
 from analysis.output import write_output as _write_output
 from analysis.pilot.command import add_pilot_commands
+from analysis.plan_command import add_plan_command
 from analysis.screen.command import add_screen_commands, is_screening, screening_section
 
 if TYPE_CHECKING:
@@ -51,6 +55,21 @@ TABLE_FORMATS = ("text", "html", "latex")
 PLOT_SUFFIXES = ("png", "pdf", "svg")
 # Resolution of the plots embedded in the HTML report (keeps the page small).
 EMBEDDED_PLOT_DPI = 72
+_DEFAULT_SHOWN = classify.DEFAULT_DELTA.replace("%", "%%")   # argparse help is %-formatted
+DELTA_HELP = (f'equivalence delta: "N%%" of the fastest segment\'s mean (default "{_DEFAULT_SHOWN}") or seconds '
+              f'("{classify.PAPER_DELTA}": the paper\'s, for warmup_stats\' classes bit for bit)')
+
+
+def _plan_target(text: str):
+    """``table --plan-target``: analysis.plan.parse_target's target, or None for "none"."""
+    if text.strip().lower() == "none":
+        return None
+    from analysis.plan import parse_target
+
+    try:
+        return parse_target(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--target: "))
 
 
 def _positive_int(text: str) -> int:
@@ -93,7 +112,7 @@ def _add_classifier_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--steady", type=_positive_int, help="steady state expected before the last N iterations "
                    "(default: int(0.25 x iterations))")
     p.add_argument("--delta", type=_delta, default=classify.DEFAULT_DELTA,
-                   help='equivalence delta: seconds (default "0.001") or a percentage such as "1%%"')
+                   help=DELTA_HELP)
     p.add_argument("--jobs", "-j", type=_positive_int, default=None,
                    help="worker processes (default: one per CPU)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
@@ -111,7 +130,7 @@ def _analysis_arguments(parser: argparse.ArgumentParser, *, summary: bool = True
     group.add_argument("--no-progress", action="store_true", help="no progress bar on stderr (drawn on a terminal)")
     group.add_argument("--window", type=int, help="outlier window (default: int(0.1 x iterations))")
     group.add_argument("--steady", type=int, help="steady-state iterations (default: int(0.25 x iterations))")
-    group.add_argument("--delta", help='equivalence delta: seconds (default "0.001") or e.g. "1%%"')
+    group.add_argument("--delta", help=DELTA_HELP)
     csv = parser.add_argument_group("warmup_stats CSV input")
     csv.add_argument("--vm", help="VM name for CSV input")
     csv.add_argument("--language", help="language for CSV input")
@@ -137,6 +156,10 @@ def add_report_commands(subparsers) -> None:
                        help="HTML: leave out the Pilot section (stable segments and CIs per key)")
     table.add_argument("--without-preamble", action="store_true",
                        help="LaTeX: only the tables, for \\input into a document")
+    table.add_argument("--plan-target", type=_plan_target, default="1%", metavar="TARGET|none",
+                       help="text and HTML: a Plan line per key under the table, the executions and iterations "
+                            "this CI half-width of the steady mean needs at the table's confidence (`plan "
+                            "--target`; default 1%%: the mean ±1%%); none: no Plan section")
     _analysis_arguments(table)
     table.set_defaults(func=run_table)
 
@@ -211,8 +234,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_report_commands(sub)
     add_pilot_commands(sub)
+    add_compare_command(sub, count=_positive_int)
     add_duet_command(sub, level=_confidence, count=_positive_int)
     add_screen_commands(sub, level=_confidence, count=_positive_int)
+    add_plan_command(sub, level=_confidence, analysis_arguments=_analysis_arguments, options=_options)
     return parser
 
 
@@ -321,11 +346,12 @@ def _options(args: argparse.Namespace) -> AnalysisOptions:
 def run_table(args: argparse.Namespace) -> int:
     from analysis.inputs import load_input, machine_name
     from analysis.prepare import merge_summaries, named, prepare, to_annotated
-    from analysis.reports import render_html, render_latex, render_text
+    from analysis.reports import plan_lines, render_html, render_latex, render_text
     from analysis.machines import distinct_machines
     from analysis.reports.machine_columns import render_columns
-    from analysis.reports.provenance import NOT_RECORDED, analysis_parameters, failure_reasons, flagged_lines, provenance
-    from analysis.summary_json import FAILED_KEY, flagged_rows
+    from analysis.reports.provenance import (NOT_RECORDED, analysis_parameters, equivalence_note, failure_reasons,
+                                             flagged_lines, provenance)
+    from analysis.summary_json import FAILED_KEY, classifier_deltas, flagged_rows
 
     from analysis.reports import startup_tables
     from analysis.startup import startup_keys, without_startup_keys
@@ -360,6 +386,8 @@ def run_table(args: argparse.Namespace) -> int:
     reasons = {(names.get(key[0], key[0]),) + key[1:]: why
                for one, names in zip(item_reasons, renames) for key, why in one.items()}
     notes = flagged_lines(flagged_rows(summary))   # flagged executions, from any input that records them
+    deltas = [d for p in prepared for d in classifier_deltas(p.summary)]   # each input's equivalence rule(s)
+    plan = _table_plan(args, items, prepared, renames, float(confidence))   # under the text and HTML tables
     if args.format == "text":
         machines = set(summary.get("machines", {})) | set(summary.get(FAILED_KEY) or {})
         if args.layout == "columns" or (args.layout == "auto" and len(machines) > 1):
@@ -368,13 +396,14 @@ def run_table(args: argparse.Namespace) -> int:
             text = render_columns(summary, environments)
         else:
             text = render_text(summary)
-        if notes:
-            text += "\n" + "\n".join(notes) + "\n"
+        text += "\n" + "\n".join(notes + [equivalence_note(deltas)]) + "\n"
+        text += "\n" + plan_lines.render_text(*plan) if plan else ""
         if startup_rows:
             warmup = "" if text.startswith("No benchmarks in this summary") and not machines else text + "\n"
             text = warmup + startup_tables.render_text(startup_rows, confidence)
     elif args.format == "latex":
-        text = render_latex(summary, with_preamble=not args.without_preamble, notes=notes)
+        text = render_latex(summary, with_preamble=not args.without_preamble, notes=notes,
+                            rule=equivalence_note(deltas))
     else:
         extra = [load_input(p) for p in args.plots_from or []]
         wanted = not (args.no_plots and args.no_pilot)
@@ -391,12 +420,29 @@ def run_table(args: argparse.Namespace) -> int:
                 except AnalysisError as exc:  # PlotError: which execution, not which file
                     raise named(path, exc) from None
         sections = [] if args.no_pilot or not annotated else [pilot_section(annotated, options.jobs)]
-        sections += screening
-        parameters = analysis_parameters(options.window, options.steady, options.delta, analysed_here)
+        sections = ([plan_lines.html_section(*plan)] if plan else []) + sections + screening
+        parameters = analysis_parameters(options.window, options.steady, options.delta, analysed_here, deltas)
         text = render_html(summary, plots, sections=sections, provenances=provenances,
                            parameters=parameters, failure_reasons=reasons, notes=notes)
     _emit(text, args.output)
     return 0
+
+
+def _table_plan(args: argparse.Namespace, items: list, prepared: list, renames: list[dict[str, str]],
+                confidence: float) -> tuple | None:
+    """The Plan section's (rows, target, level, hows) for the text and HTML tables, from the inputs the table
+    has analysed (analysis.plan_command.table_plan; no analysis is run again); None: --plan-target none,
+    LaTeX, or no input with results."""
+    from analysis.inputs import machine_name
+    from analysis.plan_command import table_plan
+
+    analysed = [(item, p, names) for item, p, names in zip(items, prepared, renames) if p.annotated is not None]
+    if args.plan_target is None or args.format == "latex" or not analysed:
+        return None
+    inputs = [(item.path.name, names.get(machine_name(p.annotated), machine_name(p.annotated)), p.annotated,
+               item.document, p.typed) for item, p, names in analysed]
+    rows, hows = table_plan(inputs, args.plan_target, confidence)
+    return rows, args.plan_target.label(), f"{confidence * 100:g}%", hows
 
 
 def _startup_rows(items: list, *, all_keys: bool = False, seed: int | None = bootstrap.DEFAULT_SEED,

@@ -51,6 +51,18 @@ class Interval:
 
 
 @dataclass(frozen=True)
+class LastIterations:
+    """A key without a steady state's figure, marked as such in every table (``analysis.last_iterations``):
+    the mean over executions of each one's mean of its last ``iterations`` iterations, outliers left out."""
+
+    mean: float
+    half_width: float | None  # of the t interval over the executions' means; None: one execution
+    iterations: int  # the classifier's --steady window
+    executions: int  # classified executions that gave a mean
+    confidence: str  # the table's level ("0.99")
+
+
+@dataclass(frozen=True)
 class KeySummary:
     """One benchmark key's summary (warmup_stats' per-benchmark entry)."""
 
@@ -64,6 +76,7 @@ class KeySummary:
     executions: list[ExecutionAnnotation]  # every process execution, classified or not
     steady_perf: float | None = None  # bootstrapped; None: some execution has no steady state
     steady_perf_ci: float | None = None
+    last_iterations: LastIterations | None = None  # only where steady_perf is None
 
 
 @dataclass(frozen=True)
@@ -102,3 +115,4 @@ class Summary:
     settings: SummarySettings
     keys: dict[str, dict[str, KeySummary]]  # machine -> key -> summary (skipped keys absent)
     failed: dict[str, dict[str, list[tuple[int, str]]]]  # machine -> key -> (index, state)
+    deltas: tuple[str, ...] = ()  # the equivalence delta(s) the classes were made with (one per distinct setting)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from analysis.errors import WarningSink, stderr_warning
-from analysis.summary_json import FAILED_KEY, FLAGGED_KEY
+from analysis.summary_json import FAILED_KEY, MACHINE_TABLES
 
 
 def _pairs(summary: dict, machine: str) -> set[tuple[str, str]]:
@@ -33,7 +33,7 @@ def _machines(summary: dict) -> set[str]:
 
 def _renamed(summary: dict, names: dict[str, str]) -> dict:
     out = dict(summary)
-    for table in ("machines", FAILED_KEY, FLAGGED_KEY):
+    for table in ("machines",) + MACHINE_TABLES:
         if isinstance(summary.get(table), dict):
             out[table] = {names.get(m, m): v for m, v in summary[table].items()}
     return out

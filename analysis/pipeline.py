@@ -32,6 +32,8 @@ import os
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
+import numpy as np
+
 from analysis import annotated_results
 from analysis import changepoints as cp
 from analysis import classify, execution_states, outliers, summary
@@ -209,6 +211,10 @@ def analyse(
                                 weight=lambda t: len(t.times), started=started)
     finally:
         key_progress.stop()
+    for task in tasks:
+        blind = resolution_note(task.key, task.times, classifier.delta)
+        if blind:
+            warn(blind)
     for analysed in done:
         for note in analysed.notes:
             warn(note)
@@ -216,6 +222,17 @@ def analyse(
         times={t.key: t.times for t in tasks}, states=states, classifier=classifier,
         annotations={t.key: a.annotation for t, a in zip(tasks, done)},
         summaries={t.key: a.outcome for t, a in zip(tasks, done) if a.outcome is not None})
+
+
+def resolution_note(key: str, times: list[list[float]], delta: str) -> str | None:
+    """The warning for a key whose iterations are too short for an absolute ``delta`` (classify.resolution_warning),
+    judged on the median of all its iterations; None when the delta resolves them."""
+    if classify.parse_delta(delta)[0] is None:
+        return None
+    every = [t for execution in times for t in execution]
+    if not every:
+        return None
+    return classify.resolution_warning(key, delta, float(np.median(np.asarray(every, dtype=np.float64))))
 
 
 def annotate(
@@ -232,9 +249,9 @@ def annotate(
     """A copy of a Krun-shaped ``results`` dict with warmup_stats' annotations added.
 
     ``window``/``steady`` default to ``int(0.1 * iterations)`` and
-    ``int(0.25 * iterations)``; ``delta`` is seconds (``"0.001"``) or
-    ``"N%"``. ``jobs`` > 1 analyses benchmark keys in forked worker
-    processes; ``progress`` draws a bar on stderr.
+    ``int(0.25 * iterations)``; ``delta`` is seconds (``"0.001"``, warmup_stats')
+    or ``"N%"`` (coldrun's default ``"2%"``: classify.DEFAULT_DELTA).
+    ``jobs`` > 1 analyses benchmark keys in forked worker processes; ``progress`` draws a bar on stderr.
     ``load_results``' ``{machine: results}`` with a single machine is
     accepted too (that machine's results are annotated). ``started(known)``
     is called with the copy as known before the annotations, once the workers

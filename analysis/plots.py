@@ -37,6 +37,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 
+from analysis.classify import PAPER_DELTA
 from analysis.errors import AnalysisError
 from analysis.execution_states import execution_number
 
@@ -56,7 +57,8 @@ LABEL_SIZE, TICK_SIZE, LEGEND_SIZE = 10, 9, 9
 # The least room (pixels) left between a panel's labels and the figure's left edge.
 EDGE_PX = 4
 LEGEND_WRAP = 18  # characters per legend line
-DEFAULT_DELTA = "0.001"
+# Results annotated without a classifier record were classified by warmup_stats: its delta.
+DEFAULT_DELTA = PAPER_DELTA
 # Title word for an execution the analysis could not classify.
 UNCLASSIFIED = "unclassified"
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from analysis import annotated_results, bootstrap, execution_states, inputs, pipeline, summary, summary_json
 from analysis.errors import AnalysisError, WarningSink, stderr_warning
 from analysis.inputs import LoadedInput
-from analysis.key_results import SummarySettings
+from analysis.key_results import AnnotatedResults, SummarySettings
 from analysis.summary_json import BOOTSTRAP_KEY
 
 
@@ -45,6 +45,7 @@ class Prepared:
     path: Path
     annotated: dict | None  # the annotated Krun results; None for a summary input
     summary: dict | None  # the summary JSON's dict; None when not asked for
+    typed: AnnotatedResults | None = None  # the annotations as analysed (None for a summary input)
 
 
 def named(path: Path, exc: AnalysisError) -> AnalysisError:
@@ -89,6 +90,7 @@ def prepare(item: LoadedInput, options: AnalysisOptions, warn: WarningSink = std
             summary_json.failed_rows(item.document)
             summary_json.flagged_rows(item.document)
             summary_json.bootstrap_settings(item.document)
+            summary_json.classifier_deltas(item.document)
         except AnalysisError as exc:
             raise named(item.path, exc) from None
         return Prepared(item.path, None, item.document)
@@ -114,7 +116,7 @@ def prepare(item: LoadedInput, options: AnalysisOptions, warn: WarningSink = std
             raise AnalysisError(f"{item.path}: {exc}") from None
         annotated_results.add_annotations(annotated, typed)
     if settings is None:
-        return Prepared(item.path, annotated, None)
+        return Prepared(item.path, annotated, None, typed)
     machine = inputs.machine_name(annotated)
     try:
         done = summary.summarise_annotated({machine: typed}, settings, jobs=options.jobs, progress=options.progress,
@@ -123,7 +125,7 @@ def prepare(item: LoadedInput, options: AnalysisOptions, warn: WarningSink = std
         raise named(item.path, exc) from None
     document = summary_json.summary_document(done)
     summary_json.add_flagged(document, machine, annotated.get(execution_states.FLAGS_KEY))
-    return Prepared(item.path, annotated, document)
+    return Prepared(item.path, annotated, document, typed)
 
 
 def _summary_settings(options: AnalysisOptions) -> SummarySettings:
@@ -155,7 +157,7 @@ def merge_summaries(items: list[tuple[Path, dict]]) -> dict:
                                             f"{seen[where]}; give each benchmark once")
                     seen[where] = path
                     merged["machines"].setdefault(machine, {}).setdefault(vm, {})[bench] = data
-        for table in (summary_json.FAILED_KEY, summary_json.FLAGGED_KEY):
+        for table in summary_json.MACHINE_TABLES:
             for machine, vms in (one.get(table) or {}).items():
                 for vm, benches in vms.items():
                     merged.setdefault(table, {}).setdefault(machine, {}).setdefault(vm, {}).update(benches)

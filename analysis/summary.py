@@ -31,7 +31,10 @@ JSON shape (``warmup_format_version`` "2", dumped with ``sort_keys=True, indent=
 - Steady perf and its CI come from ``analysis.bootstrap`` and, as in
   warmup_stats, pass through Python 2's ``str()`` (12 significant digits).
 
-coldrun additions: executions whose classification is None (no data, or too
+coldrun additions: a key without steady perf gets the mean of its executions' last iterations
+(``analysis.last_iterations``), in its own top-level table ``last_iterations``
+``{machine: {vm: {bench: {"mean", "half_width", "iterations", "executions", "confidence"}}}}``,
+so warmup_stats' per-benchmark entries keep their shape. Executions whose classification is None (no data, or too
 short for changepoints) are left out of the counts and statistics but still
 listed under ``process_executons``; the delta and steady used are those
 recorded in the annotated results' ``classifier``. Executions without data
@@ -51,7 +54,7 @@ from collections import Counter
 
 import numpy as np
 
-from analysis import annotated_results, bootstrap, classify, execution_states, summary_json
+from analysis import annotated_results, bootstrap, classify, execution_states, last_iterations, summary_json
 from analysis.errors import AnalysisError, WarningSink, stderr_warning
 from analysis.inputs import machine_name
 from analysis.key_results import (AnnotatedResults, KeyAnnotation, KeyOutcome, KeySummary, Interval, Summary,
@@ -137,6 +140,14 @@ def _with_perf(plan: KeySummary, outcome: tuple[float, float] | None) -> KeySumm
     return dataclasses.replace(plan, steady_perf=outcome[0], steady_perf_ci=outcome[1])
 
 
+def _with_last(s: KeySummary, annotated: AnnotatedResults, key: str, confidence: str) -> KeySummary:
+    """Where there is no steady perf, the figure of the last iterations (analysis.last_iterations)."""
+    if s.steady_perf is not None:
+        return s
+    return dataclasses.replace(s, last_iterations=last_iterations.last_iterations(
+        annotated.times[key], annotated.annotations[key], annotated.classifier.steady, confidence))
+
+
 def summarise_key(machine: str, key: str, times: list[list[float]], states: list[str], annotation: KeyAnnotation,
                   delta: str, settings: SummarySettings) -> KeyOutcome:
     """One key's summary, bootstrap done (``pipeline.analyse`` runs it in the key's annotate worker)."""
@@ -181,8 +192,9 @@ def summarise_annotated(machines: dict[str, AnnotatedResults], settings: Summary
     else:
         computed = iter(run_parallel(_bootstrap_task, tasks, jobs, None))
     for machine, key, plan, boot, done in plans:
-        keys[machine][key] = plan if done or boot is None else _with_perf(plan, next(computed))
-    return Summary(settings, keys, failed)
+        keys[machine][key] = _with_last(plan if done or boot is None else _with_perf(plan, next(computed)),
+                                        machines[machine], key, settings.confidence)
+    return Summary(settings, keys, failed, tuple(sorted({m.classifier.delta for m in machines.values()})))
 
 
 def summarise(

@@ -13,9 +13,10 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
+from analysis.classify import parse_delta
 from analysis.errors import AnalysisError
 from analysis.execution_states import label
-from analysis.key_results import Interval, KeySummary, Summary
+from analysis.key_results import Interval, KeySummary, LastIterations, Summary
 
 WARMUP_FORMAT_VERSION = "2"
 # coldrun's summary key for process executions without data, never classified:
@@ -27,6 +28,14 @@ FLAGGED_KEY = "flagged_process_executions"
 # {"seed": int or null, "resamples": int, "confidence": str}; a merged
 # summary whose inputs differ holds a list of them. Absent in warmup_stats'.
 BOOTSTRAP_KEY = "bootstrap"
+# coldrun's summary key for the equivalence delta the classes were made with, as annotated results record it:
+# {"delta": str}; a list of them when machines (or merged inputs) differ. Absent in warmup_stats'.
+CLASSIFIER_KEY = "classifier"
+# coldrun's table of each key without steady perf's last-iterations figure (analysis.last_iterations):
+# {machine: {vm: {bench: {"mean", "half_width", "iterations", "executions", "confidence"}}}}.
+LAST_ITERATIONS_KEY = "last_iterations"
+# coldrun's per-machine tables beside "machines" (merged and renamed with it).
+MACHINE_TABLES = (FAILED_KEY, FLAGGED_KEY, LAST_ITERATIONS_KEY)
 
 # Process-execution classes, in the order warmup_stats' tables list them.
 PEXEC_CLASSES = ("flat", "warmup", "slowdown", "no steady state")
@@ -69,18 +78,26 @@ def summary_document(summary: Summary) -> dict:
     out: dict[str, Any] = {"machines": {}, "warmup_format_version": WARMUP_FORMAT_VERSION,
                            BOOTSTRAP_KEY: {"seed": settings.seed, "resamples": settings.resamples,
                                            "confidence": str(settings.confidence)}}
+    if summary.deltas:
+        records = [{"delta": d} for d in summary.deltas]
+        out[CLASSIFIER_KEY] = records[0] if len(records) == 1 else records
     for machine, keys in summary.keys.items():
         vms = out["machines"][machine] = {}
         for key, s in keys.items():
             name, vm, _variant = key.split(":")
             vms.setdefault(vm, {})[name] = benchmark_entry(s)
+            if s.last_iterations is not None:
+                li = s.last_iterations
+                out.setdefault(LAST_ITERATIONS_KEY, {}).setdefault(machine, {}).setdefault(vm, {})[name] = {
+                    "mean": li.mean, "half_width": li.half_width, "iterations": li.iterations,
+                    "executions": li.executions, "confidence": li.confidence}
     failures: dict[str, Any] = {}
     for machine, keys in summary.failed.items():
         for key, executions in keys.items():
             name, vm, _variant = key.split(":")
             failures.setdefault(machine, {}).setdefault(vm, {})[name] = [
                 {"index": i, "state": state} for i, state in executions]
-    if failures:  # only then: a clean run's summary adds nothing to warmup_stats' but the bootstrap record
+    if failures:  # only then: a clean run's summary adds nothing to warmup_stats' but the bootstrap and classifier
         out[FAILED_KEY] = failures
     return out
 
@@ -142,6 +159,8 @@ class SummaryRow:
     # Process executions without data, by label ("errored (no data)": 2);
     # counted apart, never as a class.
     failed: dict[str, int] = field(default_factory=dict)
+    # No steady perf: the mean of the executions' last iterations, marked as such (analysis.last_iterations).
+    last_iterations: LastIterations | None = None
 
     @property
     def n_pexecs(self) -> int:
@@ -179,7 +198,24 @@ def _interval(where: str, median: Any, rng: Any) -> Interval | None:
     return None if mid is None else Interval(mid, low, high)
 
 
-def _row(machine: str, vm: str, bench: str, d: Any, failed: dict[str, int]) -> SummaryRow:
+def _last(where: str, d: Any) -> LastIterations | None:
+    """A LAST_ITERATIONS_KEY entry, its shape checked."""
+    if d is None:
+        return None
+    counts = [d.get(k) if isinstance(d, dict) else None for k in ("iterations", "executions")]
+    if not isinstance(d, dict) or not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in counts) \
+            or not isinstance(d.get("confidence"), str):
+        raise SummaryFormatError(f"{where}: expected {{\"mean\", \"half_width\", \"iterations\", \"executions\", "
+                                 "\"confidence\"}")
+    half = _number(f"{where}.half_width", d.get("half_width"))
+    if half is not None and half < 0:
+        raise SummaryFormatError(f"{where}.half_width: negative ({half!r})")
+    return LastIterations(_number(f"{where}.mean", d.get("mean"), optional=False), half, counts[0], counts[1],
+                          d["confidence"])
+
+
+def _row(machine: str, vm: str, bench: str, d: Any, failed: dict[str, int],
+         last: Any = None) -> SummaryRow:
     where = f"machines.{machine}.{vm}.{bench}"
     if not isinstance(d, dict):
         raise SummaryFormatError(f"{where}: expected an object, got {type(d).__name__}")
@@ -218,6 +254,7 @@ def _row(machine: str, vm: str, bench: str, d: Any, failed: dict[str, int]) -> S
         steady_perf=perf,
         steady_perf_ci=ci,
         failed=failed,
+        last_iterations=None if perf is not None else _last(f"{LAST_ITERATIONS_KEY}.{machine}.{vm}.{bench}", last),
     )
 
 
@@ -246,7 +283,8 @@ def summary_rows(summary: dict) -> list[SummaryRow]:
     for f in failed_rows(summary):
         counts = failed.setdefault((f.machine, f.vm, f.bench), {})
         counts[f.label] = counts.get(f.label, 0) + 1
-    return [_row(machine, vm, bench, d, failed.get((machine, vm, bench), {}))
+    last = {(m, v, b): d for m, v, b, d in _benchmarks(summary.get(LAST_ITERATIONS_KEY) or {}, LAST_ITERATIONS_KEY)}
+    return [_row(machine, vm, bench, d, failed.get((machine, vm, bench), {}), last.get((machine, vm, bench)))
             for machine, vm, bench, d in _benchmarks(summary["machines"], "machines")]
 
 
@@ -283,6 +321,26 @@ class BootstrapSettings:
     resamples: int | None
     confidence: str | None
     recorded: bool = True
+
+
+def classifier_deltas(summary: dict) -> list[str | None]:
+    """The equivalence deltas a summary records (CLASSIFIER_KEY); ``[None]`` when it records none
+    (warmup_stats', or coldrun's before it recorded them)."""
+    value = summary.get(CLASSIFIER_KEY) if isinstance(summary, dict) else None
+    if value is None:
+        return [None]
+    out: list[str | None] = []
+    for i, rec in enumerate(value if isinstance(value, list) else [value]):
+        where = CLASSIFIER_KEY if not isinstance(value, list) else f"{CLASSIFIER_KEY}[{i}]"
+        delta = rec.get("delta") if isinstance(rec, dict) else None
+        try:
+            parse_delta(str(delta))
+        except ValueError as exc:
+            raise SummaryFormatError(f"{where}.delta: {exc}") from None
+        if not isinstance(delta, str):
+            raise SummaryFormatError(f"{where}: expected {{\"delta\": \"2%\" or \"0.001\"}}, got {rec!r}")
+        out.append(delta)
+    return out
 
 
 def bootstrap_settings(summary: dict) -> list[BootstrapSettings]:

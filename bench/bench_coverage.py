@@ -1,6 +1,6 @@
 """Coverage of every interval coldrun reports, on simulated data with known truth (issue 27).
 
-    .venv/bin/python bench/bench_coverage.py [--trials N] [--seed S] [--only steady,pilot,duet,screen]
+    .venv/bin/python bench/bench_coverage.py [--trials N] [--seed S] [--only steady,pilot,duet,screen,compare]
 
 Prints, per interval, data shape, method and sample size, the share of
 intervals holding the true value beside the nominal level; "!" marks
@@ -21,6 +21,11 @@ The intervals:
   the t interval of their logs (``t_ci``), A/A
   (true ratio 1, so 1 - coverage is the false-positive rate), for the paper's procedure and, at 100
   iterations, with coldrun's --steady-state EDM cut (its relative width beside the paper's);
+- compare: ``coldrun-analyze compare``'s ratio B/A of the mean execution mean, A/A (both sides from one
+  model: AR(1) iterations, phi 0.7, plus a per-boot offset, normal or skewed (lognormal, sigma 1, scaled
+  to the same SD); 200 iterations, all steady), n executions per side: its t interval of the log ratio
+  (analysis.comparison.ratio_interval) at 99% and 95%, beside scipy's percentile and BCa bootstraps over
+  executions (each side resampled on its own, 2000 resamples) at 99%;
 - screen: a 2 x 2 design's effect and treatment mean, 95%, n samples (executions) per treatment: BCa
   (TN 1855) and t (coldrun's default below 100); a whole-plot factor under batch variance: t on batch means
   (coldrun) and the pooled test that ignores batches (what coldrun did before issue 27).
@@ -38,6 +43,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from analysis.bootstrap import bootstrap_steady_perf  # noqa: E402
+from analysis.comparison import ratio_interval  # noqa: E402
 from analysis.duet import stats as duet_stats, steady  # noqa: E402
 from analysis.duet.pairs import PairedRuns  # noqa: E402
 from analysis.pilot import subsession as ss  # noqa: E402
@@ -154,6 +160,41 @@ def duet_ratio(trials: int, rng: np.random.Generator, cut_trials: int) -> None:
             f"iterations kept: min {min(kept)}, median {int(np.median(kept))} of 100")
 
 
+def compare_ratio(trials: int, rng: np.random.Generator) -> None:
+    from scipy import signal
+
+    iterations, phi, boot_sd = 200, 0.7, 0.03
+
+    def execution_means(shape: str, n: int) -> np.ndarray:
+        noise = rng.standard_normal((n, iterations + 100))
+        ar = signal.lfilter([1.0], [1.0, -phi], noise, axis=1)[:, 100:]      # AR(1), burn-in dropped
+        if shape == "skewed":
+            boot = (rng.lognormal(0.0, 1.0, n) - np.exp(0.5)) / np.sqrt((np.e - 1) * np.e)
+        else:
+            boot = rng.standard_normal(n)
+        return 1e-3 * (1.0 + boot_sd * boot + 0.02 * ar.mean(axis=1))       # the mean of each execution
+
+    def ratio(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
+        return np.mean(b, axis=axis) / np.mean(a, axis=axis)
+
+    for shape in ("boots", "skewed"):
+        for n in (3, 5, 10, 30):
+            hits = {"t log ratio (compare) 99%": 0, "t log ratio (compare) 95%": 0,
+                    "percentile bootstrap 99%": 0, "BCa bootstrap 99%": 0}
+            for t in range(trials):
+                a, b = execution_means(shape, n), execution_means(shape, n)
+                for level in (0.99, 0.95):
+                    iv = ratio_interval(a, b, level)
+                    hits[f"t log ratio (compare) {level * 100:g}%"] += iv.low <= 1.0 <= iv.high
+                for method, name in (("percentile", "percentile bootstrap 99%"), ("BCa", "BCa bootstrap 99%")):
+                    low, high = duet_stats.percentile_ci((a, b), ratio, confidence=0.99, resamples=2000,
+                                                         rng=np.random.default_rng(t), method=method)
+                    hits[name] += low <= 1.0 <= high
+            for name, h in hits.items():
+                nominal = 0.95 if name.endswith("95%") else 0.99
+                row("compare", shape, name, n, h, trials, nominal, f"A/A false positives {1 - h / trials:.3f}")
+
+
 def screen(trials: int, rng: np.random.Generator) -> None:
     levels = [(0, 0), (0, 1), (1, 0), (1, 1)]
     for shape in ("iid", "heavy"):
@@ -211,7 +252,7 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--trials", type=int, default=1000, help="simulated data sets per cell (default 1000)")
     p.add_argument("--seed", type=int, default=27)
-    p.add_argument("--only", default="steady,pilot,duet,screen")
+    p.add_argument("--only", default="steady,pilot,duet,screen,compare")
     args = p.parse_args()
     rng = np.random.default_rng(args.seed)
     print(f"# bench_coverage: {args.trials} trials per cell, seed {args.seed}; '!' = more than "
@@ -220,7 +261,7 @@ def main() -> int:
     started = time.monotonic()
     parts = {"steady": lambda: steady_perf(args.trials, rng), "pilot": lambda: pilot_mean(args.trials, rng),
              "duet": lambda: duet_ratio(args.trials, rng, max(50, args.trials // 5)),
-             "screen": lambda: screen(args.trials, rng)}
+             "screen": lambda: screen(args.trials, rng), "compare": lambda: compare_ratio(args.trials, rng)}
     for name in args.only.split(","):
         parts[name]()
     print(f"# {time.monotonic() - started:.0f} s")

@@ -89,9 +89,10 @@ def ggms(gms: np.ndarray) -> float:
 
 
 def percentile_ci(samples: tuple[np.ndarray, ...], statistic, *, confidence: float, resamples: int,
-                  rng: np.random.Generator) -> tuple[float, float]:
-    """Percentile bootstrap CI of ``statistic(*samples, axis=-1)``, each sample resampled on its own."""
-    options = dict(n_resamples=resamples, confidence_level=confidence, method="percentile", vectorized=True)
+                  rng: np.random.Generator, method: str = "percentile") -> tuple[float, float]:
+    """Percentile (or ``method``: scipy's "BCa", "basic") bootstrap CI of ``statistic(*samples, axis=-1)``,
+    each sample resampled on its own."""
+    options = dict(n_resamples=resamples, confidence_level=confidence, method=method, vectorized=True)
     try:
         result = stats.bootstrap(samples, statistic, rng=rng, **options)
     except TypeError:  # scipy < 1.15 (pyproject allows 1.10) names it random_state

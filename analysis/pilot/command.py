@@ -1,11 +1,15 @@
-"""``coldrun-analyze pilot`` and ``coldrun-analyze compare``: Pilot's methods (Li et al.) on the command line.
+"""``coldrun-analyze pilot`` and ``compare``'s Welch forms: Pilot's methods (Li et al.) on the command line.
+
+``compare A B`` itself is the ratio of analysis/compare_command.py; Pilot's comparison of results files
+is ``compare --method welch A B``, of summary statistics ``compare --welch ...`` (both kept as they were).
 
 Human reports (``--format text|json|html``, ``-o FILE``)::
 
     coldrun-analyze pilot RESULTS...     per key and process execution: stable segment, q, mean,
                                          CI width, required samples; per key: the mean of the
                                          execution means and its CI (analysis.pilot.results)
-    coldrun-analyze compare A B          per key in both: Welch's test on the execution means
+    coldrun-analyze compare --method welch A B
+                                         per key in both: Welch's test on the execution means
 
 RESULTS are anything ``analysis.inputs`` reads (Krun results, coldrun's native
 export, warmup_stats CSV with --vm/--language). Statistical settings: ``--preset
@@ -136,7 +140,7 @@ def _count(minimum: int):
     return parse
 
 
-def _add_target_options(p: argparse.ArgumentParser) -> None:
+def _add_target_options(p: argparse.ArgumentParser, confidence_help: str = "confidence level (0.95)") -> None:
     g = p.add_argument_group("statistical settings (Pilot's; options override the preset)")
     g.add_argument("--preset", choices=tuple(PRESETS),
                    help="quick: AC 0.8, CI 20%% of the mean, 30 samples; normal: 0.2, 10%%, 50; strict: 0.1, "
@@ -148,8 +152,7 @@ def _add_target_options(p: argparse.ArgumentParser) -> None:
                    help="target FULL CI width, absolute (alone it replaces --ci-percent; both: the smaller)")
     g.add_argument("--min-samples", type=_count(0), metavar="N",
                    help="Pilot's minimum subsession sample size within one series (200)")
-    g.add_argument("--confidence", type=_confidence, default=DEFAULT_REPORT_CONFIDENCE,
-                   help="confidence level (0.95)")
+    g.add_argument("--confidence", type=_confidence, default=DEFAULT_REPORT_CONFIDENCE, help=confidence_help)
 
 
 def _add_format_options(p: argparse.ArgumentParser) -> None:
@@ -167,7 +170,7 @@ def _add_file_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--uname", help="uname -a of the machine, for warmup_stats CSV input")
 
 
-def _one_line_errors(parser: argparse.ArgumentParser) -> None:
+def one_line_errors(parser: argparse.ArgumentParser) -> None:
     """A bad option is one line naming it (argparse would print the whole usage first)."""
     def error(message: str):
         parser.exit(2, f"{parser.prog}: error: {message} (see {parser.prog} --help)\n")
@@ -175,7 +178,7 @@ def _one_line_errors(parser: argparse.ArgumentParser) -> None:
 
 
 def add_pilot_commands(subparsers) -> None:
-    """Register ``pilot`` and ``compare`` on an argparse subparsers object."""
+    """Register ``pilot`` on an argparse subparsers object (``compare``: analysis/compare_command.py)."""
     pilot = subparsers.add_parser(
         "pilot", help="Pilot's stable segments, subsession CIs and sample sizes",
         description="Pilot's analysis (Li et al.) of results files, or of one series of readings (--readings) "
@@ -198,30 +201,28 @@ def add_pilot_commands(subparsers) -> None:
     _add_file_options(pilot)
     _add_format_options(pilot)
     pilot.set_defaults(func=run_pilot)
-    _one_line_errors(pilot)
+    one_line_errors(pilot)
 
-    compare = subparsers.add_parser(
-        "compare", help="Welch's test per key on execution means (Pilot), or on summary statistics",
-        description="Compare results A and B key by key (Welch's t-test on the process executions' means), "
-                    "or two samples given as --welch M1 V1 N1 M2 V2 N2 (means, variances, sizes).")
-    compare.add_argument("results", nargs="*", metavar="A B", help="two results files")
+
+def add_welch_options(compare: argparse.ArgumentParser) -> None:
+    """``compare``'s Pilot options (analysis/compare_command.py registers ``compare``): ``--welch``,
+    ``--target-p``, the statistical settings and the results-file options; ``--confidence`` defaults to
+    None there (the ratio's 0.99, Welch's :data:`DEFAULT_REPORT_CONFIDENCE`)."""
     compare.add_argument("--welch", nargs=6, metavar=("M1", "V1", "N1", "M2", "V2", "N2"),
-                         help="two samples' means, variances and sizes instead of files")
+                         help="Welch: two samples' means, variances and sizes instead of files")
     compare.add_argument("--target-p", type=_probability,
-                         help="p to reach: the sample size needed (files: default 0.05, Pilot's)")
-    _add_target_options(compare)
+                         help="Welch: p to reach: the sample size needed (files: default 0.05, Pilot's)")
+    _add_target_options(compare, "confidence level (ratio: 0.99, as the table; welch: 0.95, Pilot's)")
     _add_file_options(compare)
-    _add_format_options(compare)
-    compare.set_defaults(func=run_compare)
-    _one_line_errors(compare)
+    compare.set_defaults(confidence=None)
 
 
-def _given(args: argparse.Namespace, names) -> list[str]:
+def given_options(args: argparse.Namespace, names) -> list[str]:
     return ["--" + n.replace("_", "-") for n in names if getattr(args, n, None) not in (None, False)]
 
 
-def _refuse(args: argparse.Namespace, names, mode: str) -> None:
-    given = _given(args, names)
+def refuse_options(args: argparse.Namespace, names, mode: str) -> None:
+    given = given_options(args, names)
     if given:
         raise AnalysisError(f"{', '.join(given)}: not used with {mode}")
 
@@ -255,7 +256,7 @@ def _finite(value):
     return value
 
 
-def _json(doc) -> str:
+def json_document(doc) -> str:
     return json.dumps(_finite(doc), indent=2, allow_nan=False) + "\n"
 
 
@@ -279,7 +280,7 @@ def _lines(doc: dict) -> str:
 def _render_single(doc: dict, fmt: str) -> str:
     if fmt == "html":
         raise AnalysisError("--format html is for results files; use text or json")
-    return _json(doc) if fmt == "json" else _lines(doc)
+    return json_document(doc) if fmt == "json" else _lines(doc)
 
 
 def run_pilot(args: argparse.Namespace) -> int:
@@ -289,13 +290,13 @@ def run_pilot(args: argparse.Namespace) -> int:
     if sum(sources) != 1:
         raise AnalysisError("give RESULTS files, --readings FILE or --wps FILE.csv (exactly one of them)")
     if args.readings is not None:
-        _refuse(args, WPS_ONLY + FILES_ONLY, "--readings")
+        refuse_options(args, WPS_ONLY + FILES_ONLY, "--readings")
         text = _render_single(_readings_doc(args), args.format)
     elif args.wps is not None:
-        _refuse(args, READINGS_ONLY + FILES_ONLY + TARGET_OPTIONS, "--wps")
+        refuse_options(args, READINGS_ONLY + FILES_ONLY + TARGET_OPTIONS, "--wps")
         text = _render_single(_wps_doc(args), args.format)
     else:
-        _refuse(args, READINGS_ONLY + WPS_ONLY, "RESULTS files")
+        refuse_options(args, READINGS_ONLY + WPS_ONLY, "RESULTS files")
         text = _results_report(args)
     emit(text, args.output)
     return 0
@@ -398,7 +399,7 @@ def _results_report(args: argparse.Namespace) -> str:
     target, analysed = analyse_files(args.results, args)
     report = reports_dict(analysed, target)
     if args.format == "json":
-        return _json(report)
+        return json_document(report)
     return pilot_tables.render_html(report) if args.format == "html" else pilot_tables.render_text(report)
 
 
@@ -414,21 +415,21 @@ def _welch_numbers(values: list[str]) -> tuple:
     return tuple(parsed)
 
 
-def run_compare(args: argparse.Namespace) -> int:
-    from analysis.output import emit
-
+def welch_compare(args: argparse.Namespace) -> tuple[dict, str]:
+    """``compare --welch M1 V1 N1 M2 V2 N2`` or ``compare --method welch A B``: (the JSON document, its
+    text or HTML in ``args.format``)."""
+    if args.confidence is None:
+        args.confidence = DEFAULT_REPORT_CONFIDENCE
     if args.welch is not None:
         if args.results:
             raise AnalysisError("give two results files or --welch M1 V1 N1 M2 V2 N2, not both")
-        _refuse(args, FILES_ONLY + TARGET_OPTIONS + ("preset", "ac_limit"), "--welch")
-        text = _render_single(_welch_doc(args), args.format)
-    else:
-        if len(args.results) != 2:
-            raise AnalysisError(f"compare takes two results files A B (got {len(args.results)}), "
-                                "or --welch M1 V1 N1 M2 V2 N2")
-        text = _compare_files(args)
-    emit(text, args.output)
-    return 0
+        refuse_options(args, FILES_ONLY + TARGET_OPTIONS + ("preset", "ac_limit"), "--welch")
+        doc = _welch_doc(args)
+        return doc, _render_single(doc, args.format)
+    if len(args.results) != 2:
+        raise AnalysisError(f"compare takes two results files A B (got {len(args.results)}), "
+                            "or --welch M1 V1 N1 M2 V2 N2")
+    return _compare_files(args)
 
 
 def _welch_doc(args: argparse.Namespace) -> dict:
@@ -444,7 +445,7 @@ def _welch_doc(args: argparse.Namespace) -> dict:
     return doc
 
 
-def _compare_files(args: argparse.Namespace) -> str:
+def _compare_files(args: argparse.Namespace) -> tuple[dict, str]:
     from analysis.pilot.compare import DEFAULT_TARGET_P, compare_reports
     from analysis.reports import pilot_tables
 
@@ -453,8 +454,7 @@ def _compare_files(args: argparse.Namespace) -> str:
                                  target_p=args.target_p if args.target_p is not None else DEFAULT_TARGET_P)
     doc = {"file_a": path_a, "file_b": path_b, **comparison.as_dict()}
     if args.format == "json":
-        return _json(doc)
+        return doc, json_document(doc)
     if args.format == "html":
-        return pilot_tables.render_compare_html(doc)
-    return pilot_tables.render_compare_text(doc)
-
+        return doc, pilot_tables.render_compare_html(doc)
+    return doc, pilot_tables.render_compare_text(doc)

@@ -6,7 +6,7 @@
   sample as the baseline: the size of the second sample that would bring p
   down to the target (None when no size can: the difference is too small
   against the baseline's own uncertainty).
-- :func:`compare_reports`: ``coldrun-analyze compare A B``. Per key in both
+- :func:`compare_reports`: ``coldrun-analyze compare --method welch A B``. Per key in both
   (``analysis.pilot.results`` reports), the samples are the usable process
   executions' means (Pilot's stable-segment means): executions are the
   independent samples, iterations within one are not. Variance: the n-1

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from html import escape as html_escape
 
-from analysis.summary_json import SummaryRow, bootstrap_settings, summary_rows
+from analysis.summary_json import SummaryRow, bootstrap_settings, classifier_deltas, summary_rows
 
 from ..diff import (BETTER, CLASSIFICATIONS, DIFFERENT, SAME, STEADY_ITER, STEADY_ITER_VAR, STEADY_STATE_TIME,
                     STEADY_STATE_TIME_VAR, WORSE)
 from . import formats, html, latex
+from .provenance import equivalence_note
 from .rows import class_phrase
 from .text import aligned
 
@@ -97,7 +98,8 @@ def _pairs(diff: dict):
 
 
 def _notes(diff: dict) -> list[str]:
-    """Pairs not compared, then how each side's steady perf was bootstrapped (the seeds)."""
+    """Pairs not compared, then how each side's steady perf was bootstrapped (the seeds), then the equivalence
+    rule(s) of the classes."""
     notes = []
     only_before, only_after = (diff.get("skipped") or [[], []])[:2]
     if only_before:
@@ -106,6 +108,7 @@ def _notes(diff: dict) -> list[str]:
         notes.append("Only in after (not compared): " + ", ".join(only_after))
     for side in ("before", "after"):
         notes.append(f"{side.capitalize()}: " + formats.bootstrap_note(bootstrap_settings(diff[side])))
+    notes.append(equivalence_note(classifier_deltas(diff["before"]) + classifier_deltas(diff["after"])))
     return notes
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from analysis.key_results import Interval
+from analysis.key_results import Interval, LastIterations
 from analysis.summary_json import BootstrapSettings
 
 # Shown where a number does not exist (flat pairs have no steady iteration,
@@ -137,6 +137,38 @@ def steady_perf(median: float | None, ci: float | None, plus_minus: str = "±") 
         return BLANK
     perf, half, unit = steady_perf_parts(median, ci)
     return f"{perf} {plus_minus} {half} {unit}"
+
+
+# Marks a figure that is not a steady state (analysis.last_iterations): "≈653.0 ± 12 µs (last 500)".
+LAST_MARK = "≈"
+
+
+def last_iterations_parts(li: LastIterations) -> tuple[str, str | None, str, str]:
+    """A key without a steady state's figure: the mean, the half-width of its interval (None: one
+    execution), their unit, and the iterations per execution it is the mean of."""
+    unit, scale = time_unit(li.mean, li.half_width)
+    half = None if li.half_width is None else significant(li.half_width / scale, SPREAD_DIGITS)
+    return significant(li.mean / scale, TIME_DIGITS), half, unit, str(li.iterations)
+
+
+def last_iterations(li: LastIterations | None, plus_minus: str = "±") -> str:
+    """'≈653.0 ± 12 µs (last 500)', marked as not a steady state."""
+    if li is None:
+        return BLANK
+    mean, half, unit, n = last_iterations_parts(li)
+    spread = "" if half is None else f" {plus_minus} {half}"
+    return f"{LAST_MARK}{mean}{spread} {unit} (last {n})"
+
+
+def last_iterations_note(figures: list[LastIterations]) -> str | None:
+    """The legend of the marked figures in a table (None: it has none)."""
+    if not figures:
+        return None
+    levels = ", ".join(sorted({"%g%%" % (float(li.confidence) * 100) for li in figures}))
+    return (f"{LAST_MARK}mean ± half-width (last N): NOT a steady state (some execution has none): the mean over "
+            "the classified executions of each one's mean of its last N iterations (the classifier's --steady "
+            f"window, outliers left out), ± the half-width of a t interval over those means at {levels}; "
+            "not comparable with a steady perf.")
 
 
 def _settings_phrase(s: BootstrapSettings) -> str:

@@ -18,7 +18,7 @@ from analysis.summary_json import PAIR_CLASSES, FailedRow, SummaryRow, bootstrap
 
 from . import formats
 from .provenance import NOT_RECORDED, Provenance, coldrun_version
-from .rows import FAILED_HEADERS, by_machine, class_phrase, failed_summary, histogram
+from .rows import FAILED_HEADERS, by_machine, class_phrase, failed_summary, histogram, last_note, perf_text
 
 
 @dataclass(frozen=True)
@@ -49,6 +49,7 @@ th { background: #f0f0f0; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 td.better { background: #c0f2c0; } td.worse { background: #ffc0c0; } td.different { background: #ffff99; }
 .range { color: #666; font-size: 85%; }
+.approx { font-style: italic; color: #555; }
 svg.cls { vertical-align: middle; margin-right: 0.4em; }
 svg.hist { vertical-align: middle; margin-right: 0.5em; }
 div.plots { display: grid; grid-template-columns: repeat(auto-fill, minmax(560px, 1fr)); gap: 1em; }
@@ -110,6 +111,14 @@ def _with_range(text: str) -> str:
     return f'{escape(head)} <span class="range">({escape(tail)}</span>'
 
 
+def _perf(row: SummaryRow) -> str:
+    """Steady perf; the figure of a key without one in italics, its meaning on hover (and under the table)."""
+    if row.steady_perf is None and row.last_iterations is not None:
+        return (f'<span class="approx" title="not a steady state: the mean of each execution\'s last '
+                f'{row.last_iterations.iterations} iterations">{escape(perf_text(row))}</span>')
+    return escape(perf_text(row))
+
+
 def summary_cells(row: SummaryRow) -> dict[str, str]:
     """The HTML content of each column for one pair."""
     return {
@@ -119,7 +128,7 @@ def summary_cells(row: SummaryRow) -> dict[str, str]:
         "steady_iter": (histogram_svg(row.steady_iter_list) if row.steady_iter else "")
         + _with_range(formats.steady_iter(row.steady_iter)),
         "steady_time": _with_range(formats.steady_time_to_reach(row.steady_time_to_reach)),
-        "steady_perf": escape(formats.steady_perf(row.steady_perf, row.steady_perf_ci)),
+        "steady_perf": _perf(row),
     }
 
 
@@ -181,7 +190,8 @@ def plots_section(plots: Sequence[EmbeddedPlot]) -> str:
 
 def bootstrap_footer(summary: dict) -> str:
     """How steady perf was bootstrapped (the seed), under the tables."""
-    return f'<p class="bootstrap">{escape(formats.bootstrap_note(bootstrap_settings(summary)))}</p>\n'
+    return "".join(f'<p class="bootstrap">{escape(line)}</p>\n'
+                   for line in [formats.bootstrap_note(bootstrap_settings(summary))] + last_note(summary))
 
 
 def _about(pairs: Sequence[tuple[str, str]]) -> str:

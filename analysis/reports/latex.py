@@ -16,7 +16,7 @@ from analysis.execution_states import execution_number
 from analysis.summary_json import FailedRow, SummaryRow, bootstrap_settings
 
 from . import formats
-from .rows import FAILED_HEADERS, by_machine, failed_phrase, failed_summary, histogram, sorted_counts
+from .rows import FAILED_HEADERS, by_machine, failed_phrase, failed_summary, histogram, last_note, sorted_counts
 
 CLASS_MACROS = {
     "flat": r"\flatc",
@@ -80,9 +80,9 @@ _ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": 
 
 
 def escape(text: str) -> str:
-    """LaTeX-safe text; µ, ±, Δ, × (the formats' signs) in math mode."""
+    """LaTeX-safe text; µ, ±, Δ, ×, ≈ (the formats' signs) in math mode."""
     return "".join(_ESCAPES.get(ch, ch) for ch in text).replace("µ", r"$\mu$").replace(
-        "±", r"$\pm$").replace("Δ", r"$\Delta$").replace("×", r"$\times$")
+        "±", r"$\pm$").replace("Δ", r"$\Delta$").replace("×", r"$\times$").replace("≈", r"$\approx$")
 
 
 
@@ -146,6 +146,10 @@ def _time_to_reach_cell(row: SummaryRow) -> str:
 
 
 def _perf_cell(row: SummaryRow) -> str:
+    if row.steady_perf is None and row.last_iterations is not None:
+        mean, half, unit, n = formats.last_iterations_parts(row.last_iterations)
+        spread = "" if half is None else r" {\scriptsize$\pm %s$}" % half
+        return r"$\approx %s$%s~%s {\scriptsize(last %s)}" % (mean, spread, escape(unit), n)
     if row.steady_perf is None or row.steady_perf_ci is None:
         return "--"
     median, half, unit = formats.steady_perf_parts(row.steady_perf, row.steady_perf_ci)
@@ -186,14 +190,15 @@ def failed_tabular(rows: list[FailedRow]) -> str:
 
 def bootstrap_footer(summary: dict) -> str:
     """How steady perf was bootstrapped (the seed), under the tables."""
-    note = escape(formats.bootstrap_note(bootstrap_settings(summary)))
-    return r"\noindent{\footnotesize %s}" % note + "\n"
+    notes = [formats.bootstrap_note(bootstrap_settings(summary))] + last_note(summary)
+    return "\n\n".join(r"\noindent{\footnotesize %s}" % escape(n) for n in notes) + "\n"
 
 
-def render_latex(summary: dict, with_preamble: bool = True, notes: Sequence[str] = ()) -> str:
+def render_latex(summary: dict, with_preamble: bool = True, notes: Sequence[str] = (), rule: str | None = None) -> str:
     """A complete document (or, without the preamble, just the tables to \\input
     into a paper that defines the class macros itself: see SYMBOL_DEFINITIONS).
-    ``notes``: lines printed under the tables (the flagged executions)."""
+    ``notes``: lines printed under the tables (the flagged executions); ``rule``: the line naming the
+    classes' equivalence rule (analysis.reports.provenance.equivalence_note), under the bootstrap's."""
     machines = by_machine(summary)
     body: list[str] = []
     for machine, mine, no_data in machines:
@@ -208,6 +213,8 @@ def render_latex(summary: dict, with_preamble: bool = True, notes: Sequence[str]
         body.append("\\noindent %s\n\\begin{itemize}\n%s\\end{itemize}\n"
                     % (escape(notes[0]), "".join("\\item %s\n" % escape(n.strip()) for n in notes[1:])))
     body.append(bootstrap_footer(summary))
+    if rule:
+        body.append(r"\noindent{\footnotesize %s}" % escape(rule) + "\n")
     if not with_preamble:
         return "\n".join(body)
     return PREAMBLE + SYMBOL_KEY + "\n".join(body) + "\\end{document}\n"

@@ -16,7 +16,7 @@ from analysis.summary_json import SummaryRow, bootstrap_settings
 
 from . import formats
 from .provenance import NOT_RECORDED, Provenance
-from .rows import FAILED_HEADERS, by_machine, class_phrase, failed_summary
+from .rows import FAILED_HEADERS, by_machine, class_phrase, failed_summary, last_note, perf_text
 from .text import aligned
 
 # The audit entry that differs at every boot (supervisor.platforms.audit.VOLATILE; the analysis never imports the supervisor).
@@ -29,7 +29,7 @@ def _group_cells(row: SummaryRow | None) -> tuple[str, ...]:
     if row is None:
         return ("not run",) + (formats.BLANK,) * (len(GROUP) - 1)
     return (class_phrase(row), formats.steady_iter(row.steady_iter),
-            formats.steady_perf(row.steady_perf, row.steady_perf_ci))
+            perf_text(row))
 
 
 def _grouped(machines: list[str], rows: list[list[str]]) -> list[str]:
@@ -69,7 +69,7 @@ def render_columns(summary: dict, environments: Sequence[tuple[str, Provenance]]
                                                for f in no_data])
     if len(environments) > 1:
         out += [""] + environment_comparison(environments)
-    out += ["", formats.bootstrap_note(bootstrap_settings(summary))]
+    out += ["", formats.bootstrap_note(bootstrap_settings(summary))] + last_note(summary)
     return "\n".join(out) + "\n"
 
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import datetime
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
+from analysis.classify import DEFAULT_DELTA, describe_delta
 from analysis.execution_states import execution_number
 from analysis.inputs import NATIVE_FORMAT, machine_from_uname
 
@@ -209,14 +210,34 @@ def flagged_lines(flagged: dict[tuple[str, str, str, int], list[str]]) -> list[s
 
 
 def analysis_parameters(window: int | None, steady: int | None, delta: str | None,
-                        analysed_here: bool) -> list[tuple[str, str]]:
+                        analysed_here: bool, deltas: Sequence[str | None] | None = None) -> list[tuple[str, str]]:
     """The classifier settings the report's numbers were made with (the
     bootstrap's are in the summary itself). A summary JSON given as input
-    was classified elsewhere: its settings are not recorded."""
+    was classified elsewhere: its settings are not recorded. ``deltas``: the
+    delta each input was classified with (an annotated input's own), else ``delta``."""
     if not analysed_here:
         return [(name, f"{NOT_RECORDED} (input was a summary)") for name in ("window", "steady", "delta")]
     return [
         ("window", str(window) if window is not None else "int(0.1 × iterations) (default)"),
         ("steady", str(steady) if steady is not None else "int(0.25 × iterations) (default)"),
-        ("delta", f"{delta} s" if delta and not delta.endswith("%") else delta or "0.001 s (default)"),
+        ("delta", equivalence_rule(deltas if deltas is not None else [delta or DEFAULT_DELTA])),
     ]
+
+
+def equivalence_rule(deltas: Sequence[str | None]) -> str:
+    """The equivalence rule(s) the classifications were made with, in words (None: classified elsewhere,
+    in a summary given as input)."""
+    known = sorted({d for d in deltas if d is not None})
+    if not known:
+        return f"{NOT_RECORDED} (input was a summary)"
+    rules = "; ".join(f"--delta {d}: {describe_delta(d)}" for d in known)
+    if None in deltas:
+        rules += f"; a summary input's: {NOT_RECORDED}"
+    return rules
+
+
+def equivalence_note(deltas: Sequence[str | None]) -> str:
+    """The line under the text and LaTeX tables naming the equivalence rule(s) of their classes."""
+    if all(d is None for d in deltas):
+        return f"Classes: equivalence rule {equivalence_rule(deltas)}."
+    return f"Classes by {equivalence_rule(deltas)}."

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from analysis.summary_json import FailedRow, SummaryRow, failed_rows, summary_rows
 
+from . import formats
+
 # Columns of the list of process executions without data, in every format.
 FAILED_HEADERS = ("Benchmark", "VM", "Process execution", "State")
 
@@ -33,6 +35,20 @@ def class_phrase(row: SummaryRow) -> str:
     if row.failed:
         phrase += "; " + failed_phrase(row.failed)
     return phrase
+
+
+def perf_text(row: SummaryRow) -> str:
+    """Steady perf, or where there is none the marked figure of the last iterations (or '-')."""
+    if row.steady_perf is None and row.last_iterations is not None:
+        return formats.last_iterations(row.last_iterations)
+    return formats.steady_perf(row.steady_perf, row.steady_perf_ci)
+
+
+def last_note(summary: dict) -> list[str]:
+    """The legend line of the marked figures, when the summary's table shows any."""
+    note = formats.last_iterations_note([r.last_iterations for r in summary_rows(summary)
+                                         if r.steady_perf is None and r.last_iterations is not None])
+    return [] if note is None else [note]
 
 
 def failed_phrase(failed: dict[str, int]) -> str:

@@ -6,7 +6,7 @@ from analysis.execution_states import execution_number
 from analysis.summary_json import SummaryRow, bootstrap_settings
 
 from . import formats
-from .rows import FAILED_HEADERS, by_machine, class_phrase, failed_summary
+from .rows import FAILED_HEADERS, by_machine, class_phrase, failed_summary, last_note, perf_text
 
 HEADERS = ("Benchmark", "VM", "Class.", "Steady iter (#)", "Steady iter (time)", "Steady perf (time)")
 
@@ -18,7 +18,7 @@ def _cells(row: SummaryRow) -> tuple[str, ...]:
         class_phrase(row),
         formats.steady_iter(row.steady_iter),
         formats.steady_time_to_reach(row.steady_time_to_reach),
-        formats.steady_perf(row.steady_perf, row.steady_perf_ci),
+        perf_text(row),
     )
 
 
@@ -53,5 +53,5 @@ def render_text(summary: dict) -> str:
             out.append(failed_summary(no_data) + ".")
             out.append("")
             out.extend(aligned([FAILED_HEADERS] + [(f.bench, f.vm, execution_number(f.index), f.label) for f in no_data]))
-    out += ["", formats.bootstrap_note(bootstrap_settings(summary))]
+    out += ["", formats.bootstrap_note(bootstrap_settings(summary))] + last_note(summary)
     return "\n".join(out) + "\n"

@@ -33,4 +33,4 @@ def test_read_back_gives_the_typed_annotations():
     b = again.annotations["b:VM:default-x"].executions
     assert b[0].classification == "warmup" and b[0].changepoints == [19]
     assert [e.classification for e in b[1:]] == [None, None]  # no data; too short
-    assert written["classifier"] == {"delta": "0.001", "steady": 20} and written["window_size"] == 8
+    assert written["classifier"] == {"delta": "2%", "steady": 20} and written["window_size"] == 8  # coldrun's default

@@ -17,6 +17,8 @@ from analysis.classify import (
     steady_state,
 )
 
+PAPER = "0.001"   # warmup_stats' delta; coldrun's default is relative (test_classification_scale.py)
+
 
 def test_no_changepoints_is_flat():
     assert classify_execution([], [1.0], [0.0], 100, 25) == FLAT
@@ -24,7 +26,7 @@ def test_no_changepoints_is_flat():
 
 def test_equivalent_segments_are_flat_despite_changepoints():
     # Means differ by less than delta (0.001 s): still flat.
-    assert classify_execution([40], [1.0005, 1.0], [0.0, 0.0], 100, 25) == FLAT
+    assert classify_execution([40], [1.0005, 1.0], [0.0, 0.0], 100, 25, delta=PAPER) == FLAT
 
 
 def test_faster_earlier_segment_is_slowdown():
@@ -49,13 +51,22 @@ def test_warmup_keeps_scanning_backwards():
 
 def test_variance_widens_equivalence():
     # Variance (s^2) added to the mean directly: 1.3 - 0.4 <= 1.0 + 0.001.
-    assert classify_execution([40], [1.3, 1.0], [0.4, 0.0], 100, 25) == FLAT
+    assert classify_execution([40], [1.3, 1.0], [0.4, 0.0], 100, 25, delta=PAPER) == FLAT
 
 
 def test_percentage_delta_is_relative_to_fastest_segment():
     assert absolute_delta("10%", [2.0, 1.0]) == 1.0 * (10.0 / 100)
     assert classify_execution([40], [1.05, 1.0], [0.0, 0.0], 100, 25, delta="10%") == FLAT
     assert classify_execution([40], [1.05, 1.0], [0.0, 0.0], 100, 25, delta="1%") == WARMUP
+
+
+def test_the_default_delta_scales_with_the_iteration_time_and_the_papers_does_not():
+    # The demo's spectralnorm:c #1: 0.592 ms then 0.865 ms (+46%), a changepoint at 75.
+    assert classify_execution([75], [0.592e-3, 0.865e-3], [0.0, 0.0], 200, 50) == SLOWDOWN
+    assert classify_execution([75], [0.592e-3, 0.865e-3], [0.0, 0.0], 200, 50, delta=PAPER) == FLAT
+    # At 1 s a 1.5% step is no change under the default, a warm-up under the paper's 1 ms.
+    assert classify_execution([75], [1.015, 1.0], [0.0, 0.0], 200, 50) == FLAT
+    assert classify_execution([75], [1.015, 1.0], [0.0, 0.0], 200, 50, delta=PAPER) == WARMUP
 
 
 @pytest.mark.parametrize("bad", ["abc", "%", "-1", "nan", "1%%"])
@@ -88,7 +99,7 @@ def test_flat_steady_numbers():
 
 def test_equivalent_earlier_segments_join_the_steady_state():
     times = [3.0] * 10 + [1.0] * 10 + [1.0005] * 20
-    st = steady_state(times, [25], [9, 19], [3.0, 1.0, 1.0005], [0.0, 0.0, 0.0], WARMUP)
+    st = steady_state(times, [25], [9, 19], [3.0, 1.0, 1.0005], [0.0, 0.0, 0.0], WARMUP, delta=PAPER)
     assert st.first_steady_segment == 1
     assert st.steady_iteration == 10
     assert st.steady_state_mean == (1.0 + 1.0005) / 2

@@ -33,7 +33,7 @@ def test_annotate_writes_warmup_stats_keys(tmp_path, results_file, capsys):
         ann = json.load(fh)
     for key in ANNOTATION_KEYS:
         assert key in ann
-    assert ann["window_size"] == 12 and ann["classifier"] == {"delta": "0.001", "steady": 30}
+    assert ann["window_size"] == 12 and ann["classifier"] == {"delta": "2%", "steady": 30}  # coldrun's default delta
     assert ann["classifications"]["b:vm:default-x"] == ["warmup", "flat", "warmup"]
     assert ann["changepoints"]["b:vm:default-x"][0] == [14]
 

@@ -18,7 +18,7 @@ CORPUS = SHARED_GOLDEN / "warmup_stats" / "corpus_500"
 def annotated():
     by_machine = load_results([CORPUS / "input.json.bz2"])
     assert list(by_machine) == ["oraclebox"]
-    return annotate(by_machine["oraclebox"], jobs=2)
+    return annotate(by_machine["oraclebox"], delta="0.001", jobs=2)   # the paper's delta: warmup_stats' classes
 
 
 @pytest.fixture(scope="module")
@@ -67,6 +67,7 @@ def test_bootstrap_segments_are_warmup_stats_ranges(annotated):
                 annotated["changepoint_means"][key][p],
                 annotated["changepoint_vars"][key][p],
                 cls,
+                annotated["classifier"]["delta"],
             )
             assert st.bootstrap_ranges == [(s["start"], s["end"]) for s in pe["segments"]]
 

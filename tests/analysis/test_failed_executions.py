@@ -192,7 +192,8 @@ def test_coldruns_krun_export_and_its_native_bundle_give_one_table(tmp_path, cap
     for name, make in (("krun", coldrun_krun_results), ("native", native_bundle)):
         path = tmp_path / f"{name}.json"
         path.write_text(json.dumps(make(np.random.default_rng(5))))    # the same times in both
-        code, out, err = _run(["table", str(path), "--quality", "low", "--seed", "1"], capsys)
+        # Without the Plan section: it says what each input records of the reboots (only the native bundle does).
+        code, out, err = _run(["table", str(path), "--quality", "low", "--seed", "1", "--plan-target", "none"], capsys)
         assert code == 0, err
         tables.append(out)
     assert tables[0] == tables[1] and "skipped (no data)" in tables[0]
@@ -230,8 +231,10 @@ def test_clean_summary_has_no_failed_key(tmp_path, rng, capsys):
     path.write_text(json.dumps(doc))
     out = tmp_path / "s.json"
     assert main(["summary", str(path), "-o", str(out), "--resamples", "100", "--seed", "1"]) == 0
-    # warmup_stats' keys plus only the bootstrap record (the seed), no failures key.
-    assert set(json.loads(out.read_text())) == {"machines", "warmup_format_version", "bootstrap"}
+    # warmup_stats' keys plus only the bootstrap record (the seed) and the equivalence rule, no failures key.
+    written = json.loads(out.read_text())
+    assert set(written) == {"machines", "warmup_format_version", "bootstrap", "classifier"}
+    assert written["classifier"] == {"delta": "2%"}
 
 
 def test_rejected_times_are_a_failed_row(tmp_path, rng, capsys):

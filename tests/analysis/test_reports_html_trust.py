@@ -108,7 +108,8 @@ def test_analysis_parameters_are_shown(pages):
     facts = about(pages["native"])
     assert facts["window"] == "5"
     assert facts["steady"] == "int(0.25 × iterations) (default)"
-    assert facts["delta"] == "0.001 s (default)"
+    assert facts["delta"] == ("--delta 2%: equivalence within max(variance, 2% of the fastest segment&#x27;s mean) "
+                              "of the final segment (coldrun&#x27;s default; the paper&#x27;s: --delta 0.001)")
     assert "10000 resamples" in facts["bootstrap"] and "seed 7" in facts["bootstrap"]
 
 

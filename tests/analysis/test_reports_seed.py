@@ -122,7 +122,9 @@ def test_summary_records_the_seed_and_tables_from_it_repeat_it(raw_file, tmp_pat
 def test_tables_say_when_no_seed_was_recorded_or_inputs_differ(tmp_path, capsys):
     golden = GOLDEN / "warmup_stats" / "corpus_500" / "summary.json"
     page = run(["table", str(golden)], capsys)
-    assert page.rstrip().endswith("settings not recorded (e.g. a warmup_stats summary).")
+    lines = page.rstrip().splitlines()
+    assert lines[-3].endswith("settings not recorded (e.g. a warmup_stats summary).")
+    assert lines[-1] == "Classes: equivalence rule not recorded (input was a summary)."
     doc = json.loads(golden.read_text())
     machine = next(iter(doc["machines"]))
     vm = next(iter(doc["machines"][machine]))

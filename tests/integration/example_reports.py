@@ -58,7 +58,9 @@ def html_reports(name: str, native: Path, krun: Path, out: Path) -> list[Path]:
         made.append(out / f"{name}-pilot.html")
         analyze("pilot", str(native), "--format", "html", "-o", str(made[-1]))
         made.append(out / f"{name}-compare.html")
-        analyze("compare", str(native), str(native), "--format", "html", "-o", str(made[-1]))
+        analyze("compare", "--method", "welch", str(native), str(native), "--format", "html", "-o", str(made[-1]))
+        made.append(out / f"{name}-compare-ratio.html")
+        analyze("compare", str(native), str(krun), "--format", "html", "-o", str(made[-1]))
         summary = out / f"{name}-summary.json"
         analyze("summary", str(krun), "-o", str(summary), "--quality", "low")
         made.append(out / f"{name}-diff.html")

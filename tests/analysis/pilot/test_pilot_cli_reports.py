@@ -1,4 +1,4 @@
-"""``coldrun-analyze pilot RESULTS`` and ``compare A B`` on a Krun results file built here, the
+"""``coldrun-analyze pilot RESULTS`` and ``compare --method welch A B`` on a Krun results file built here, the
 Pilot section of the HTML report, the Pilot band on run-sequence plots, and a cheap --help."""
 
 from __future__ import annotations
@@ -150,7 +150,7 @@ def test_text_and_html_reports(files, tmp_path, capsys):
 
 
 def test_compare_two_results_files(files, capsys):
-    doc, _ = report(["compare", str(files[0]), str(files[1])], capsys)
+    doc, _ = report(["compare", "--method", "welch", str(files[0]), str(files[1])], capsys)
     assert doc["file_a"] == str(files[0]) and doc["target_p"] == 0.05
     assert doc["only_in_a"] == [] and doc["only_in_b"] == []
     fib = next(k for k in doc["keys"] if k["key"] == KEY)
@@ -166,9 +166,9 @@ def test_compare_two_results_files(files, capsys):
     assert math.isclose(fib["relative_change"], 0.05, abs_tol=0.005)
     # Already p < 0.05 with 4 executions: Pilot's size formula asks for no more than B has.
     assert fib["p"] < 0.05 and 0 <= fib["executions_for_target_p"] <= 4
-    code, out, _ = run(["compare", str(files[0]), str(files[1])], capsys)
+    code, out, _ = run(["compare", "--method", "welch", str(files[0]), str(files[1])], capsys)
     assert code == 0 and "Welch" in out and KEY in out and "+5." in out
-    code, out, _ = run(["compare", str(files[0]), str(files[1]), "--format", "html"], capsys)
+    code, out, _ = run(["compare", "--method", "welch", str(files[0]), str(files[1]), "--format", "html"], capsys)
     assert code == 0 and "<table>" in out and KEY in out
 
 
@@ -232,7 +232,7 @@ def test_compare_lists_keys_in_one_file_only(files, tmp_path, capsys):
     doc["pexec_flags"]["extra:CPython:default-python"] = doc["pexec_flags"].pop(OTHER)
     path = tmp_path / "c.json"
     path.write_text(json.dumps(doc))
-    cmp, _ = report(["compare", str(files[0]), str(path)], capsys)
+    cmp, _ = report(["compare", "--method", "welch", str(files[0]), str(path)], capsys)
     assert cmp["only_in_a"] == [OTHER] and cmp["only_in_b"] == ["extra:CPython:default-python"]
     assert [k["key"] for k in cmp["keys"]] == [KEY]
 
