@@ -16,10 +16,10 @@ import numpy as np
 WAITING, OUTLIERS, CHANGEPOINTS, SUMMARY, DONE = range(5)
 PHASE_NAMES = ("waiting", "outliers", "changepoints", "bootstrap", "done")
 
-_current: "KeyProgress | None" = None
+_current: "KeyProgressBar | None" = None
 
 
-class KeyProgress:
+class KeyProgressBar:
     def __init__(self, keys: list[str], sizes: list[list[int]]):
         """``keys`` and, per key, its executions' iteration counts."""
         self.keys, self.sizes = keys, sizes
@@ -57,10 +57,10 @@ class KeyProgress:
         return done, line
 
 
-def start(keys: list[str], sizes: list[list[int]]) -> KeyProgress:
+def start(keys: list[str], sizes: list[list[int]]) -> KeyProgressBar:
     """The tracker the workers of this analysis write to (set before they fork)."""
     global _current
-    _current = KeyProgress(keys, sizes)
+    _current = KeyProgressBar(keys, sizes)
     return _current
 
 
@@ -69,5 +69,5 @@ def stop() -> None:
     _current = None
 
 
-def current() -> KeyProgress | None:
+def current() -> KeyProgressBar | None:
     return _current

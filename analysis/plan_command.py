@@ -71,7 +71,7 @@ class KeyInput:
 
 def key_inputs(annotated: dict, typed=None) -> dict[str, KeyInput]:
     """Each key's steady iterations, warm-ups and process overheads (module doc); ``typed``: the
-    annotations as analysed already (``prepare.Prepared.typed``), else read from ``annotated``."""
+    annotations as analysed already (``prepare.PreparedInput.typed``), else read from ``annotated``."""
     from analysis import annotated_results, classify, execution_states
 
     if typed is None:

@@ -3,7 +3,7 @@
 Raw results go through ``analysis.pipeline`` (outliers, changepoints,
 classification) and ``analysis.summary``; annotated results and summaries
 are checked and used as they are. The stages come back as values
-(:class:`Prepared`); the loaded input is left as it was read. Everything
+(:class:`PreparedInput`); the loaded input is left as it was read. Everything
 here raises :class:`~analysis.errors.AnalysisError` naming the file.
 """
 
@@ -39,7 +39,7 @@ class AnalysisOptions:
 
 
 @dataclass(frozen=True)
-class Prepared:
+class PreparedInput:
     """One input at the stages a command asked for."""
 
     path: Path
@@ -81,7 +81,7 @@ def to_summary(item: LoadedInput, options: AnalysisOptions | None = None,
 
 
 def prepare(item: LoadedInput, options: AnalysisOptions, warn: WarningSink = stderr_warning, *,
-            with_summary: bool) -> Prepared:
+            with_summary: bool) -> PreparedInput:
     """The annotated results of a raw or annotated input and, ``with_summary``, its summary
     (a summary input: checked, and returned as its summary)."""
     if item.kind == "summary":
@@ -93,7 +93,7 @@ def prepare(item: LoadedInput, options: AnalysisOptions, warn: WarningSink = std
             summary_json.classifier_deltas(item.document)
         except AnalysisError as exc:
             raise named(item.path, exc) from None
-        return Prepared(item.path, None, item.document)
+        return PreparedInput(item.path, None, item.document)
     settings = _summary_settings(options) if with_summary else None
     if item.kind == "annotated":
         annotated = inputs.validate_annotated(item.document, item.path, warn)
@@ -116,7 +116,7 @@ def prepare(item: LoadedInput, options: AnalysisOptions, warn: WarningSink = std
             raise AnalysisError(f"{item.path}: {exc}") from None
         annotated_results.add_annotations(annotated, typed)
     if settings is None:
-        return Prepared(item.path, annotated, None, typed)
+        return PreparedInput(item.path, annotated, None, typed)
     machine = inputs.machine_name(annotated)
     try:
         done = summary.summarise_annotated({machine: typed}, settings, jobs=options.jobs, progress=options.progress,
@@ -125,7 +125,7 @@ def prepare(item: LoadedInput, options: AnalysisOptions, warn: WarningSink = std
         raise named(item.path, exc) from None
     document = summary_json.summary_document(done)
     summary_json.add_flagged(document, machine, annotated.get(execution_states.FLAGS_KEY))
-    return Prepared(item.path, annotated, document, typed)
+    return PreparedInput(item.path, annotated, document, typed)
 
 
 def _summary_settings(options: AnalysisOptions) -> SummarySettings:

@@ -51,7 +51,7 @@ PERCENTILE_MIN_EXECUTIONS = 30
 
 
 @dataclass(frozen=True)
-class Interval:
+class DuetInterval:
     low: float
     high: float
     relative_width: float  # (high - low) / the reference it is relative to
@@ -61,14 +61,14 @@ class Interval:
 class DuetResult:
     gms: list[float]
     ggms: float
-    ci: Interval
-    t_ci: Interval    # exp of a Student t interval of the mean of log gms (R - 1 df)
+    ci: DuetInterval
+    t_ci: DuetInterval    # exp of a Student t interval of the mean of log gms (R - 1 df)
     sequential_difference: float  # mean of x's execution means - mean of y's
-    sequential_ci: Interval  # relative to the mean of y's execution means
+    sequential_ci: DuetInterval  # relative to the mean of y's execution means
     reduction: float | None
     shuffle_pairing: list[int]  # x's execution r was paired with y's execution shuffle_pairing[r]
     shuffle_gms: list[float]
-    shuffle_ci: Interval
+    shuffle_ci: DuetInterval
     seed: int
     confidence: float
     resamples: int
@@ -108,28 +108,28 @@ def _mean_difference(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray
     return np.mean(x, axis=axis) - np.mean(y, axis=axis)
 
 
-def ratio_ci(gms: np.ndarray, *, confidence: float, resamples: int, rng: np.random.Generator) -> Interval:
+def ratio_ci(gms: np.ndarray, *, confidence: float, resamples: int, rng: np.random.Generator) -> DuetInterval:
     low, high = percentile_ci((gms,), _geometric_mean, confidence=confidence, resamples=resamples, rng=rng)
-    return Interval(low, high, (high - low) / ggms(gms))
+    return DuetInterval(low, high, (high - low) / ggms(gms))
 
 
-def log_t_ci(gms: np.ndarray, *, confidence: float) -> Interval:
+def log_t_ci(gms: np.ndarray, *, confidence: float) -> DuetInterval:
     """exp of the t interval of mean(log gms): the geometric mean's interval when execution gms are lognormal-ish."""
     logs = np.log(gms)
     half = float(stats.t.ppf(0.5 + confidence / 2.0, logs.shape[0] - 1) * logs.std(ddof=1) / np.sqrt(logs.shape[0]))
     centre = float(logs.mean())
     low, high = float(np.exp(centre - half)), float(np.exp(centre + half))
-    return Interval(low, high, (high - low) / ggms(gms))
+    return DuetInterval(low, high, (high - low) / ggms(gms))
 
 
 def sequential_ci(runs: PairedRuns, *, confidence: float, resamples: int,
-                  rng: np.random.Generator) -> tuple[float, Interval]:
+                  rng: np.random.Generator) -> tuple[float, DuetInterval]:
     """(difference of means, its CI relative to y's mean), the executions' mean times as independent samples."""
     x_means = np.array([np.mean(xr) for xr in runs.x])
     y_means = np.array([np.mean(yr) for yr in runs.y])
     low, high = percentile_ci((x_means, y_means), _mean_difference, confidence=confidence,
                               resamples=resamples, rng=rng)
-    return float(np.mean(x_means) - np.mean(y_means)), Interval(low, high, (high - low) / float(np.mean(y_means)))
+    return float(np.mean(x_means) - np.mean(y_means)), DuetInterval(low, high, (high - low) / float(np.mean(y_means)))
 
 
 def derangement(n: int, rng: np.random.Generator) -> list[int]:

@@ -227,20 +227,20 @@ def refuse_options(args: argparse.Namespace, names, mode: str) -> None:
         raise AnalysisError(f"{', '.join(given)}: not used with {mode}")
 
 
-class Target(NamedTuple):
+class PilotTarget(NamedTuple):
     ac_limit: float
     min_samples: int
     ci_percent: float | None
     ci_width: float | None
 
 
-def resolved_target(args: argparse.Namespace) -> Target:
+def resolved_target(args: argparse.Namespace) -> PilotTarget:
     """The preset (or Pilot's library defaults) with the options given one by one laid over it."""
     base = preset(args.preset)
     ci_percent = args.ci_percent
     if ci_percent is None and args.ci_width is None:
         ci_percent = base.ci_percent
-    return Target(args.ac_limit if args.ac_limit is not None else base.ac_limit,
+    return PilotTarget(args.ac_limit if args.ac_limit is not None else base.ac_limit,
                   args.min_samples if args.min_samples is not None else base.min_samples,
                   ci_percent, args.ci_width)
 

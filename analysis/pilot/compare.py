@@ -57,7 +57,7 @@ def welch_summary(mean1: float, var1: float, n1: int, mean2: float, var2: float,
 
 
 @dataclass(frozen=True)
-class Side:
+class WelchSide:
     executions: int  # usable executions
     mean: float | None
     variance: float | None  # of the executions' means (n - 1); None below 2
@@ -66,18 +66,18 @@ class Side:
         return {"executions": self.executions, "mean": self.mean, "variance": self.variance}
 
 
-def side(report: KeyReport) -> Side:
+def side(report: KeyReport) -> WelchSide:
     means = report.usable_means()
     if not means:
-        return Side(0, None, None)
-    return Side(len(means), ss.sample_mean(means), ss.subsession_var(means, 1) if len(means) >= 2 else None)
+        return WelchSide(0, None, None)
+    return WelchSide(len(means), ss.sample_mean(means), ss.subsession_var(means, 1) if len(means) >= 2 else None)
 
 
 @dataclass(frozen=True)
-class KeyComparison:
+class WelchKeyComparison:
     key: str
-    a: Side
-    b: Side
+    a: WelchSide
+    b: WelchSide
     welch: WelchComparison | None  # None: a side has no usable execution, or the test is undefined
     note: str = ""
 
@@ -102,7 +102,7 @@ class KeyComparison:
 
 @dataclass(frozen=True)
 class Comparison:
-    keys: list[KeyComparison]
+    keys: list[WelchKeyComparison]
     only_in_a: list[str]
     only_in_b: list[str]
     confidence: float
@@ -113,21 +113,21 @@ class Comparison:
                 "keys": [k.as_dict() for k in self.keys], "only_in_a": self.only_in_a, "only_in_b": self.only_in_b}
 
 
-def compare_key(key: str, a: KeyReport, b: KeyReport, confidence: float, target_p: float) -> KeyComparison:
+def compare_key(key: str, a: KeyReport, b: KeyReport, confidence: float, target_p: float) -> WelchKeyComparison:
     sa, sb = side(a), side(b)
     if sa.mean is None or sb.mean is None:
         which = " and ".join(name for name, s in (("A", sa), ("B", sb)) if s.mean is None)
-        return KeyComparison(key, sa, sb, None, f"no usable execution in {which}")
+        return WelchKeyComparison(key, sa, sb, None, f"no usable execution in {which}")
     if sa.executions < 2 or sb.executions < 2:
         test = welch_summary(sa.mean, sa.variance or 0.0, sa.executions, sb.mean, sb.variance or 0.0,
                              sb.executions, confidence=confidence)
-        return KeyComparison(key, sa, sb, test)
+        return WelchKeyComparison(key, sa, sb, test)
     try:
         test = welch_summary(sa.mean, sa.variance, sa.executions, sb.mean, sb.variance,  # type: ignore[arg-type]
                              sb.executions, confidence=confidence, target_p=target_p)
     except PilotInputError:  # both variances 0
-        return KeyComparison(key, sa, sb, None, "every execution mean is equal on both sides: Welch's test is undefined")
-    return KeyComparison(key, sa, sb, test)
+        return WelchKeyComparison(key, sa, sb, None, "every execution mean is equal on both sides: Welch's test is undefined")
+    return WelchKeyComparison(key, sa, sb, test)
 
 
 def compare_reports(a: list[KeyReport], b: list[KeyReport], *, confidence: float = ss.DEFAULT_CONFIDENCE,

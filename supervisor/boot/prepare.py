@@ -27,7 +27,7 @@ from supervisor.platforms.factory import Machine
 
 
 @dataclass
-class Prepared:
+class PreparedExperiment:
     experiment_file: str
     exp: Experiment
     kind: Plain               # what differs between plain, [stop], [duet] and [screening] experiments
@@ -47,7 +47,7 @@ class Prepared:
 
 def prepare(experiment_file: str, *, random_seed: int | None = None,
             as_benchmark_user: bool = False,
-            machine: Machine | None = None, simulate: bool = False) -> Prepared:
+            machine: Machine | None = None, simulate: bool = False) -> PreparedExperiment:
     """Everything a start needs to know before it changes anything; ColdrunError for bad input.
 
     ``random_seed`` is used for order = "random" when the file names no seed
@@ -74,10 +74,10 @@ def prepare(experiment_file: str, *, random_seed: int | None = None,
                              as_benchmark_user=as_benchmark_user and exp.platform.benchmark_user)
     problems += failing.values()
     ready = [k for k in ready if k not in blocked and Key.parse(k).vm not in failing]
-    return Prepared(experiment_file, exp, kind, text, exp_dir, seed, jobs, run_keys, unreachable, problems, ready)
+    return PreparedExperiment(experiment_file, exp, kind, text, exp_dir, seed, jobs, run_keys, unreachable, problems, ready)
 
 
-def refuse_problems(prep: Prepared, *, as_benchmark_user: bool) -> None:
+def refuse_problems(prep: PreparedExperiment, *, as_benchmark_user: bool) -> None:
     """`start`: one clear line for the first thing that would make runners fail, and how many more."""
     problems = prep.problems + (prep.unreachable if as_benchmark_user else [])
     if problems:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from supervisor.boot.prepare import Prepared
+from supervisor.boot.prepare import PreparedExperiment
 from supervisor.boot.trial_run import Trial, run_trial, shown_file
 from contracts.keys import pair_sides
 from supervisor.experiment.quantities import format_duration
@@ -41,7 +41,7 @@ class Rehearsal:
         return [t for t in self.trials if not t.outcome.completed]
 
 
-def rehearse(prep: Prepared, *, iterations: int = REHEARSAL_ITERATIONS, prefix: list[str],
+def rehearse(prep: PreparedExperiment, *, iterations: int = REHEARSAL_ITERATIONS, prefix: list[str],
              timeout: float | None = None) -> Rehearsal:
     """Run each of ``prep.ready_keys`` once."""
     exp = prep.exp
@@ -57,7 +57,7 @@ def execution_seconds(trial: Trial, iterations: int) -> float:
     return outside + (trial.per_iteration() or 0.0) * iterations
 
 
-def _eta(prep: Prepared, trials: list[Trial]) -> tuple[float, int]:
+def _eta(prep: PreparedExperiment, trials: list[Trial]) -> tuple[float, int]:
     """Seconds and count of the planned executions whose keys (a pair: both sides) rehearsed ok."""
     done = {t.key: t for t in trials if t.outcome.completed}
     total, counted = 0.0, 0
@@ -79,7 +79,7 @@ def delta_note(per_iteration: float | None) -> str | None:
             f"~{unseen:g}% go unseen); coldrun-analyze's default relative rule sees them, or raise the param")
 
 
-def rehearsal_lines(prep: Prepared, r: Rehearsal) -> list[str]:
+def rehearsal_lines(prep: PreparedExperiment, r: Rehearsal) -> list[str]:
     """check's report: one line per key (ok with its time per iteration, or the failure and its reason;
     an ok key too fast for the paper's equivalence delta gets a note under it), then the ETA."""
     lines = [f"rehearsal ({r.iterations} iterations per key, one process execution each, no reboot):"]

@@ -21,9 +21,10 @@ import types
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
-from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError,
+from pydantic import (AfterValidator, BaseModel, BeforeValidator, Field, ValidationError,
                       ValidationInfo, WithJsonSchema, field_validator)
 
+from supervisor.experiment.strict import StrictTable
 from contracts.keys import Key
 from iteration_runners.languages import LANGUAGE_RUNNERS, STARTUP_NATIVE_RUNNER, STARTUP_ONLY_RUNNERS
 from supervisor.errors import ColdrunError
@@ -115,12 +116,8 @@ def _timeout_floor(value: float | None) -> float | None:
 Count = Annotated[int, Field(strict=True, gt=0)]
 
 
-class _Strict(BaseModel):
-    # nan/inf are valid TOML floats but no valid tolerance, duration or count.
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-
-class ShellCommand(_Strict):
+class ShellCommand(StrictTable):
     """A command run through /bin/sh -c: only when the user writes {shell = "..."}."""
     shell: str
 
@@ -152,7 +149,7 @@ def startup_runners() -> tuple[str, ...]:
     return (STARTUP_NATIVE_RUNNER, *STARTUP_ONLY_RUNNERS, *LANGUAGE_RUNNERS)
 
 
-class VM(_Strict):
+class VM(StrictTable):
     """A language implementation (Krun's VMS entry)."""
     runner: str = Field(description=f"iteration runner: python, c, ..., external or {KRUN_EXTERNAL_RUNNER}")
     executable: str | None = Field(
@@ -206,7 +203,7 @@ class VM(_Strict):
         return instrument
 
 
-class Variant(_Strict):
+class Variant(StrictTable):
     """Krun's EntryPoint: benchmarks/<bench>/<subdir>/<target>."""
     target: str | None = Field(
         default=None,
@@ -215,7 +212,7 @@ class Variant(_Strict):
     subdir: str | None = None
 
 
-class Waits(_Strict):
+class Waits(StrictTable):
     boot_settle: Duration = Field(default=120.0, description="wait after boot before measuring (Krun: 2 min)")
     sync: Duration = Field(default=30.0, description="pause after sync before each run (Krun: 30 s)")
     temperature_tolerance: float = Field(default=3.0, ge=0, description="degrees C around the baseline (Krun: 3)")
@@ -233,7 +230,7 @@ class Waits(_Strict):
 MAIL_ADDRESS = re.compile(r"[A-Za-z0-9._%+=~!#$&'*/?^`{|}][A-Za-z0-9._%+=~!#$&'*/?^`{|}-]*(@[A-Za-z0-9.-]+)?")
 
 
-class Mail(_Strict):
+class Mail(StrictTable):
     to: list[str] = Field(default_factory=list, description="recipients: user@host, or a local user name")
     quota: int = Field(default=5, ge=0, le=9999, strict=True, description="mails per experiment that are subject to the quota (Krun: 5)")
 
@@ -247,7 +244,7 @@ class Mail(_Strict):
         return v
 
 
-class Rerun(_Strict):
+class Rerun(StrictTable):
     max_attempts: int = Field(default=3, ge=1, le=999, strict=True, description="attempts per job, first run included")
     on_flags: list[str] = Field(
         default_factory=lambda: ["thermal_throttle", "amperf_throttle", "amperf_turbo", "clocksource", "pinning"],
@@ -258,7 +255,7 @@ class Rerun(_Strict):
         default=10, ge=0, strict=True, description="reboot-loop guard: boots that claimed no job before the experiment stops")
 
 
-class Experiment(_Strict):
+class Experiment(StrictTable):
     name: Name
     # Required unless [stop] decides the run length (checked by parse_experiment on the file's keys).
     executions: Annotated[Count, _at_most(MAX_JOBS, "each one is a reboot and the schedule holds at most "

@@ -98,7 +98,7 @@ def memory_v1_mount(mountinfo: str = "/proc/self/mountinfo") -> str | None:
     return None
 
 
-class MemoryLimit:
+class MemoryBound:
     """The bound on one execution's memory; ``enter`` in the forked child, ``reading`` once it ended."""
 
     def __init__(self, limit: int | None, cgroup2: str | None, v1_mount: str | None = None):

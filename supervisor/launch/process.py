@@ -28,7 +28,7 @@ import psutil
 
 from supervisor.launch.containment import kill_cgroup, open_containment, remove_cgroup
 from supervisor.launch.cpuset import PlacementError, PlacementRequest
-from supervisor.launch.memory_limit import MemoryLimit, MemoryReading
+from supervisor.launch.memory_limit import MemoryBound, MemoryReading
 
 RESULTS_FD = 3
 DEFAULT_TAIL_BYTES = 64 * 1024
@@ -326,7 +326,7 @@ def run_process(argv: list[str], env: dict[str, str], *, cwd: str, heap_limit: i
                                  containment_detail=how, containment_problem=problem)
         if placement.on_placed is not None:
             placement.on_placed(placed)
-    memory = MemoryLimit(memory_limit, box.cgroup)
+    memory = MemoryBound(memory_limit, box.cgroup)
 
     def enter() -> None:
         box.enter()

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from supervisor.platforms import active_marker, boot_service, kept_state
-from supervisor.platforms.mail import MailCounter, Mailer
+from supervisor.platforms.mail import MailCount, Mailer
 from supervisor.experiment.model import Mail
 from supervisor.experiment.platform_policy import PlatformPolicy
 from supervisor.platforms.controls import ControlReport
@@ -182,7 +182,7 @@ class Platform(ABC):
     def remove_boot_service(self) -> None:
         boot_service.disable_and_remove(self.state_dir, root=self.root, commands=self.commands, log=self.log)
 
-    def mail(self, settings: "Mail", counter: MailCounter, subject: str, body: str) -> None:
+    def mail(self, settings: "Mail", counter: MailCount, subject: str, body: str) -> None:
         """A notice that bypasses the quota (started, finished, stopped, aborted)."""
         Mailer(settings.to, settings.quota, counter, commands=self.commands, log=self.log).send(
             subject, body, bypass_quota=True)

@@ -47,7 +47,7 @@ class ControlReport:
 
 
 @dataclass(frozen=True)
-class Machine:
+class ControlSeams:
     """What every control is built from: the seams, the policy and the CPUs."""
 
     root: SystemRoot
@@ -73,7 +73,7 @@ class Control(ABC):
     policy_field: str | None = None
     left_out_by: tuple[Any, ...] = ("ignore",)
 
-    def __init__(self, m: Machine):
+    def __init__(self, m: ControlSeams):
         self.root = m.root
         self.commands = m.commands
         self.policy = m.policy
@@ -88,7 +88,7 @@ class Control(ABC):
         return cls.setting(policy) not in cls.left_out_by
 
     @classmethod
-    def build(cls, m: Machine) -> Control:
+    def build(cls, m: ControlSeams) -> Control:
         control = cls(m)
         # Only smt, swap, transparent_hugepages and overcommit_memory accept "report":
         # then the value is recorded and never enforced.
@@ -153,7 +153,7 @@ class Control(ABC):
         return ControlReport(self.name, self.wanted(), found or "", True, f"changed from {report.found}")
 
 
-def select(entries: Sequence[type[Control]], m: Machine) -> list[Control]:
+def select(entries: Sequence[type[Control]], m: ControlSeams) -> list[Control]:
     """The controls of a platform's list that the policy asks for, in the list's order."""
     return [entry.build(m) for entry in entries if entry.chosen(m.policy)]
 

@@ -11,7 +11,7 @@ from supervisor.errors import PlatformError
 from supervisor.platforms import linux_facts as facts
 from supervisor.platforms import linux_topology as topology
 from supervisor.platforms.audit import VOLATILE, coldrun_version, digest_lines
-from supervisor.platforms.controls import Control, Machine, select
+from supervisor.platforms.controls import Control, ControlSeams, select
 from supervisor.platforms.kernel_log import DEFAULT_ALLOW, kmsg_position, kmsg_since, read_kmsg
 from supervisor.platforms.linux_controls import (Aslr, ClocksourceControl, CounterAccessControl,
                                                  CpusetControl, EppControl, GovernorControl, IntelPerfLimits,
@@ -93,7 +93,7 @@ class LinuxPlatform(UnixPlatform):
         return v.virtual, v.evidence
 
     def controls(self) -> list[Control]:
-        machine = Machine(self.root, self.commands, self.policy, self.cpus(), self.benchmark_cpus())
+        machine = ControlSeams(self.root, self.commands, self.policy, self.cpus(), self.benchmark_cpus())
         return select(LINUX_CONTROLS, machine)
 
     # --- sensors, counters, kernel log ----------------------------------------------
@@ -154,7 +154,7 @@ class LinuxPlatform(UnixPlatform):
         return result
 
     def _partition(self) -> CpusetControl:
-        return CpusetControl(Machine(self.root, self.commands, self.policy, self.cpus(), self.benchmark_cpus()))
+        return CpusetControl(ControlSeams(self.root, self.commands, self.policy, self.cpus(), self.benchmark_cpus()))
 
     def _start_clocksource(self) -> str | None:
         """The clock source the audit recorded at `coldrun start`."""

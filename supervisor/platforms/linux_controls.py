@@ -11,7 +11,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 from supervisor.errors import PlatformError
-from supervisor.platforms.controls import (CheckControl, Control, ControlReport, Machine, SysfsControl,
+from supervisor.platforms.controls import (CheckControl, Control, ControlReport, ControlSeams, SysfsControl,
                                            bracketed, combine, label, write_setting)
 from supervisor.cpulist import format_cpulist, parse_cpulist
 from supervisor.platforms import linux_facts as facts
@@ -44,7 +44,7 @@ class GovernorControl(SysfsControl):
         return ("no cpufreq driver is loaded (a virtual machine, or firmware with CPU power management off); "
                 "set governor = \"ignore\" in [platform]")
 
-    def __init__(self, m: Machine):
+    def __init__(self, m: ControlSeams):
         super().__init__(m)
         self.cpus = m.cpus
         self.paths = [f"{CPU}/cpu{c}/cpufreq/scaling_governor" for c in m.cpus]
@@ -73,7 +73,7 @@ class EppControl(SysfsControl):
     name = "energy_performance_preference"
     required = False
 
-    def __init__(self, m: Machine):
+    def __init__(self, m: ControlSeams):
         super().__init__(m)
         self.paths = [f"{CPU}/cpu{c}/cpufreq/energy_performance_preference" for c in m.cpus]
 
@@ -136,7 +136,7 @@ class IntelPerfLimits(SysfsControl):
     name = "intel_perf_pct"
     required = False
 
-    def __init__(self, m: Machine):
+    def __init__(self, m: ControlSeams):
         super().__init__(m)
         self.paths = [f"{CPU}/intel_pstate/max_perf_pct", f"{CPU}/intel_pstate/min_perf_pct"]
 
@@ -180,7 +180,7 @@ class TurboSwitch(ABC):
     label: str | None = None   # shown after the value in reports: "on [intel_pstate/no_turbo]"
     writable = True
 
-    def __init__(self, m: Machine):
+    def __init__(self, m: ControlSeams):
         self.root = m.root
         self.commands = m.commands
         self.cpus = m.cpus
@@ -188,7 +188,7 @@ class TurboSwitch(ABC):
 
     @classmethod
     @abstractmethod
-    def available(cls, m: Machine) -> bool: ...
+    def available(cls, m: ControlSeams) -> bool: ...
 
     @abstractmethod
     def read(self) -> str | None: ...
@@ -213,7 +213,7 @@ class SysfsTurboSwitch(TurboSwitch):
     off_text, on_text = "0", "1"   # a "boost" file; intel_pstate's "no_turbo" is the other way round
 
     @classmethod
-    def available(cls, m: Machine) -> bool:
+    def available(cls, m: ControlSeams) -> bool:
         return bool(m.root.glob(cls.pattern))
 
     def read(self) -> str | None:
@@ -275,7 +275,7 @@ class MsrTurboDisable(TurboSwitch):
     register, bit, what = IA32_MISC_ENABLE, TURBO_DISABLE_BIT, "Turbo Boost"
 
     @classmethod
-    def available(cls, m: Machine) -> bool:
+    def available(cls, m: ControlSeams) -> bool:
         return (m.policy.msr_turbo and facts.cpu_vendor(m.root) in cls.vendors
                 and not facts.detect_virtualisation(m.root).virtual)
 
@@ -335,7 +335,7 @@ class NoTurboSwitch(TurboSwitch):
     writable = False
 
     @classmethod
-    def available(cls, m: Machine) -> bool:
+    def available(cls, m: ControlSeams) -> bool:
         return True
 
     def read(self) -> str | None:
@@ -367,7 +367,7 @@ class TurboControl(Control):
 
     name = "turbo"
 
-    def __init__(self, m: Machine):
+    def __init__(self, m: ControlSeams):
         super().__init__(m)
         self.switch = next(switch for switch in TURBO_SWITCHES if switch.available(m))(m)
         self.can_apply = self.switch.writable
@@ -432,7 +432,7 @@ class TicklessCheck(Control):
     name = "tickless"
     can_apply = False
 
-    def __init__(self, m: Machine):
+    def __init__(self, m: ControlSeams):
         super().__init__(m)
         self.bench_cpus = m.benchmark_cpus
         self.all_cpus = m.cpus
@@ -536,7 +536,7 @@ class SysctlControl(SysfsControl):
 
     path: str
 
-    def __init__(self, m: Machine):
+    def __init__(self, m: ControlSeams):
         super().__init__(m)
         self.paths = [self.path]
 
@@ -618,7 +618,7 @@ class TransparentHugepages(SysfsControl):
 
     name = "transparent_hugepages"
 
-    def __init__(self, m: Machine):
+    def __init__(self, m: ControlSeams):
         super().__init__(m)
         self.paths = ["/sys/kernel/mm/transparent_hugepage/enabled"]
 
@@ -640,7 +640,7 @@ class CpusetControl(Control):
 
     name = "pinning"
 
-    def __init__(self, m: Machine):
+    def __init__(self, m: ControlSeams):
         super().__init__(m)
         self.cpus = format_cpulist(m.benchmark_cpus)
         self.mount = facts.cgroup2_mount(m.root)
@@ -767,7 +767,7 @@ class CounterAccessControl(Control):
 
     name = "counters"
 
-    def __init__(self, m: Machine):
+    def __init__(self, m: ControlSeams):
         super().__init__(m)
         self.cpus = m.cpus
         self.paranoid = m.policy.perf_event_paranoid

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from supervisor.cpulist import format_cpulist, parse_cpulist
 from supervisor.errors import PlatformError
-from supervisor.platforms.controls import Control, Machine
+from supervisor.platforms.controls import Control, ControlSeams
 from supervisor.state.undo import UndoLog
 from supervisor.system import Commands, SystemRoot
 
@@ -94,7 +94,7 @@ class HousekeepingSlices(Control):
                         "switch cpuset off and dissolve the partition; coldrun re-makes it before each execution and "
                         "flags an execution that lost it")
 
-    def __init__(self, m: Machine):
+    def __init__(self, m: ControlSeams):
         super().__init__(m)
         self.cpus = set(m.cpus) - set(m.benchmark_cpus)
 

@@ -28,7 +28,8 @@ LAST_MAIL_NOTE = ("This is the last email coldrun will send for this experiment 
                   "(quota reached); further notices of this kind are only logged.")
 
 
-class MailCounter(Protocol):
+class MailCount(Protocol):
+    """Where the mails sent so far are counted (the schedule's MailCounter; MemoryCounter in tests)."""
     def get(self) -> int: ...
     def set(self, n: int) -> None: ...
 
@@ -69,7 +70,7 @@ class NullLog:
 
 
 class Mailer:
-    def __init__(self, recipients: list[str], quota: int, counter: MailCounter, *,
+    def __init__(self, recipients: list[str], quota: int, counter: MailCount, *,
                  commands: Commands | None = None, hostname: str | None = None,
                  sendmail: str = SENDMAIL, log=None):
         if quota < 0:

@@ -9,7 +9,7 @@ from typing import Any
 
 from supervisor.errors import PlatformError
 from supervisor.platforms.audit import VOLATILE, coldrun_version, digest_lines
-from supervisor.platforms.controls import CheckControl, Control, ControlReport, Machine, select
+from supervisor.platforms.controls import CheckControl, Control, ControlReport, ControlSeams, select
 from supervisor.platforms.kernel_log import OPENBSD_ALLOW, dmesg_new_lines
 from supervisor.platforms.base import LaunchPrefix
 from supervisor.platforms.unix import UnixPlatform
@@ -132,7 +132,7 @@ class OpenBSDPlatform(UnixPlatform):
     boot_scripts = "not looked at"   # what apply_and_verify waited for; in every record's platform_before
 
     def controls(self) -> list[Control]:
-        return select(OPENBSD_CONTROLS, Machine(self.root, self.commands, self.policy))
+        return select(OPENBSD_CONTROLS, ControlSeams(self.root, self.commands, self.policy))
 
     def apply_and_verify(self) -> list[ControlReport]:
         # First let rc finish: it starts apmd (which may set its own hw.perfpolicy) after

@@ -28,8 +28,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, model_validator
 
+from supervisor.experiment.strict import StrictTable
 from supervisor.experiment.platform_policy import PlatformPolicy
 from supervisor.experiment.union_forms import one_of
 
@@ -54,11 +55,8 @@ def level_text(value: Level) -> str:
     return str(value)
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-
-class Factor(_Strict):
+class Factor(StrictTable):
     kind: Literal["control", "variant", "vm", "env", "argument", "kernel_cmdline", "boot_setting"] = Field(
         description="what the factor changes: a [platform] control, the variant, the vm (runner), an "
                     "environment variable, the VM's arguments, a kernel command-line parameter (reboot), or "
@@ -176,7 +174,7 @@ class Factor(_Strict):
                                  f"{self.control}: {why}") from None
 
 
-class BootCheck(_Strict):
+class BootCheck(StrictTable):
     """TN 1855's side experiment: does a boot shift performance?  k boots per level, m samples per boot."""
     factor: str = Field(description="the factor whose levels the boots alternate (usually one needing a reboot)")
     boots_per_level: Annotated[int, Field(strict=True, ge=2, le=1000)] = Field(
@@ -185,7 +183,7 @@ class BootCheck(_Strict):
         description="m: in-process iterations of the one execution each boot runs")
 
 
-class Screening(_Strict):
+class Screening(StrictTable):
     factors: dict[Annotated[str, Field(pattern=r"^[A-Za-z0-9_.+-]+$")], Factor] = Field(min_length=1)
     design: Literal["full", "fractional", "plackett-burman"] = Field(
         default="full", description="full factorial; a 2-level fractional factorial (resolution or "

@@ -16,16 +16,14 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
+from pydantic import AfterValidator, BeforeValidator, Field, WithJsonSchema
 
+from supervisor.experiment.strict import StrictTable
 from supervisor.experiment.quantities import parse_duration
 
 # Pilot's default session duration for the WPS slice schedule (session_desired_duration).
 WPS_SESSION_SECONDS = 60.0
 
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 def _positive_duration(why: str) -> AfterValidator:
@@ -51,7 +49,7 @@ def _fraction_of_mean(value: float) -> float:
     return value
 
 
-class Wps(_Strict):
+class Wps(StrictTable):
     """Pilot's work-per-second mode: the supervisor chooses each execution's param."""
     min_param: int = Field(strict=True, ge=1, le=2 ** 31 - 1,
                            description="the smallest work amount (run_iter param) an execution gets; the first "
@@ -65,7 +63,7 @@ class Wps(_Strict):
                     "(Pilot: 60 s)")
 
 
-class Stop(_Strict):
+class Stop(StrictTable):
     """The run-length target of every key (Pilot's stopping rule)."""
     ci_percent: Annotated[float, AfterValidator(_fraction_of_mean)] | None = Field(
         default=None, description="wanted FULL confidence-interval width as a fraction of the mean (0.02 = 2 %)")

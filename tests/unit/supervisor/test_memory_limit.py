@@ -2,13 +2,13 @@
 Documentation/admin-guide/cgroup-v2.rst names them (a directory stands in for the execution's cgroup;
 tests/integration/test_containment.py runs the real thing on whichever hierarchy this machine has)."""
 
-from supervisor.launch.memory_limit import MemoryLimit, memory_v1_mount
+from supervisor.launch.memory_limit import MemoryBound, memory_v1_mount
 
 
 def test_cgroup2_gets_memory_max_and_no_swap_and_reads_the_oom_kills(tmp_path):
     for name in ("memory.max", "memory.swap.max"):
         (tmp_path / name).write_text("max\n")
-    limit = MemoryLimit(72 << 20, str(tmp_path), v1_mount="/nonexistent")
+    limit = MemoryBound(72 << 20, str(tmp_path), v1_mount="/nonexistent")
     assert (tmp_path / "memory.max").read_text() == str(72 << 20)
     assert (tmp_path / "memory.swap.max").read_text() == "0"
     (tmp_path / "memory.events").write_text("low 0\nhigh 0\nmax 12\noom 1\noom_kill 1\noom_group_kill 0\n")
@@ -20,9 +20,9 @@ def test_cgroup2_gets_memory_max_and_no_swap_and_reads_the_oom_kills(tmp_path):
 
 
 def test_without_a_memory_cgroup_the_record_says_why(tmp_path):
-    reading = MemoryLimit(72 << 20, str(tmp_path), v1_mount=str(tmp_path / "absent")).reading()
+    reading = MemoryBound(72 << 20, str(tmp_path), v1_mount=str(tmp_path / "absent")).reading()
     assert reading.mechanism == "none" and "cannot make the memory cgroup" in reading.note and not reading.hit
-    assert MemoryLimit(None, str(tmp_path)).reading().note == "no heap_limit"
+    assert MemoryBound(None, str(tmp_path)).reading().note == "no heap_limit"
 
 
 def test_v1_memory_hierarchy_found_in_mountinfo(tmp_path):
