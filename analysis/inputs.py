@@ -52,6 +52,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from contracts.keys import is_key
 from analysis import bzip2_input, classify, json_text
 from analysis import execution_states as states
 from analysis.errors import AnalysisError, WarningSink, stderr_warning
@@ -224,7 +225,7 @@ def validate_krun(results: Any, path: Path, warn: WarningSink) -> dict:
     rejected: dict[str, set[int]] = {}
     skipped: list[str] = []  # said once the file is known to be usable
     for key in list(wct):
-        if len(str(key).split(":")) != 3:
+        if not is_key(str(key)):
             skipped.append(f"benchmark key {key!r} is not bench:vm:variant")
             del wct[key]
             continue
@@ -449,7 +450,7 @@ def validate_annotated(doc: dict, path: Path, warn: WarningSink = stderr_warning
         if not isinstance(table, dict):
             raise _fail(path, name, f"expected an object of benchmark keys, got {type(table).__name__}")
     for key, executions in wct.items():
-        if len(key.split(":")) != 3:
+        if not is_key(key):
             raise _fail(path, f"wallclock_times.{key}", "benchmark key is not bench:vm:variant")
         if not isinstance(executions, list):
             raise _fail(path, f"wallclock_times.{key}", "expected a list of process executions")

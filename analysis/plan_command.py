@@ -27,6 +27,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable
 
+from contracts.keys import Key
 from analysis.errors import AnalysisError
 
 # Reboot + waits per execution when the input does not record them: a reboot and Krun's 2-minute settle.
@@ -266,7 +267,7 @@ def table_plan(inputs: list[tuple[str, str, dict, object, object]], target,
         doc = plan_document(name, annotated, document, target, confidence, None, typed)
         hows.append(f"{name}: {doc['execution_overhead']['how']}")
         for key, k in doc["keys"].items():
-            bench, vm, _variant = key.split(":")
+            bench, vm, _variant = Key.parse(key)
             rows.append(PlanRow(machine, bench, vm, k["line"] or f"{target.label()}: no plan", "; ".join(k["notes"])))
     return sorted(rows, key=lambda r: (r.machine, r.vm, r.bench)), hows
 

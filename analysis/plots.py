@@ -37,6 +37,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 
+from contracts.keys import Key
 from analysis.classify import PAPER_DELTA
 from analysis.errors import AnalysisError
 from analysis.execution_states import execution_number
@@ -128,10 +129,10 @@ def steady_segment_indices(segments: list[Segment], delta: float, classification
 
 
 def parse_key(key: str) -> tuple[str, str, str]:
-    parts = key.split(":")
-    if len(parts) != 3:
-        raise PlotError(f"key {key!r} is not of the form bench:vm:variant")
-    return parts[0], parts[1], parts[2]
+    try:
+        return tuple(Key.parse(key))
+    except ValueError:
+        raise PlotError(f"key {key!r} is not of the form bench:vm:variant") from None
 
 
 def _draw_run_sequence(ax, times, segments, steady, outliers, *, marks: bool = True,

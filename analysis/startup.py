@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from contracts.keys import Key, is_key
 from analysis import bootstrap
 from analysis.errors import AnalysisError
 from contracts.state_view import STARTUP_KEYS
@@ -32,7 +33,11 @@ class StartupRow:
 
     @property
     def vm(self) -> str:
-        return self.key.split(":")[1] if self.key.count(":") == 2 else self.key
+        return Key.parse(self.key).vm if is_key(self.key) else self.key
+
+    @property
+    def bench(self) -> str:
+        return Key.parse(self.key).benchmark if is_key(self.key) else self.key
 
 
 def startup_keys(document: dict, all_keys: bool = False) -> list[str]:

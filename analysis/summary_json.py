@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
+from contracts.keys import Key
 from analysis.classify import parse_delta
 from analysis.errors import AnalysisError
 from analysis.execution_states import label
@@ -84,7 +85,7 @@ def summary_document(summary: Summary) -> dict:
     for machine, keys in summary.keys.items():
         vms = out["machines"][machine] = {}
         for key, s in keys.items():
-            name, vm, _variant = key.split(":")
+            name, vm, _variant = Key.parse(key)
             vms.setdefault(vm, {})[name] = benchmark_entry(s)
             if s.last_iterations is not None:
                 li = s.last_iterations
@@ -94,7 +95,7 @@ def summary_document(summary: Summary) -> dict:
     failures: dict[str, Any] = {}
     for machine, keys in summary.failed.items():
         for key, executions in keys.items():
-            name, vm, _variant = key.split(":")
+            name, vm, _variant = Key.parse(key)
             failures.setdefault(machine, {}).setdefault(vm, {})[name] = [
                 {"index": i, "state": state} for i, state in executions]
     if failures:  # only then: a clean run's summary adds nothing to warmup_stats' but the bootstrap and classifier
@@ -106,7 +107,7 @@ def add_flagged(summary: dict, machine: str, execution_flags: dict | None) -> No
     """``summary``'s FLAGGED_KEY entries for one machine's results, from their FLAGS_KEY table (if any; every
     reader has kept only a well-formed one: execution_states.checked_flags)."""
     for key, per_execution in (execution_flags or {}).items():
-        name, vm, _variant = key.split(":")
+        name, vm, _variant = Key.parse(key)
         entries = [{"index": i, "flags": list(flags)} for i, flags in enumerate(per_execution) if flags]
         if entries:
             summary.setdefault(FLAGGED_KEY, {}).setdefault(machine, {}).setdefault(vm, {})[name] = entries

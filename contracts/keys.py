@@ -66,3 +66,8 @@ def first_side(job_key: str) -> Key:
     """The key a job runs: its own, or a pair's a side (whose iterations and param the pair runs; a pair's
     sides agree on them)."""
     return Key.parse(side_key(job_key, SIDES[0]))
+
+
+def is_key(text: str) -> bool:
+    """Whether ``text`` reads as a bench:vm:variant key (a results file may hold anything)."""
+    return text.count(KEY_SEPARATOR) == 2

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from html import escape
 
+from contracts.keys import Key
 from analysis.comparison import FASTER, METHOD, NOT_COMPARED, SLOWER, STATISTIC, KeyComparison
 
 from . import formats, html
@@ -49,7 +50,7 @@ def factors(values: list[float], significant: bool) -> list[str]:
 
 def labels(keys: list[str]) -> dict[str, str]:
     """bench:vm where that names one key (the table shows no variant), else the whole key."""
-    short = {k: ":".join(k.split(":")[:2]) for k in keys}
+    short = {k: f"{Key.parse(k).benchmark}:{Key.parse(k).vm}" for k in keys}
     return short if len(set(short.values())) == len(short) else {k: k for k in keys}
 
 

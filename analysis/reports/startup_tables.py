@@ -16,9 +16,9 @@ HEADERS = ("Machine", "Benchmark", "VM", "Executions", "Start-up (mean)", "Min",
 
 def _cells(row: StartupRow) -> tuple[str, ...]:
     if row.mean is None:
-        return (row.machine, row.key.split(":")[0], row.vm, f"0 ({row.skipped} without data)", "-", "-", "-")
+        return (row.machine, row.bench, row.vm, f"0 ({row.skipped} without data)", "-", "-", "-")
     runs = f"{row.executions}" + (f" ({row.skipped} without data)" if row.skipped else "")
-    return (row.machine, row.key.split(":")[0], row.vm, runs, formats.steady_perf(row.mean, row.ci),
+    return (row.machine, row.bench, row.vm, runs, formats.steady_perf(row.mean, row.ci),
             formats.duration(row.minimum), formats.duration(row.maximum))
 
 

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from contracts.keys import Key
 from analysis.errors import AnalysisError, stderr_warning
 from analysis.execution_states import execution_number
 from analysis.screen.report import ScreenOptions, analyse, finite
@@ -113,7 +114,7 @@ def _collect(bundle: dict, factors: dict[str, list[str]], results: dict, metric:
         if not isinstance(entry, dict):
             continue
         key, pexec = entry.get("key"), entry.get("pexec")
-        bench = str(key).split(":")[0]
+        bench = Key.parse(str(key)).benchmark
         if entry.get("state") != "completed":
             # A failed execution leaves its treatment short: say so, not why (the loader did).
             screening = entry.get("screening")
