@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from decimal import ROUND_DOWN, ROUND_UP, Decimal
 from typing import TYPE_CHECKING, Sequence
 
-from analysis import _pelt
+import analysis._pelt as _pelt
 
 if TYPE_CHECKING:
     import numpy as np

@@ -36,7 +36,7 @@ from typing import Sequence
 
 import numpy as np
 
-from analysis import _pelt
+import analysis._pelt as _pelt
 
 MIN_SEGMENT_LENGTH = 2
 # R needs at least two minimum-length segments' worth of data.

@@ -84,7 +84,7 @@ def parse_delta(delta: str) -> tuple[float | None, float | None]:
                 return None, float(text[:-1])
             except ValueError:
                 pass
-        raise ValueError(f"delta must be seconds (e.g. 0.001) or a percentage (e.g. 1%), not {delta!r}")
+        raise ValueError(f"delta must be seconds (e.g. 0.001) or a percentage (e.g. 1%), not {delta!r}") from None
     if not math.isfinite(value) or value < 0:
         raise ValueError(f"delta must be a finite, non-negative number of seconds, not {delta!r}")
     return value, None
@@ -219,7 +219,8 @@ def steady_state(
     return SteadyState(first, steady_mean, steady_iter, to_steady, ranges)
 
 
-def bootstrap_segments(times: Sequence[float], outliers: Sequence[int], ranges: Sequence[tuple[int, int]]) -> list[list[float]]:
+def bootstrap_segments(times: Sequence[float], outliers: Sequence[int],
+                       ranges: Sequence[tuple[int, int]]) -> list[list[float]]:
     """The values of each steady range with outliers removed."""
     ordered = sorted(set(outliers))
     segments = []

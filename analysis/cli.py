@@ -2,12 +2,14 @@
 
     coldrun-analyze annotate RESULTS -o ANNOTATED.json.bz2
     coldrun-analyze summary RESULTS... -o summary.json
-    coldrun-analyze table RESULTS... [--format text|html|latex] [--layout columns|sections] [--plan-target 1%|none] [-o FILE]
+    coldrun-analyze table RESULTS... [--format text|html|latex] [--layout columns|sections]
+        [--plan-target 1%|none] [-o FILE]
     coldrun-analyze plot RESULTS -o DIR [--key K] [--execution N]
     coldrun-analyze diff BEFORE AFTER [--format ...] [--json FILE]
     coldrun-analyze startup RESULTS... [--format text|latex|json] [--all-keys] [-o FILE]
     coldrun-analyze pilot RESULTS... | --readings FILE | --wps FILE.csv   (analysis/pilot/command.py)
-    coldrun-analyze compare A B [--json FILE] | --method welch A B | --welch M1 V1 N1 M2 V2 N2   (analysis/compare_command.py)
+    coldrun-analyze compare A B [--json FILE] | --method welch A B | --welch M1 V1 N1 M2 V2 N2
+        (analysis/compare_command.py)
     coldrun-analyze bca FILE | screen (RESULTS | --table FILE.csv) | boots RESULTS   (analysis/screen/command.py)
     coldrun-analyze plan RESULTS --target 1%|50us [--execution-overhead 90s] [--json]   (analysis/plan_command.py)
 
@@ -69,14 +71,14 @@ def _plan_target(text: str):
     try:
         return parse_target(text)
     except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc).removeprefix("--target: "))
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--target: ")) from None
 
 
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"must not be negative, got {text!r}")
     return value
@@ -86,7 +88,7 @@ def _delta(text: str) -> str:
     try:
         classify.parse_delta(text)
     except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc))
+        raise argparse.ArgumentTypeError(str(exc)) from None
     return text
 
 
@@ -94,7 +96,7 @@ def _confidence(text: str) -> str:
     try:
         level = Decimal(text)
     except InvalidOperation:
-        raise argparse.ArgumentTypeError(f"expected a number such as 0.99, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected a number such as 0.99, got {text!r}") from None
     if not (0 < level < 1):
         raise argparse.ArgumentTypeError(f"must be between 0 and 1 (exclusive), got {text!r}")
     return text
@@ -329,6 +331,7 @@ def all_plots(annotated: dict, machine: str, jobs: int = 1) -> list[EmbeddedPlot
     images = plot_many(annotated, requests, jobs)
     out = []
     for r, png in zip(requests, images):
+        assert isinstance(png, bytes)     # a request without an output file gives the PNG itself
         bench, vm, _variant = parse_key(r.key)
         out.append(EmbeddedPlot(machine, bench, vm, r.pexec, png))
     return out
@@ -345,7 +348,7 @@ def _options(args: argparse.Namespace) -> AnalysisOptions:
 
 def run_table(args: argparse.Namespace) -> int:
     from analysis.inputs import load_input, machine_name
-    from analysis.prepare import merge_summaries, named, prepare, to_annotated
+    from analysis.prepare import merge_summaries, named, prepare, summary_of, to_annotated
     from analysis.reports import plan_lines, render_html, render_latex, render_text
     from analysis.machines import distinct_machines
     from analysis.reports.machine_columns import render_columns
@@ -381,12 +384,12 @@ def run_table(args: argparse.Namespace) -> int:
     item_reasons = [failure_reasons(item.document) for item in items]
     analysed_here = any(item.kind != "summary" for item in items)
     prepared = [prepare(item, options, with_summary=True) for item in items]
-    summaries, renames = distinct_machines([(p.path, p.summary) for p in prepared])
+    summaries, renames = distinct_machines([(p.path, summary_of(p)) for p in prepared])
     summary = merge_summaries(summaries)
     reasons = {(names.get(key[0], key[0]),) + key[1:]: why
                for one, names in zip(item_reasons, renames) for key, why in one.items()}
     notes = flagged_lines(flagged_rows(summary))   # flagged executions, from any input that records them
-    deltas = [d for p in prepared for d in classifier_deltas(p.summary)]   # each input's equivalence rule(s)
+    deltas = [d for p in prepared for d in classifier_deltas(summary_of(p))]   # each input's equivalence rule(s)
     plan = _table_plan(args, items, prepared, renames, float(confidence))   # under the text and HTML tables
     if args.format == "text":
         machines = set(summary.get("machines", {})) | set(summary.get(FAILED_KEY) or {})
@@ -539,13 +542,13 @@ def run_plot(args: argparse.Namespace) -> int:
 def run_diff(args: argparse.Namespace) -> int:
     from analysis.diff import diff_summaries
     from analysis.inputs import load_input
-    from analysis.prepare import prepare
+    from analysis.prepare import prepare, summary_of
     from analysis.reports.diff_tables import render_diff
 
     options = _options(args)
     before_item, after_item = load_input(args.before), load_input(args.after)
     sides = [prepare(item, options, with_summary=True) for item in (before_item, after_item)]
-    before, after = (side.summary for side in sides)
+    before, after = (summary_of(side) for side in sides)
     classifier = None
     for side in sides:  # analysed here or read annotated: the classifier it used
         if side.annotated is not None:

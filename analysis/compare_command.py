@@ -85,7 +85,7 @@ def _ratio(args: argparse.Namespace, fmt: str) -> tuple[dict, str]:
 
     from analysis import comparison
     from analysis.annotated_results import read_annotations
-    from analysis.errors import stderr_warning
+    from analysis.errors import warning_for
     from analysis.execution_states import STATES_KEY
     from analysis.inputs import load_input, summary_given
     from analysis.pipeline import default_jobs
@@ -104,7 +104,7 @@ def _ratio(args: argparse.Namespace, fmt: str) -> tuple[dict, str]:
             raise summary_given(item.path)
     sides = []
     for item in items:
-        annotated = prepare(item, options, lambda m, p=item.path: stderr_warning(f"{p}: {m}"),
+        annotated = prepare(item, options, warning_for(item.path),
                             with_summary=False).annotated
         assert annotated is not None
         sides.append(read_annotations(annotated, annotated[STATES_KEY]))

@@ -117,6 +117,7 @@ class KeyComparison:
 
 def execution_value(series: Sequence[float], e: ExecutionAnnotation, delta: str) -> float | None:
     """The mean of one classified execution's steady-state iterations, outliers left out (None: none left)."""
+    assert e.classification is not None     # the caller skips unclassified executions
     st = classify.steady_state(series, e.outliers, e.changepoints, e.means, e.variances, e.classification, delta)
     return _mean_of(classify.bootstrap_segments(series, e.outliers, st.bootstrap_ranges))
 

@@ -35,3 +35,8 @@ def one_line(message: str) -> str:
 
 def stderr_warning(message: str) -> None:
     print(f"coldrun-analyze: warning: {one_line(message)}", file=sys.stderr)
+
+
+def warning_for(source: object) -> WarningSink:
+    """stderr_warning with each message naming ``source`` (the input it is about) first."""
+    return lambda message: stderr_warning(f"{source}: {message}")

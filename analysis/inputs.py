@@ -234,7 +234,8 @@ def validate_krun(results: Any, path: Path, warn: WarningSink) -> dict:
             skipped.append(f"{key}: expected a list of process executions")
             del wct[key]
             continue
-        cleaned = [_clean_execution(e, f"{path}: {key} process execution {states.execution_number(i)}", warn) for i, e in enumerate(execs)]
+        cleaned = [_clean_execution(e, f"{path}: {key} process execution {states.execution_number(i)}", warn)
+                   for i, e in enumerate(execs)]
         rejected[key] = {i for i, e in enumerate(cleaned) if e is None}
         wct[key] = [e or [] for e in cleaned]
         lengths = {len(e) for e in wct[key] if e}
@@ -285,7 +286,8 @@ def native_to_krun(bundle: dict, path: Path, warn: WarningSink) -> dict:
 
     version = bundle.get("format_version")
     if version != NATIVE_VERSION:
-        raise AnalysisError(f"{path}: coldrun native format_version {version!r} is not supported (expected {NATIVE_VERSION})")
+        raise AnalysisError(f"{path}: coldrun native format_version {version!r} is not supported "
+                            f"(expected {NATIVE_VERSION})")
     executions = bundle.get("executions")
     if not isinstance(executions, list):
         raise AnalysisError(f"{path}: missing key 'executions' in the coldrun native export")
@@ -339,7 +341,7 @@ def read_csv(path: Path, vm: str | None, language: str | None, uname: str | None
         bench = row[1].strip()
         where = f"{path}: line {lineno} ({bench} process execution {pexec})"
         if row[2].strip() == "crash":
-            times: list | None = []
+            times: list = []
         else:
             try:
                 times = [float(c) for c in row[2:] if c.strip() != ""]

@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterable, Iterator
 try:
     import orjson
 except ImportError:  # an optional speed-up: without it the standard library does all
-    orjson = None
+    orjson = None  # type: ignore[assignment]  # the module or None: every use checks for None
 
 _PLAIN_SCALARS = frozenset({int, bool, type(None), str})
 _INT64_BOUND = 2.0**63  # orjson reads integers beyond (u)int64 as floats

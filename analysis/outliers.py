@@ -31,7 +31,7 @@ from typing import Sequence
 
 import numpy as np
 
-from analysis import _pelt
+import analysis._pelt as _pelt
 
 DEFAULT_WINDOW_RATIO = 0.1
 DEFAULT_THRESHOLD = 1
@@ -93,7 +93,8 @@ def split_common_unique(
     common: list[list[int]] = []
     unique: list[list[int]] = []
     for outliers, own in zip(all_outliers, per_exec_sets):
-        c_exec, u_exec = [], []
+        c_exec: list[int] = []
+        u_exec: list[int] = []
         for idx in outliers:
             # Other executions holding the same index (this one counted once).
             others = counts[idx] - (1 if idx in own else 0)

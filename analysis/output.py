@@ -39,7 +39,7 @@ def write_output(path: Path, text: Text | Iterable[Text]) -> None:
         os.replace(tmp, path)
     except OSError as exc:
         tmp.unlink(missing_ok=True)
-        raise AnalysisError(f"{path}: cannot write ({exc.strerror or exc})")
+        raise AnalysisError(f"{path}: cannot write ({exc.strerror or exc})") from None
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise

@@ -14,7 +14,8 @@ and costs are found, and the plan is rendered (a text table, or ``--json``).
   records (``started_at``/``ended_at``: reboot, boot settle, sync, temperature waits); start-up and exit
   are each record's duration less its iterations (Krun's ``eta_estimates``, in both formats); the warm-up
   is each execution's iterations before its steady part, every planned execution running as many as the
-  longest seen in an execution with a steady state (only without any: in those without). Krun results record no reboots: the reboot and waits are then
+  longest seen in an execution with a steady state (only without any: in those without). Krun results
+  record no reboots: the reboot and waits are then
   :data:`DEFAULT_EXECUTION_OVERHEAD` unless ``--execution-overhead`` gives them, and the output says
   which. ``--execution-overhead`` replaces the reboot and waits and the start-up and exit, measured or not.
 """
@@ -78,11 +79,15 @@ def key_inputs(annotated: dict, typed=None) -> dict[str, KeyInput]:
     if typed is None:
         typed = annotated_results.read_annotations(annotated, annotated[execution_states.STATES_KEY])
     steady, delta = typed.classifier.steady, typed.classifier.delta
-    eta = annotated.get("eta_estimates") if isinstance(annotated.get("eta_estimates"), dict) else {}
+    eta = annotated.get("eta_estimates")
+    if not isinstance(eta, dict):
+        eta = {}
     out = {}
     for key, annotation in typed.annotations.items():
         got = out[key] = KeyInput()
-        durations = eta.get(key) if isinstance(eta.get(key), list) else []
+        durations = eta.get(key)
+        if not isinstance(durations, list):
+            durations = []
         for i, (times, e) in enumerate(zip(typed.times[key], annotation.executions)):
             if e.classification is None or not times:
                 got.left_out += 1
@@ -118,14 +123,15 @@ def reboot_and_waits(document: object) -> float | None:
     for record in executions if isinstance(executions, list) else []:
         if isinstance(record, dict):
             start, end = record.get("started_at"), record.get("ended_at")
-            if all(isinstance(v, (int, float)) and math.isfinite(v) for v in (start, end)) and end >= start:
+            if isinstance(start, (int, float)) and math.isfinite(start) and isinstance(end, (int, float)) \
+                    and math.isfinite(end) and end >= start:
                 spans.append((float(start), float(end)))
     spans.sort()
     gaps = [b[0] - a[1] for a, b in zip(spans, spans[1:]) if b[0] >= a[1]]
     return statistics.median(gaps) if gaps else None
 
 
-def execution_overhead(document: object, given: float | None) -> tuple[float | None, str, str]:
+def execution_overhead(document: object, given: float | None) -> tuple[float, str, str]:
     """(the reboot and waits per execution in seconds, where from: "given", "measured" or "assumed", how
     it was found, for the output)."""
     if given is not None:
@@ -194,7 +200,8 @@ def plan_key(got: KeyInput, target, confidence: float, reboot: float, source: st
             "cost": {"iteration": c1, "execution": c2, "reboot_and_waits": reboot if source != "given" else None,
                      "start_up_and_exit": process if source != "given" else None,
                      "overhead": fixed, "overhead_source": source, "warmup_iterations": warmup_max},
-            "target_seconds": half, "t2_sq_planned": main["t2_sq"], "basis": basis, "plan": main, "upper_plan": upper_plan,
+            "target_seconds": half, "t2_sq_planned": main["t2_sq"], "basis": basis, "plan": main,
+            "upper_plan": upper_plan,
             "line": main["line"], "notes": notes}
 
 
@@ -290,6 +297,7 @@ def run_plan(args: argparse.Namespace, options) -> int:
         raise summary_given(item.path)
     document = item.document
     prepared = prepare(item, options, with_summary=False)   # analysed once; the plan reads its typed annotations
+    assert prepared.annotated is not None     # not a summary input (refused above)
     doc = plan_document(str(item.path), prepared.annotated, document, target, float(args.confidence), given,
                         prepared.typed)
     emit(json.dumps(finite(doc), indent=2) + "\n" if args.json else render_text(doc), args.output)

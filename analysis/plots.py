@@ -31,6 +31,7 @@ import re
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -130,9 +131,10 @@ def steady_segment_indices(segments: list[Segment], delta: float, classification
 
 def parse_key(key: str) -> tuple[str, str, str]:
     try:
-        return tuple(Key.parse(key))
+        bench, vm, variant = Key.parse(key)
     except ValueError:
         raise PlotError(f"key {key!r} is not of the form bench:vm:variant") from None
+    return bench, vm, variant
 
 
 def _draw_run_sequence(ax, times, segments, steady, outliers, *, marks: bool = True,
@@ -140,7 +142,9 @@ def _draw_run_sequence(ax, times, segments, steady, outliers, *, marks: bool = T
     """Times as two line collections (steady black, others grey); means,
     changepoints and outliers as one artist each (tests find them by gid)."""
     n = len(times) if limit is None else min(limit, len(times))
-    steady_lines, other_lines, means = [], [], []
+    steady_lines: list[np.ndarray] = []
+    other_lines: list[np.ndarray] = []
+    means = []
     for i, seg in enumerate(segments):
         lo, hi = seg.start, min(seg.end, n - 1)
         if lo > hi:
@@ -193,10 +197,11 @@ def _shade_pilot(ax, segment: tuple[int, int] | None) -> None:
 def _legend(ax, pilot_label: str, changepoints: bool, outliers: bool, marks: bool, steady: bool) -> None:
     """In the side column's lower cell (an axes with no frame): every kind of mark
     the panels draw, each with a proxy artist."""
+    from matplotlib.artist import Artist
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    handles = []
+    handles: list[Artist] = []
     if steady:
         handles.append(Line2D([], [], color=STEADY_COLOUR, linewidth=0.8, label="steady state"))
     handles.append(Line2D([], [], color=OTHER_COLOUR, linewidth=0.8,
@@ -212,7 +217,7 @@ def _legend(ax, pilot_label: str, changepoints: bool, outliers: bool, marks: boo
     handles.append(Patch(facecolor=PILOT_COLOUR, alpha=PILOT_ALPHA if "[" in pilot_label else 0.0,
                          edgecolor="none", label=pilot_label))
     for h in handles:  # the side column is narrow: wrap long labels
-        h.set_label("\n".join(textwrap.fill(part, LEGEND_WRAP) for part in h.get_label().split("\n")))
+        h.set_label("\n".join(textwrap.fill(part, LEGEND_WRAP) for part in str(h.get_label()).split("\n")))
     ax.set_axis_off()
     ax.legend(handles=handles, loc="upper left", fontsize=LEGEND_SIZE, frameon=False, borderaxespad=0.0,
               handlelength=1.6, handletextpad=0.5, labelspacing=0.6)
@@ -320,12 +325,14 @@ def build_figure(annotated: dict, key: str, pexec: int, machine: str) -> Figure:
 def _fit_left_margin(fig: Figure, grid, panels: list) -> None:
     """Widen the left margin until the panels' y labels and tick labels are inside the figure: ticks
     such as 0.000875 are wider than the fixed margin, and were cut off at the figure's edge."""
-    renderer = fig.canvas.get_renderer()
+    renderer = cast(FigureCanvasAgg, fig.canvas).get_renderer()     # the figure was given an Agg canvas
     left = min(ax.get_tightbbox(renderer).x0 for ax in panels)
     if left < EDGE_PX:
         grid.update(left=grid.left + (EDGE_PX - left) / fig.bbox.width)
         for ax in fig.axes:   # update() moves only pyplot's figures' axes
-            ax.set_position(ax.get_subplotspec().get_position(fig))
+            spec = ax.get_subplotspec()
+            assert spec is not None     # every axes here was added on the grid
+            ax.set_position(spec.get_position(fig))
 
 
 def plot_axes(fig: Figure) -> tuple[list, object | None, object]:

@@ -48,6 +48,12 @@ class PreparedInput:
     typed: AnnotatedResults | None = None  # the annotations as analysed (None for a summary input)
 
 
+def summary_of(prepared: PreparedInput) -> dict:
+    """The summary of an input prepared ``with_summary`` (which always has one)."""
+    assert prepared.summary is not None
+    return prepared.summary
+
+
 def named(path: Path, exc: AnalysisError) -> AnalysisError:
     """The same error, its message starting with the file when it does not name it."""
     text = str(exc)

@@ -214,7 +214,8 @@ def summarise(
 
     ``resamples`` is the bootstrap size B (100000 high quality, 10000 low);
     ``seed`` makes the bootstrap reproducible (default
-    ``bootstrap.DEFAULT_SEED``; None: fresh entropy, like warmup_stats). ``jobs`` > 1 bootstraps benchmarks in forked workers.
+    ``bootstrap.DEFAULT_SEED``; None: fresh entropy, like warmup_stats). ``jobs`` > 1 bootstraps
+    benchmarks in forked workers.
     """
     if "wallclock_times" in annotated_by_machine:  # one machine's results given directly
         annotated_by_machine = {machine_name(annotated_by_machine): annotated_by_machine}

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Iterator, Literal, overload
 
 from contracts.keys import Key
 from analysis.classify import parse_delta
@@ -83,7 +83,8 @@ def summary_document(summary: Summary) -> dict:
         records = [{"delta": d} for d in summary.deltas]
         out[CLASSIFIER_KEY] = records[0] if len(records) == 1 else records
     for machine, keys in summary.keys.items():
-        vms = out["machines"][machine] = {}
+        vms: dict[str, Any] = {}
+        out["machines"][machine] = vms
         for key, s in keys.items():
             name, vm, _variant = Key.parse(key)
             vms.setdefault(vm, {})[name] = benchmark_entry(s)
@@ -93,8 +94,8 @@ def summary_document(summary: Summary) -> dict:
                     "mean": li.mean, "half_width": li.half_width, "iterations": li.iterations,
                     "executions": li.executions, "confidence": li.confidence}
     failures: dict[str, Any] = {}
-    for machine, keys in summary.failed.items():
-        for key, executions in keys.items():
+    for machine, failed_keys in summary.failed.items():
+        for key, executions in failed_keys.items():
             name, vm, _variant = Key.parse(key)
             failures.setdefault(machine, {}).setdefault(vm, {})[name] = [
                 {"index": i, "state": state} for i, state in executions]
@@ -172,6 +173,12 @@ class SummaryRow:
         return self.classification in INCONSISTENT
 
 
+@overload
+def _number(where: str, value: Any, *, optional: Literal[False]) -> float: ...
+@overload
+def _number(where: str, value: Any, *, optional: bool = True) -> float | None: ...
+
+
 def _number(where: str, value: Any, *, optional: bool = True) -> float | None:
     """A finite JSON number (None allowed when optional)."""
     if value is None and optional:
@@ -203,7 +210,7 @@ def _last(where: str, d: Any) -> LastIterations | None:
     """A LAST_ITERATIONS_KEY entry, its shape checked."""
     if d is None:
         return None
-    counts = [d.get(k) if isinstance(d, dict) else None for k in ("iterations", "executions")]
+    counts: list[Any] = [d.get(k) if isinstance(d, dict) else None for k in ("iterations", "executions")]
     if not isinstance(d, dict) or not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in counts) \
             or not isinstance(d.get("confidence"), str):
         raise SummaryFormatError(f"{where}: expected {{\"mean\", \"half_width\", \"iterations\", \"executions\", "

@@ -9,13 +9,14 @@ in sync).
 
 On disk a record holds every required field; the launch and process fields
 are there once the runner was launched, ``instrumentation``, ``startup`` and
-the iteration timeline (``iteration_start_ns`` ...) when the runner wrote them (a field never set is left out, not written as null).
+the iteration timeline (``iteration_start_ns`` ...) when the runner wrote them (a field never set is
+left out, not written as null).
 """
 
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveInt, ValidationError, model_validator
 
@@ -24,13 +25,13 @@ from contracts.state_view import COMPLETED, ERRORED, MEASUREMENT_KEYS, SLOT_STAT
 
 __all__ = ["MEASUREMENT_KEYS", "ExecutionRecord", "ExecutionSlot", "native_entry", "problem"]
 
-RECORD_VERSION = 1
+RECORD_VERSION: Final = 1
 
 # What the schedule's flag becomes once the record is written; "O" is a re-run
 # requested by the post-checks (the job goes back to outstanding).
 Outcome = Literal["C", "E", "T", "O"]
 RecordState = Literal["completed", "errored", "timed_out", "rerun"]
-STATE_OF_OUTCOME: dict[str, str] = {"C": COMPLETED, "E": ERRORED, "T": TIMED_OUT, "O": "rerun"}
+STATE_OF_OUTCOME: dict[str, RecordState] = {"C": COMPLETED, "E": ERRORED, "T": TIMED_OUT, "O": "rerun"}
 OUTCOME_RERUN = "O"
 # Why an execution did not complete (null when it did): typed, so nothing parses the reason's words.
 Cause = Literal[

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Literal
 
 PAIR_SEPARATOR = "/"
-SIDES = ("a", "b")
+Side = Literal["a", "b"]
+SIDES: tuple[Side, Side] = ("a", "b")
 SINGLE = ""          # the side of a single (not paired) execution
 
 

@@ -39,13 +39,13 @@ records or native entries as they are.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any, Final, Iterable, Mapping
 
 OUTSTANDING = "outstanding"
 RUNNING = "running"
-COMPLETED = "completed"
-ERRORED = "errored"
-TIMED_OUT = "timed_out"
+COMPLETED: Final = "completed"
+ERRORED: Final = "errored"
+TIMED_OUT: Final = "timed_out"
 CRASHED = "crashed"
 SKIPPED = "skipped"
 SLOT_STATES = (OUTSTANDING, RUNNING, COMPLETED, ERRORED, TIMED_OUT, CRASHED, SKIPPED)

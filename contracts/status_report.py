@@ -13,14 +13,14 @@ changing what one means bumps ``STATUS_VERSION``.
 from __future__ import annotations
 
 import json
-from typing import Literal
+from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt
 
 from contracts.execution_record import Key
 
-STATUS_FORMAT = "coldrun-status"
-STATUS_VERSION = 1
+STATUS_FORMAT: Final = "coldrun-status"
+STATUS_VERSION: Final = 1
 
 
 class _Strict(BaseModel):

@@ -246,7 +246,8 @@ PHP_EXT = Artefact("php", "kruntime_php.so", (PHP_DIR / "kruntime_php.c",),
                    "the PHP libkruntime extension", "php")
 STARTUP_WRAPPER = Artefact("startup", "startup_wrapper", (STARTUP_DIR / "startup_wrapper.c",),
                            "the startup-time wrapper", "startup")
-STARTUP_CLASSES = Artefact("startup", "classes", (STARTUP_DIR / "StartupRunner.java", JAVA_DIR / "IterationsRunner.java"),
+STARTUP_CLASSES = Artefact("startup", "classes",
+                           (STARTUP_DIR / "StartupRunner.java", JAVA_DIR / "IterationsRunner.java"),
                            "the Java startup runner", "startup")
 STARTUP_C = Artefact("startup", "startup_runner_c", (STARTUP_DIR / "startup_runner.c",),
                      "the C startup runner", "startup")
@@ -408,7 +409,8 @@ def build_startup_c() -> Path:
     does for it what it does for the runner whose start-up it stands for."""
     lib = libkruntime_path()
     # --no-as-needed: it calls nothing in libkruntime, and the linker would drop an unused library.
-    return _compile_c(STARTUP_C, [str(STARTUP_C.sources[0]), "-Wl,--no-as-needed", str(lib), f"-Wl,-rpath,{lib.parent}"],
+    return _compile_c(STARTUP_C,
+                      [str(STARTUP_C.sources[0]), "-Wl,--no-as-needed", str(lib), f"-Wl,-rpath,{lib.parent}"],
                       shared=False)
 
 

@@ -143,7 +143,7 @@ def _cmd_build_java(args: argparse.Namespace) -> int:
             refuse_state_dir_output(d, "build the benchmarks in a directory outside it")
         builds = build_java_benchmarks([Path(d) for d in args.directories])
     except RunnerError as e:
-        raise ColdrunError(str(e))
+        raise ColdrunError(str(e)) from None
     for build in builds:
         print(build.line())
         if not build.ok:

@@ -7,9 +7,11 @@ import os
 import sys
 import time
 from pathlib import Path
+from collections.abc import MutableMapping
 from typing import Any, TextIO
 
 import structlog
+import structlog.typing
 
 from supervisor.durable import is_full, write_all
 
@@ -22,7 +24,7 @@ class _Tee:
     def __init__(self, stream: TextIO | None):
         self.stream = stream
 
-    def __call__(self, logger: Any, method: str, event: dict[str, Any]) -> dict[str, Any]:
+    def __call__(self, logger: Any, method: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
         if self.stream is not None:
             extras = " ".join(f"{k}={v}" for k, v in event.items() if k not in _HUMAN_SKIP and v is not None)
             stamp = time.strftime("%H:%M:%S")
@@ -88,7 +90,7 @@ class _AppendLogger:
 
 def make_logger(log_path: Path | None, stderr: TextIO | None = sys.stderr, **context: Any):
     """A bound structlog logger; ``log_path`` None logs to stderr only."""
-    processors = [
+    processors: list[structlog.typing.Processor] = [
         structlog.processors.add_log_level,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
         _Tee(stderr),

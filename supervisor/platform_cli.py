@@ -136,7 +136,8 @@ def problems(policy: PlatformPolicy, root_dir: str = "/", os_name: str | None = 
     probs = [f"{r.control}: {r.fix}" for r in reports if r.fatal]
     changes = [f"{r.control}: {r.found} -> {r.wanted}" for r in reports if r.action == "would change"]
     if changes and root_dir == "/" and os.geteuid() != 0:
-        probs.append(f"not root: coldrun start must run as root to change {', '.join(c.split(':')[0] for c in changes)}")
+        controls = ", ".join(c.split(":")[0] for c in changes)
+        probs.append(f"not root: coldrun start must run as root to change {controls}")
     return probs, changes
 
 

@@ -9,7 +9,8 @@ RESULTS is a coldrun native export of a [duet] experiment (``analysis.duet.nativ
 x = side a, y = side b of each completed pair execution), reported per pair
 (``--json``: ``{"results", "pairs": [{"pair", "a", "b", "pexecs", "left_out", "pairing",
 "overlap", ...the fields below}]}``, pairing "position" or, for pairs run without a barrier,
-"overlap" with ``overlap`` per execution {"paired", "a_iterations", "b_iterations"}; ``--html`` writes the page of ``analysis.reports.duet_html``).
+"overlap" with ``overlap`` per execution {"paired", "a_iterations", "b_iterations"}; ``--html`` writes
+the page of ``analysis.reports.duet_html``).
 By default every iteration is kept: the paper's procedure (methods.md §2.2).
 ``--steady-state`` first cuts each execution to its sides' EDM stable
 segments (``analysis.duet.steady``; coldrun's, not the paper's: on stationary
@@ -197,7 +198,8 @@ def render_text(doc: dict) -> str:
     lines = [
         f"duet: {doc['pairs']}: {doc['executions']} executions, kept iterations {doc['iterations']}",
         f"  ggms (x/y, ratio)  {f.ratio(doc['ggms'])}   {level} CI [{f.ratio(doc['ci'][0])}, {f.ratio(doc['ci'][1])}]"
-        f"   relative width {f.percent(doc['relative_ci_width'])}" + ("" if doc["ci_reliable"] else "   UNRELIABLE (see note)"),
+        f"   relative width {f.percent(doc['relative_ci_width'])}"
+        + ("" if doc["ci_reliable"] else "   UNRELIABLE (see note)"),
         f"  t on log gms       {level} CI [{f.ratio(doc['t_ci'][0])}, {f.ratio(doc['t_ci'][1])}]",
         f"  sequential x - y   {f.signed_duration(doc['sequential_difference'])}   {level} CI "
         f"{f.interval(*doc['sequential_ci'])}   relative width {f.percent(doc['sequential_relative_ci_width'])} "
@@ -211,7 +213,8 @@ def render_text(doc: dict) -> str:
         for e in doc["excluded"]:
             sides = "; ".join(f"{side}: {e[side + '_note'] or 'segment %s' % e[side + '_segment']}"
                               for side in ("x", "y"))
-            lines.append(f"  execution {execution_number(e['execution'])}: kept [{e['kept'][0]}, {e['kept'][1]}), excluded "
+            lines.append(f"  execution {execution_number(e['execution'])}: "
+                         f"kept [{e['kept'][0]}, {e['kept'][1]}), excluded "
                          f"{e['excluded_before']} before, {e['excluded_after']} after ({sides})")
     else:
         lines.append("  steady-state removal off: every iteration kept")

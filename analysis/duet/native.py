@@ -82,12 +82,15 @@ def _pair(pair: str, executions: dict[int, tuple[dict, dict] | str], path: str |
           steady_state: bool) -> ExportedPair:
     a_key, _, b_key = pair.partition("/")
     left_out = {p: e for p, e in sorted(executions.items()) if isinstance(e, str)}
+    pexecs: list[int]
     xs, ys, pexecs, used, overlap, cut = [], [], [], set(), {}, {}
     for pexec, sides in sorted(executions.items()):
         if isinstance(sides, str):
             continue
         a, b = sides
-        x, y = a.get("wallclock_times"), b.get("wallclock_times")
+        # the loader checked each side's record (its wallclock_times a list of numbers)
+        x: Any = a.get("wallclock_times")
+        y: Any = b.get("wallclock_times")
         if _synchronised(a) and _synchronised(b):
             used.add(POSITION)
         else:

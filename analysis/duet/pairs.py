@@ -82,7 +82,8 @@ def paired_runs(document: object, source: str) -> PairedRuns:
                             "each execution needs both sides")
     for r, (xr, yr) in enumerate(zip(x, y)):
         if len(xr) != len(yr):
-            raise AnalysisError(f"{source}: execution {execution_number(r)} has {len(xr)} x iterations but {len(yr)} y iterations; "
+            raise AnalysisError(f"{source}: execution {execution_number(r)} has {len(xr)} x iterations but "
+                                f"{len(yr)} y iterations; "
                                 "iterations are paired by position")
     return PairedRuns(x, y)
 

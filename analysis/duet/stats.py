@@ -35,6 +35,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, Sequence, cast
 
 import numpy as np
 from scipy import stats
@@ -75,7 +76,7 @@ class DuetResult:
     notes: list[str] = field(default_factory=list)
 
 
-def execution_gms(x: np.ndarray, y: np.ndarray) -> float:
+def execution_gms(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> float:
     """Geometric mean of one execution's paired ratios x_i / y_i."""
     return float(stats.gmean(np.asarray(x, dtype=float) / np.asarray(y, dtype=float)))
 
@@ -147,7 +148,7 @@ def shuffled_gms(runs: PairedRuns, pairing: list[int]) -> np.ndarray:
 
 def new_seed() -> int:
     """A fresh seed to report, so an unseeded run can be repeated."""
-    return int(np.random.SeedSequence().entropy) % 2**63
+    return cast(int, np.random.SeedSequence().entropy) % 2**63     # a fresh SeedSequence's entropy is an int
 
 
 def analyse(runs: PairedRuns, *, confidence: float = DEFAULT_CONFIDENCE, resamples: int = DEFAULT_RESAMPLES,
@@ -165,7 +166,7 @@ def analyse(runs: PairedRuns, *, confidence: float = DEFAULT_CONFIDENCE, resampl
     # The duet and shuffle bootstraps share one stream: the same resample
     # indices, so their widths differ by the data, not by bootstrap noise.
     boot_seed, sequential_seed, shuffle_seed = np.random.SeedSequence(seed).spawn(3)
-    options = dict(confidence=confidence, resamples=resamples)
+    options: dict[str, Any] = dict(confidence=confidence, resamples=resamples)
     gms = all_gms(runs)
     ci = ratio_ci(gms, rng=np.random.default_rng(boot_seed), **options)
     difference, seq = sequential_ci(runs, rng=np.random.default_rng(sequential_seed), **options)

@@ -377,7 +377,7 @@ def analyse_files(paths, args: argparse.Namespace):
 
 def analyse_loaded(loaded, target, jobs: int) -> list[tuple[str, str, list]]:
     """(path, machine, key reports) of each (path, Krun-shaped results); warnings name the file."""
-    from analysis.errors import stderr_warning
+    from analysis.errors import warning_for
     from analysis.inputs import machine_name
     from analysis.pilot.results import analyse_results
     from analysis.prepare import named
@@ -385,7 +385,7 @@ def analyse_loaded(loaded, target, jobs: int) -> list[tuple[str, str, list]]:
     out = []
     for path, results in loaded:
         try:
-            keys = analyse_results(results, target, jobs=jobs, warn=lambda m, p=path: stderr_warning(f"{p}: {m}"))
+            keys = analyse_results(results, target, jobs=jobs, warn=warning_for(path))
         except AnalysisError as exc:
             raise named(path, exc) from None
         out.append((str(path), machine_name(results), keys))

@@ -126,7 +126,8 @@ def compare_key(key: str, a: KeyReport, b: KeyReport, confidence: float, target_
         test = welch_summary(sa.mean, sa.variance, sa.executions, sb.mean, sb.variance,  # type: ignore[arg-type]
                              sb.executions, confidence=confidence, target_p=target_p)
     except PilotInputError:  # both variances 0
-        return WelchKeyComparison(key, sa, sb, None, "every execution mean is equal on both sides: Welch's test is undefined")
+        return WelchKeyComparison(key, sa, sb, None,
+                                  "every execution mean is equal on both sides: Welch's test is undefined")
     return WelchKeyComparison(key, sa, sb, test)
 
 

@@ -21,9 +21,12 @@ and tests and bench/bench_pilot_edm.py compare them.
 from __future__ import annotations
 
 from array import array
-from typing import Literal, Sequence
+from typing import TYPE_CHECKING, Literal, Sequence
 
-from analysis import _edm
+import analysis._edm as _edm
+
+if TYPE_CHECKING:
+    import numpy as np
 
 MIN_SIZE = 30  # libpilot's MIN_CHANGEPOINT_DETECTION_SAMPLE_SIZE
 PERCENT = 0.25
@@ -36,7 +39,7 @@ class TooFewReadings(ValueError):
     """Fewer readings than ``min_size``: Pilot's ERR_NOT_ENOUGH_DATA (rc 30)."""
 
 
-def _doubles(x: Sequence[float]) -> memoryview | array:
+def _doubles(x: Sequence[float] | np.ndarray) -> memoryview | array:
     """x as a buffer of C doubles, without a copy when it already is one."""
     try:
         view = memoryview(x)  # type: ignore[arg-type]
@@ -56,7 +59,7 @@ def _edm_changepoints(z: memoryview | array, min_size: int, percent: float, degr
     return _edm.changepoints(z, min_size, percent, degree, algorithm == "reference")
 
 
-def changepoints(x: Sequence[float], *, min_size: int = MIN_SIZE, percent: float = PERCENT,
+def changepoints(x: Sequence[float] | np.ndarray, *, min_size: int = MIN_SIZE, percent: float = PERCENT,
                  degree: int = DEGREE, algorithm: Algorithm = "fast") -> list[int]:
     """Pilot's EDM changepoints of ``x``: ascending indices where a segment starts (0 excluded).
 
@@ -66,7 +69,7 @@ def changepoints(x: Sequence[float], *, min_size: int = MIN_SIZE, percent: float
     return _edm_changepoints(_doubles(x), min_size, percent, degree, algorithm)
 
 
-def dominant_segment(x: Sequence[float], *, min_size: int = MIN_SIZE, percent: float = PERCENT,
+def dominant_segment(x: Sequence[float] | np.ndarray, *, min_size: int = MIN_SIZE, percent: float = PERCENT,
                      degree: int = DEGREE, algorithm: Algorithm = "fast") -> tuple[int, int] | None:
     """``[begin, end)`` of the segment between changepoints (or the ends) longer
     than ``len(x) // 2``; None when there is none (Pilot's rc 32).

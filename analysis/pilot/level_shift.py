@@ -6,7 +6,10 @@ the noise of a steady state does not."""
 
 from __future__ import annotations
 
-from typing import NamedTuple, Sequence
+from typing import TYPE_CHECKING, NamedTuple, Sequence
+
+if TYPE_CHECKING:
+    import numpy as np
 
 from analysis import changepoints as cp
 from analysis import outliers
@@ -25,7 +28,7 @@ class LevelShift(NamedTuple):
                 "a warmup_stats changepoint): its mean averages two levels")
 
 
-def level_shift(times: Sequence[float], segment: tuple[int, int]) -> LevelShift | None:
+def level_shift(times: Sequence[float] | np.ndarray, segment: tuple[int, int]) -> LevelShift | None:
     begin, end = segment
     part = list(times[begin:end])
     if len(part) < 2 * MIN_SIDE:

@@ -129,7 +129,8 @@ def _readings(x: Sequence[float] | np.ndarray, mean_method: str) -> np.ndarray:
     return arr
 
 
-def _stable_segment(arr: np.ndarray, settings: ReadingsSettings) -> tuple[list[int] | None, tuple[int, int] | None, list[str]]:
+def _stable_segment(arr: np.ndarray, settings: ReadingsSettings
+                    ) -> tuple[list[int] | None, tuple[int, int] | None, list[str]]:
     n = arr.size
     if not settings.warmup_removal:
         return None, (0, n), ["warm-up removal off: all readings analysed"]
@@ -149,22 +150,29 @@ def _stable_segment(arr: np.ndarray, settings: ReadingsSettings) -> tuple[list[i
                        "nothing analysed (Pilot ingests nothing from such a round)"]
 
 
-def analyse_readings(x: Sequence[float] | np.ndarray, settings: ReadingsSettings = ReadingsSettings()) -> ReadingsAnalysis:
+def analyse_readings(x: Sequence[float] | np.ndarray,
+                     settings: ReadingsSettings = ReadingsSettings()) -> ReadingsAnalysis:
     """The stable segment of ``x`` and Pilot's statistics in it (module doc)."""
     _check(settings)
     arr = _readings(x, settings.mean_method)
     changepoints, segment, notes = _stable_segment(arr, settings)
     if segment is None:
-        return ReadingsAnalysis(arr.size, changepoints, None, 0, *([None] * 9), notes=tuple(notes))
+        return ReadingsAnalysis(arr.size, changepoints, None, 0, None, None, None, None, None, None, None, None, None,
+                                notes=tuple(notes))
     kept = arr[segment[0]: segment[1]]
     if kept.size < MIN_READINGS:
         raise NotEnoughData(f"the stable segment [{segment[0]}, {segment[1]}) holds {kept.size} reading(s); "
                             f"at least {MIN_READINGS} are needed")
-    head = (arr.size, changepoints, segment, kept.size)
-    return ReadingsAnalysis(*head, *_statistics(kept, settings, notes), notes=tuple(notes))
+    return ReadingsAnalysis(arr.size, changepoints, segment, kept.size, *_statistics(kept, settings, notes),
+                            notes=tuple(notes))
 
 
-def _statistics(kept: np.ndarray, settings: ReadingsSettings, notes: list[str]) -> tuple:
+# mean, q, variance, autocovariance, autocorrelation, CI width, target, opt, required
+_Statistics = tuple[float, int | None, float | None, float | None, float | None, float | None, float | None,
+                    int | None, int | None]
+
+
+def _statistics(kept: np.ndarray, settings: ReadingsSettings, notes: list[str]) -> _Statistics:
     """(mean, q, variance, autocovariance, autocorrelation, CI width, target, opt, required)."""
     method, n = settings.mean_method, kept.size
     mean = ss.sample_mean(kept, method)

@@ -111,8 +111,8 @@ def report_target(*, ac_limit: float, min_samples: int, ci_percent: float | None
                   confidence: float) -> StopTarget:
     """The stopping rule's target for a report: Pilot's estimate, no cap on executions."""
     return StopTarget(ci_percent=ci_percent, ci_width=ci_width, confidence=confidence,
-                      min_executions=REPORT_MIN_EXECUTIONS, max_executions=UNCAPPED_EXECUTIONS, estimate="pilot", ac_limit=ac_limit,
-                      min_samples=min_samples)
+                      min_executions=REPORT_MIN_EXECUTIONS, max_executions=UNCAPPED_EXECUTIONS, estimate="pilot",
+                      ac_limit=ac_limit, min_samples=min_samples)
 
 
 def target_dict(target: StopTarget) -> dict:

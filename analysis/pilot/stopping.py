@@ -105,9 +105,11 @@ class StopTarget:
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise PilotInputError(f"{name} must be a whole number >= 0, not {value!r}")
         if self.min_executions < 2:
-            raise PilotInputError(f"min_executions must be at least 2 (a CI needs two executions), not {self.min_executions}")
+            raise PilotInputError(f"min_executions must be at least 2 (a CI needs two executions), "
+                                  f"not {self.min_executions}")
         if self.max_executions < self.min_executions:
-            raise PilotInputError(f"max_executions ({self.max_executions}) is below min_executions ({self.min_executions})")
+            raise PilotInputError(f"max_executions ({self.max_executions}) is below "
+                                  f"min_executions ({self.min_executions})")
         if self.estimate not in ESTIMATES:
             raise PilotInputError(f"estimate must be one of {', '.join(ESTIMATES)}, not {self.estimate!r}")
         if not (isinstance(self.ac_limit, (int, float)) and 0 <= self.ac_limit <= 1):
@@ -227,7 +229,8 @@ def _across(means: np.ndarray, target: StopTarget, width: float) -> tuple[int, f
 
 def _check_runs(estimates: Sequence[ExecutionEstimate], iterations_run: Sequence[int]) -> None:
     if len(estimates) != len(iterations_run):
-        raise PilotInputError(f"{len(estimates)} estimates but {len(iterations_run)} iteration counts; give one per execution")
+        raise PilotInputError(f"{len(estimates)} estimates but {len(iterations_run)} iteration counts; "
+                              f"give one per execution")
     for i, run in enumerate(iterations_run):
         if not isinstance(run, int) or isinstance(run, bool) or run < 0:
             raise PilotInputError(f"execution {i}: iterations run must be a whole number >= 0, not {run!r}")
@@ -276,12 +279,12 @@ def _next_iterations(
 ) -> int | None:
     if not iterations_run:
         return None
-    informed = [(e, run) for e, run in zip(estimates, iterations_run)
+    informed = [(e.required_iterations, e.segment, run) for e, run in zip(estimates, iterations_run)
                 if e.required_iterations is not None and e.segment is not None]
     if informed:
-        need = math.ceil(sum(e.required_iterations for e, _ in informed) / len(informed))  # type: ignore[misc]
-        stable = sum(e.segment[1] - e.segment[0] for e, _ in informed)  # type: ignore[index]
-        proposal = work_for(need, sum(run for _, run in informed) / stable)
+        need = math.ceil(sum(required for required, _, _ in informed) / len(informed))
+        stable = sum(segment[1] - segment[0] for _, segment, _ in informed)
+        proposal = work_for(need, sum(run for _, _, run in informed) / stable)
     else:
         proposal = 2 * iterations_run[-1]
     floor = next((run for e, run in zip(estimates, iterations_run) if e.mean is not None), 0)

@@ -118,11 +118,13 @@ def wps_fit(
     if w.size < MIN_ROUNDS:
         raise NotEnoughData(f"{w.size} round(s) last longer than {threshold_ns} ns; WPS needs at least {MIN_ROUNDS}")
     if w.min() == w.max():
-        raise NotEnoughData(f"every round has the same work amount ({w[0]:g}); WPS needs rounds of different work amounts")
+        raise NotEnoughData(f"every round has the same work amount ({w[0]:g}); "
+                            f"WPS needs rounds of different work amounts")
     limit = ac_limit if variant == "textbook" else float(np.float32(ac_limit))  # Pilot's `float` parameter
     q = ss.optimal_subsession_size(w / t, "harmonic", limit)
     if q < 0:
-        raise NotEnoughData(f"the speeds of the {w.size} rounds stay autocorrelated beyond {ac_limit} at every subsession size")
+        raise NotEnoughData(f"the speeds of the {w.size} rounds stay autocorrelated beyond {ac_limit} "
+                            f"at every subsession size")
     h = w.size // q
     if h < MIN_ROUNDS:
         raise NotEnoughData(f"{w.size} rounds in subsessions of {q} make {h}; WPS needs at least {MIN_ROUNDS}")

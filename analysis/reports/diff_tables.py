@@ -83,7 +83,9 @@ def diff_cells(row: SummaryRow, before: SummaryRow | None, verdicts: list | None
              time_verdict(row, before, verdicts)]
     if verdicts is not None:
         for i in WORDED_COLUMNS:
-            word = SLOT_WORDS[COLUMN_SLOTS[i]].get(verdicts[COLUMN_SLOTS[i]])
+            slot = COLUMN_SLOTS[i]
+            assert slot is not None     # every worded column has a slot
+            word = SLOT_WORDS[slot].get(verdicts[slot])
             if word:
                 cells[i] += " " + word
     return cells
@@ -168,7 +170,8 @@ def _latex(diff: dict) -> str:
 
     header = " & ".join(latex.escape(h) for h in HEADERS) + r"\\"
     # \colorbox, not \ccell: \cellcolor outside a table colours the table's first cell instead.
-    key = " ".join(r"\colorbox{%s}{%s}" % (TEX_COLOURS[v], words) for v, (_, words) in zip((BETTER, WORSE, DIFFERENT), KEY))
+    key = " ".join(r"\colorbox{%s}{%s}" % (TEX_COLOURS[v], words)
+                   for v, (_, words) in zip((BETTER, WORSE, DIFFERENT), KEY))
     legend = (r"\noindent\textbf{%s.} Colours: %s; uncoloured cells are unchanged. %s" "\n\n"
               % (TITLE, key, latex.escape(EXPLANATION)))
     # Ten columns at a paper's text width: small type, narrow gaps, wrapping cells.

@@ -129,10 +129,12 @@ def duet_section(doc: dict) -> str:
         reduction = "none (zero-width duet CI)" if p["reduction"] is None else f"{f.ratio(p['reduction'])}&#215;"
         left = (" Left out: " + ", ".join(f"{execution_number(int(k))} {escape(v)}" for k, v in p["left_out"].items())
                 + "." if p["left_out"] else "")
+        unreliable = ("" if p["ci_reliable"] else " (unreliable under 30 executions; t on log gms: [%s, %s])"
+                      % tuple(f.ratio(v) for v in p["t_ci"]))
         blocks.append(
             f'<h3>{escape(p["a"])} / {escape(p["b"])}</h3>\n'
             f'<p>ratio x/y (ggms) {f.ratio(p["ggms"])}, CI [{f.ratio(p["ci"][0])}, {f.ratio(p["ci"][1])}]'
-            f'{"" if p["ci_reliable"] else " (unreliable under 30 executions; t on log gms: [%s, %s])" % tuple(f.ratio(v) for v in p["t_ci"])}; '
+            f'{unreliable}; '
             f'sequential x − y {escape(f.signed_duration(p["sequential_difference"]))}, CI '
             f'{escape(f.interval(*p["sequential_ci"]))}; reduction of the relative CI width '
             f'(sequential / duet) {reduction}; seed {p["seed"]}; iterations paired by '

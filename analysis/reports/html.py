@@ -265,7 +265,8 @@ def render_html(summary: dict, plots: Sequence[EmbeddedPlot] | None = None,
     for machine, mine, no_data in machines:
         failed = {(f.machine, f.bench, f.vm, f.index) for f in no_data}
 
-        def cells(row: SummaryRow) -> dict[str, str]:
+        # failed bound now (B023): cells is only called within this iteration, by table() below
+        def cells(row: SummaryRow, failed: set[tuple[str, str, str, int]] = failed) -> dict[str, str]:
             return {**summary_cells(row), "plots": _plot_links(row, plotted, failed)}
 
         body.append(f"<h2>Machine: {escape(machine)}</h2>\n")

@@ -10,7 +10,7 @@ Steady iter (#) carries a 10-bin histogram sparkline with the median's bin red.
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import AbstractSet, Sequence
 
 from analysis.execution_states import execution_number
 from analysis.summary_json import FailedRow, SummaryRow, bootstrap_settings
@@ -62,7 +62,7 @@ SYMBOL_KEY = (r"\noindent\textbf{Classes:} \flatc\ flat, \warmup\ warmup, \slowd
               r"\nosteadystate\ no steady state, \goodinconsistent\ good inconsistent, "
               r"\badinconsistent\ bad inconsistent." "\n\n")
 
-def column_spec(widths: list[float], numeric: set[int] = frozenset()) -> str:
+def column_spec(widths: list[float], numeric: AbstractSet[int] = frozenset()) -> str:
     """Fixed-width columns, each a fraction of \\linewidth (summing to at most 1),
     ragged, numbers right-aligned, so long cells wrap instead of running off the page; the empty
     skip lets TeX hyphenate a cell's first word (it never hyphenates the first word of a paragraph)."""
@@ -183,7 +183,8 @@ def failed_tabular(rows: list[FailedRow]) -> str:
     spec = column_spec([0.3, 0.2, 0.2, 0.3], numeric={2})
     out = [escape(failed_summary(rows)) + ".", "", r"\begin{longtable}{%s}" % spec, r"\toprule",
            " & ".join(FAILED_HEADERS) + r"\\", r"\midrule"]
-    out += [f"{name(r.bench)} & {name(r.vm)} & {escape(execution_number(r.index))} & {escape(r.label)} \\\\" for r in rows]
+    out += [f"{name(r.bench)} & {name(r.vm)} & {escape(execution_number(r.index))} & {escape(r.label)} \\\\"
+            for r in rows]
     out += [r"\bottomrule", r"\end{longtable}"]
     return "\n".join(out) + "\n"
 

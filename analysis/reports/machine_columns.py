@@ -19,7 +19,8 @@ from .provenance import NOT_RECORDED, Provenance
 from .rows import FAILED_HEADERS, by_machine, class_phrase, failed_summary, last_note, perf_text
 from .text import aligned
 
-# The audit entry that differs at every boot (supervisor.platforms.audit.VOLATILE; the analysis never imports the supervisor).
+# The audit entry that differs at every boot (supervisor.platforms.audit.VOLATILE; the analysis never imports
+# the supervisor).
 VOLATILE = "volatile"
 
 GROUP = ("Class.", "Steady iter (#)", "Steady perf (s)")

@@ -81,7 +81,8 @@ def _note(row: dict) -> str:
 
 
 def _exec_cells(key: str, row: dict) -> list[str]:
-    return [key, execution_number(row["pexec"]), str(row["iterations"]), _segment(row["stable_segment"]), _int(row["q"]),
+    return [key, execution_number(row["pexec"]), str(row["iterations"]), _segment(row["stable_segment"]),
+            _int(row["q"]),
             formats.duration(row["mean"]), formats.duration(row["ci_width"], formats.SPREAD_DIGITS),
             _int(row["required_samples"]), _note(row)]
 

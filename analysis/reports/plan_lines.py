@@ -35,7 +35,8 @@ def html_section(rows: Sequence, target: str, level: str, hows: Sequence[str]) -
     several = len({r.machine for r in rows}) > 1
     head = ("<th>Machine</th>" if several else "") + "".join(f"<th>{escape(h)}</th>" for h in HEADERS)
     body = "\n".join("<tr>" + (f"<td>{escape(r.machine)}</td>" if several else "")
-                     + f"<td>{escape(r.bench)}</td><td>{escape(r.vm)}</td><td>{escape(r.line)}</td><td>{escape(r.notes)}</td></tr>"
+                     + f"<td>{escape(r.bench)}</td><td>{escape(r.vm)}</td><td>{escape(r.line)}</td>"
+                     + f"<td>{escape(r.notes)}</td></tr>"
                      for r in rows)
     costs = "".join(f"<li>execution cost, {escape(how)}</li>" for how in hows)
     return (f'<section class="plan">\n<h2>Plan</h2>\n<p>{escape(heading(target, level))}</p>\n<ul>{costs}</ul>\n'

@@ -125,7 +125,9 @@ def provenance(source: str, document: Any) -> Provenance:
     """What `document` (a loaded input: native export, Krun or annotated results, or a summary) records."""
     if not isinstance(document, dict) or "machines" in document:
         return Provenance(source)
-    audit = document.get("audit") if isinstance(document.get("audit"), dict) else {}
+    audit = document.get("audit")
+    if not isinstance(audit, dict):
+        audit = {}
     uname = audit.get("uname")
     machine = machine_from_uname(uname) if isinstance(uname, str) else None
     extra = [(k, _short(v)) for k, v in sorted(audit.items()) if k != "uname"]
@@ -167,7 +169,9 @@ def failure_reasons(document: Any) -> dict[tuple[str, str, str, int], str]:
     native export has a record of (the latest attempt); other inputs record none."""
     if not is_native(document):
         return {}
-    audit = document.get("audit") if isinstance(document.get("audit"), dict) else {}
+    audit = document.get("audit")
+    if not isinstance(audit, dict):
+        audit = {}
     uname = audit.get("uname")
     machine = machine_from_uname(uname) if isinstance(uname, str) else None
     out: dict[tuple[str, str, str, int], str] = {}

@@ -8,9 +8,13 @@ from __future__ import annotations
 import io
 import textwrap
 from itertools import combinations
+from typing import cast
+
+import numpy as np
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.text import Annotation
 from matplotlib.transforms import Bbox
 
 from . import formats
@@ -42,18 +46,18 @@ def _png(fig: Figure, dpi: int) -> bytes:
 def _separate_labels(fig: Figure) -> None:
     """Moves each point label (an annotation) that would overlap an earlier one, or a point, up by a line
     until it is clear: near-equal effects on the half-normal plot printed their names over each other."""
-    renderer = fig.canvas.get_renderer()
+    renderer = cast(FigureCanvasAgg, fig.canvas).get_renderer()     # every figure here has an Agg canvas
     for ax in fig.axes:
-        labels = sorted((t for t in ax.texts if hasattr(t, "xyann")), key=lambda t: t.xy)
+        labels = sorted((cast(Annotation, t) for t in ax.texts if hasattr(t, "xyann")), key=lambda t: t.xy)
         # the points themselves are in the way too (a label's own point is left of it)
-        points = [tuple(xy) for c in ax.collections for xy in c.get_offsets()]
+        points = [tuple(xy) for c in ax.collections for xy in cast(np.ndarray, c.get_offsets())]
         placed = [Bbox.from_bounds(x - 4, y - 4, 8, 8) for x, y in ax.transData.transform(points)] if points else []
         for label in labels:
             for _ in range(len(ax.texts)):
                 box = label.get_window_extent(renderer).padded(1)
                 if not any(box.overlaps(other) for other in placed):
                     break
-                label.xyann = (label.xyann[0], label.xyann[1] + label.get_fontsize() * 1.2)
+                label.xyann = (label.xyann[0], label.xyann[1] + float(label.get_fontsize()) * 1.2)
             placed.append(label.get_window_extent(renderer))
 
 
@@ -117,9 +121,9 @@ def block_plots_png(analysis: dict, dpi: int = 72, times: bool = False) -> bytes
             if values:
                 ax.vlines(x, min(values), max(values), color="0.6", linewidth=6, alpha=0.4)
             for level, mean in box["means"].items():
-                i = codes.index(level) if level in codes else None
-                dx = 0.0 if i is None else (i - (len(codes) - 1) / 2) * spread
-                ax.text(x + dx, mean / scale, marks[i] if i is not None else level_name(analysis, factor, level),
+                code = codes.index(level) if level in codes else None
+                dx = 0.0 if code is None else (code - (len(codes) - 1) / 2) * spread
+                ax.text(x + dx, mean / scale, marks[code] if code is not None else level_name(analysis, factor, level),
                         ha="center", va="center", fontsize=8)
         means = [m / scale for box in plot["boxes"] for m in box["means"].values()]
         if means:
@@ -184,7 +188,8 @@ def interactions_png(analysis: dict, dpi: int = 72, times: bool = False) -> byte
         ax = fig.add_subplot(1, len(pairs), i + 1)
         cells = _cell_means(analysis, a, b)
         for u, row in cells.items():
-            ax.plot(list(row), [v / scale for v in row.values()], marker="o", label=f"{a}: {level_name(analysis, a, u)}")
+            ax.plot(list(row), [v / scale for v in row.values()], marker="o",
+                    label=f"{a}: {level_name(analysis, a, u)}")
         ticks = sorted({v for row in cells.values() for v in row})
         ax.set_xticks(ticks)
         ax.set_xticklabels([level_name(analysis, b, v) for v in ticks], fontsize=8)

@@ -60,23 +60,27 @@ def _effect_row(name: str, e: dict, material: dict, analysis: dict, times: bool)
 def _tables(analysis: dict, times: bool = False) -> list[tuple[str, list[tuple[str, ...]]]]:
     """(heading, rows with a header row) of every table of one analysis."""
     level = f"{analysis['confidence'] * 100:g}% {analysis['intervals']['means']['method']} CI"
-    treatments = [("Treatment", "n", "Mean", level)] + [
+    treatments: list[tuple[str, ...]] = [("Treatment", "n", "Mean", level)]
+    treatments += [
         (treatment_name(analysis, t["levels"]), str(t["n"]), _time(t["mean"], times), _ci(t["ci"], times))
         for t in analysis["treatments"]]
     material = analysis["material_significance"]
-    effects = [("Effect (aliases)", "Estimate", f"{analysis['confidence'] * 100:g}% CI", "p", "Tested",
-                f"|effect| / CI width at n={material['sample_size']}")]
+    effects: list[tuple[str, ...]] = [
+        ("Effect (aliases)", "Estimate", f"{analysis['confidence'] * 100:g}% CI", "p", "Tested",
+         f"|effect| / CI width at n={material['sample_size']}")]
     for factor, by_level in analysis["main_effects"].items():
         for lv, e in by_level.items():
             effects.append(_effect_row(f"{factor}={lv}", e, material, analysis, times))
     for name, e in analysis["interactions"].items():
         effects.append(_effect_row(name, e, material, analysis, times))
-    blocks = [("Primary factor", "Complete boxes", "Consistent ordering", "Ordering", "Chance")] + [
+    blocks: list[tuple[str, ...]] = [("Primary factor", "Complete boxes", "Consistent ordering", "Ordering", "Chance")]
+    blocks += [
         (f, str(p["complete_boxes"]), VERDICT[p["consistent"]],
          DASH if p["ordering"] is None else " < ".join(level_name(analysis, f, lv) for lv in p["ordering"]),
          _num(p["chance"], 4))
         for f, p in analysis["block_plots"].items()]
-    out = [("Treatments", treatments), ("Effects", effects), ("Block plots", blocks)]
+    out: list[tuple[str, list[tuple[str, ...]]]] = [("Treatments", treatments), ("Effects", effects),
+                                                    ("Block plots", blocks)]
     terms = analysis["anova"]["terms"]
     if terms:
         out.append(("ANOVA (balanced design)", [("Term", "Stratum", "df", "Sum sq", "F", "p")] + [
@@ -91,7 +95,8 @@ def _settings(analysis: dict, times: bool = False) -> str:
     chosen = analysis["intervals"]
     resampled = (f"{analysis['resamples']} resamples in {analysis['batches']} batch(es), {error}; seed "
                  f"{analysis['seed']}" if analysis["resamples"] else "no resampling")
-    return (f"{analysis['samples']} samples; means: {chosen['means']['method']} intervals ({chosen['means']['reason']}); "
+    return (f"{analysis['samples']} samples; means: {chosen['means']['method']} intervals "
+            f"({chosen['means']['reason']}); "
             f"effects: {chosen['effects']['method']} intervals ({chosen['effects']['reason']}); {resampled}. "
             f"{_whole_plot(analysis)}Material significance: CI width of one treatment mean at "
             f"n={material['sample_size']} is {_time(material['ci_width'], times, 3)}; median |effect| "

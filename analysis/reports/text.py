@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Sequence
+
 from analysis.execution_states import execution_number
 from analysis.summary_json import SummaryRow, bootstrap_settings
 
@@ -22,7 +24,7 @@ def _cells(row: SummaryRow) -> tuple[str, ...]:
     )
 
 
-def aligned(rows: list[tuple[str, ...]] | list[list[str]]) -> list[str]:
+def aligned(rows: Sequence[Sequence[str]]) -> list[str]:
     """Rows as left-aligned columns, the first row a header underlined with dashes."""
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = []
@@ -52,6 +54,7 @@ def render_text(summary: dict) -> str:
                 out.append("")
             out.append(failed_summary(no_data) + ".")
             out.append("")
-            out.extend(aligned([FAILED_HEADERS] + [(f.bench, f.vm, execution_number(f.index), f.label) for f in no_data]))
+            out.extend(aligned([FAILED_HEADERS]
+                               + [(f.bench, f.vm, execution_number(f.index), f.label) for f in no_data]))
     out += ["", formats.bootstrap_note(bootstrap_settings(summary))] + last_note(summary)
     return "\n".join(out) + "\n"

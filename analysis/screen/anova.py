@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from itertools import combinations
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from analysis.screen.effects import Treatment
 
@@ -47,7 +47,7 @@ def balanced(factors: Sequence[str], found: Sequence[Treatment]) -> str | None:
     return None
 
 
-def _table(frame, columns: dict[str, str], terms: list[tuple[str, ...]], typ: int) -> tuple[list, object]:
+def _table(frame, columns: dict[str, str], terms: Sequence[tuple[str, ...]], typ: int) -> tuple[list, Any]:
     """(name, row) per term of ``anova_lm`` on ``y`` with these terms, and the fit."""
     from statsmodels.formula.api import ols
     from statsmodels.stats.anova import anova_lm
@@ -80,7 +80,7 @@ def anova(factors: list[str], found: Sequence[Treatment], plots: WholePlots | No
         **{columns[f]: np.concatenate([np.full(t.values.shape[0], t.levels[j]) for t in found])
            for j, f in enumerate(factors)},
     })
-    terms = [(f,) for f in factors] + list(combinations(factors, 2))
+    terms: list[tuple[str, ...]] = [(f,) for f in factors] + list(combinations(factors, 2))
     out: dict[str, dict] = {}
     if plots is None:
         for name, row in _table(frame, columns, terms, typ=2)[0]:

@@ -99,7 +99,7 @@ def resample_means(values: np.ndarray, resamples: int, seed: int, stream: str) -
     """``resamples`` bootstrap means of ``values`` (C kernel; stream from seed and name)."""
     import numpy as np
 
-    from analysis import _pelt
+    import analysis._pelt as _pelt
     from analysis.bootstrap import generator_state
 
     data = np.ascontiguousarray(values, dtype=np.float64)

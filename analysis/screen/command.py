@@ -66,7 +66,7 @@ def _resolution(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number such as 0.001, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected a number such as 0.001, got {text!r}") from None
     if not value > 0 or value == float("inf"):
         raise argparse.ArgumentTypeError(f"must be a positive finite number, got {text!r}")
     return value

@@ -113,7 +113,8 @@ def _collect(bundle: dict, factors: dict[str, list[str]], results: dict, metric:
     for i, entry in enumerate(bundle["executions"]):
         if not isinstance(entry, dict):
             continue
-        key, pexec = entry.get("key"), entry.get("pexec")
+        key: Any = entry.get("key")
+        pexec: Any = entry.get("pexec")     # the loader checked the record
         bench = Key.parse(str(key)).benchmark
         if entry.get("state") != "completed":
             # A failed execution leaves its treatment short: say so, not why (the loader did).

@@ -25,7 +25,8 @@ class ScreenOptions:
     adaptive: bool = True
     exclusions: Sequence[str] = field(default_factory=tuple)  # "FACTOR=LEVEL,..." each
     material_n: int = material.DEFAULT_SAMPLE_SIZE
-    interval: str = "auto"   # "auto" (t for effects; for means t below t_intervals.BCA_MIN_SAMPLES, else BCa), "t", "bca"
+    # "auto" (t for effects; for means t below t_intervals.BCA_MIN_SAMPLES, else BCa), "t", "bca"
+    interval: str = "auto"
 
 
 def finite(value: Any) -> Any:
@@ -43,7 +44,8 @@ def analyse(table: ScreenTable, options: ScreenOptions, flagged: Sequence[tuple[
     """The full analysis, plus ``abridged``: the same without the treatments
     ``options.exclusions`` match and the ``flagged`` ones (whose executions
     carry post-check flags), when there are any."""
-    rules = [effects.parse_exclusion(text, table.factors, table.source, table.level_names) for text in options.exclusions]
+    rules = [effects.parse_exclusion(text, table.factors, table.source, table.level_names)
+             for text in options.exclusions]
     rules += [dict(enumerate(levels)) for levels in flagged]
     out = _analyse_treatments(table, effects.treatments(table), options)
     if rules:
@@ -105,7 +107,8 @@ def _analyse_treatments(table: ScreenTable, found: list[effects.Treatment], opti
                      "are missing (t) or have no width (BCa)")
     means = np.array([float(t.values.mean()) for t in found])
     notes.append("treatment-mean intervals are unreliable on skewed samples: on lognormal execution means "
-                 "(sigma 1) t covers 80-90% and BCa 43-92% for a nominal 95% at 2-100 samples (bench/bench_coverage.py); "
+                 "(sigma 1) t covers 80-90% and BCa 43-92% for a nominal 95% at 2-100 samples "
+                 "(bench/bench_coverage.py); "
                  "effects, as differences, are not affected")
     methods = _interval_methods(options, found)
     plots = split_plot.whole_plots(table.factors, found, table.whole_plot)
@@ -118,13 +121,18 @@ def _analyse_treatments(table: ScreenTable, found: list[effects.Treatment], opti
     variance, dof = (t_intervals.residual_variance(found) if methods["effects"]["method"] == "t" or split
                      else (math.nan, 0))
     treatments = []
+    ci: list[Any] | None
     for i, t in enumerate(found):
         if methods["means"]["method"] == "BCa":
+            assert result is not None     # computed above whenever a method is BCa
             iv = result.intervals[i]
             ci, cover = [iv.low, iv.high], "BCa"
         else:
-            test = (split_plot.mean_test(t, plots, variance, dof, options.confidence) if split and dof >= 1
-                    else t_intervals.mean_test(t, options.confidence))
+            if split and dof >= 1:
+                assert plots is not None     # split: there are whole plots
+                test = split_plot.mean_test(t, plots, variance, dof, options.confidence)
+            else:
+                test = t_intervals.mean_test(t, options.confidence)
             ci, cover = (None if test.low is None else [test.low, test.high]), "t"
         treatments.append({"levels": _levels(table, t.levels), "n": int(t.values.shape[0]), "mean": float(means[i]),
                            "ci": ci, "method": cover})
@@ -139,6 +147,7 @@ def _analyse_treatments(table: ScreenTable, found: list[effects.Treatment], opti
             entry = _entry(estimate, split_plot.whole_plot_test(estimate, e.coefficients, found, plots,
                                                                 options.confidence), "t", "between batches")
         elif methods["effects"]["method"] == "BCa":
+            assert result is not None     # computed above whenever a method is BCa
             iv = result.intervals[len(found) + k]
             entry = {"effect": estimate, "ci": [iv.low, iv.high], "p": None, "df": None, "method": "BCa",
                      "stratum": within, "why": None}

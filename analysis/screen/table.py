@@ -49,7 +49,8 @@ class ScreenTable:
         return names[level] if names and level < len(names) else str(level)
 
 
-def build(source: str, factors: Sequence[str], rows: Sequence[Sequence[int]], response: Sequence[float],
+def build(source: str, factors: Sequence[str], rows: Sequence[Sequence[int]] | np.ndarray,
+          response: Sequence[float] | np.ndarray,
           level_names: dict[str, list[str]] | None = None, metric: str = RESPONSE,
           batches: Sequence[str] | None = None, whole_plot: Sequence[str] | None = None) -> ScreenTable:
     """A checked table: at least one sample, every factor with level 0 and another level.

@@ -22,4 +22,5 @@ class Boot:
     platform: Platform      # everything done to the machine goes through it
     seams: dict[str, Any] = field(default_factory=dict)   # a kind's own seams (Machine's), by name
     cpus: Callable[[], list[int]] = field(default=process_cpus)   # Machine.cpus for this mode and policy
-    kind: Any = None        # the experiment's kind (boot/kinds): what differs between plain, [stop], [duet], [screening]
+    # the experiment's kind (boot/kinds): what differs between plain, [stop], [duet], [screening]
+    kind: Any = None

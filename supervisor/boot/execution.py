@@ -7,10 +7,10 @@ import os
 import signal
 import time
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from contracts.keys import Key
-from contracts.execution_record import MEASUREMENT_KEYS, RECORD_VERSION, ExecutionRecord
+from contracts.execution_record import MEASUREMENT_KEYS, RECORD_VERSION, Cause, ExecutionRecord
 from iteration_runners.protocol import (DOCUMENT_FLOOR, OPTIONAL_KEYS, ProtocolError, document_limit,
                                        parse_document)
 from supervisor import __version__
@@ -25,6 +25,7 @@ from supervisor.launch.process import ProcessResult, error_line, run_process
 from supervisor.launch.runner_command import Launch, env_size, runner_launch
 from supervisor.state.records import executions_dir
 from supervisor.platforms.base import LaunchPrefix, Platform
+from supervisor.platforms.controls import ControlReport
 from supervisor.state.schedule import JobLine
 
 RUNNER_SETUP_EXIT = 2    # PROTOCOL.md: the runner's usage/setup failure, before any iteration
@@ -51,7 +52,7 @@ class JobRun:
     def __init__(self, ctx: Boot):
         self.ctx = ctx       # the boot as this job sees it (a kind may give the job its own experiment)
 
-    def apply_and_verify(self) -> list[dict]:
+    def apply_and_verify(self) -> list[ControlReport]:
         return self.ctx.platform.apply_and_verify()
 
     def execute(self, job: JobLine, attempt: int, before: dict[str, Any]) -> Executed:
@@ -83,7 +84,7 @@ def execute(ctx: Boot, platform: Platform, job: JobLine, attempt: int, before: d
 
 
 def build_record(ctx: Boot, job: JobLine, attempt: int, key: str, run: dict[str, Any], before: dict[str, Any],
-                 after: dict[str, Any] | None, verdict: Verdict, *, flags: list[str] = (),
+                 after: dict[str, Any] | None, verdict: Verdict, *, flags: Sequence[str] = (),
                  **parts: Any) -> ExecutionRecord:
     """The one way an execution record is made: which execution (``key``: the side's, for a pair job), how it
     ran (``run``), the platform before and after, the verdict (plus ``flags`` of its own), and a kind's
@@ -252,11 +253,12 @@ def judge_ending(res: ProcessResult, timeout: float | None) -> ExecutionOutcome 
         return timed_out(f"timed out after {timeout:g}s; the runner and its processes killed")
     if res.signal is not None:
         oom = (f": the memory limit's OOM killer ended {res.memory.oom_kills} process(es) (heap_limit + "
-               f"stack_limit = {res.memory.limit_bytes:,} bytes for all of them)") if res.memory and res.memory.hit else ""
+               f"stack_limit = {res.memory.limit_bytes:,} bytes for all of them)"
+               ) if res.memory and res.memory.hit else ""
         return errored("signal", f"runner killed by signal {res.signal} ({signal_name(res.signal)}){oom}")
     if res.exit_code != 0:
         said = error_line(res.stderr.text())
-        cause = "runner_setup" if res.exit_code == RUNNER_SETUP_EXIT else "exit_status"
+        cause: Cause = "runner_setup" if res.exit_code == RUNNER_SETUP_EXIT else "exit_status"
         return errored(cause, f"runner exited with status {res.exit_code}" + (f": {said}" if said else ""))
     if res.results_oversize:
         kept = f"; the whole document is kept in {res.results_spilled}" if res.results_spilled else ""

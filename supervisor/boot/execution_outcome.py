@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from contracts.execution_record import STATE_OF_OUTCOME, Cause
+from contracts.execution_record import STATE_OF_OUTCOME, Cause, Outcome, RecordState
 
 # A key whose runner cannot even start fails every execution alike (boot/one_boot.py stops the experiment).
 LAUNCH_CAUSES = ("launch_failure", "runner_setup")
@@ -19,12 +19,12 @@ LAUNCH_CAUSES = ("launch_failure", "runner_setup")
 
 @dataclass(frozen=True)
 class ExecutionOutcome:
-    flag: str                   # the schedule's flag: C completed, E errored, T timed out, O re-run requested
+    flag: Outcome               # the schedule's flag: C completed, E errored, T timed out, O re-run requested
     cause: Cause | None = None  # None when completed
     reason: str | None = None   # one line, for people
 
     @property
-    def state(self) -> str:
+    def state(self) -> RecordState:
         return STATE_OF_OUTCOME[self.flag]
 
     @property

@@ -79,7 +79,7 @@ def key_digests(exp: Experiment, exp_dir: Path, exp_path: str, key: str, home: s
                 out[str(p)] = _digest(p, st)
         except OSError as e:
             raise ColdrunError(f"{p}: cannot read it to pin the benchmark's files ({e.strerror}); make it "
-                               f"readable, or move it out of the benchmark's directory")
+                               f"readable, or move it out of the benchmark's directory") from None
     return out
 
 
@@ -110,7 +110,7 @@ def changes(state_path: Path, exp: Experiment, exp_dir: Path, exp_path: str, key
     except FileNotFoundError:
         return [], None
     except (OSError, ValueError) as e:
-        raise ColdrunError(f"{state_path / layout.KEY_FILES}: unreadable ({e}); the state dir was altered")
+        raise ColdrunError(f"{state_path / layout.KEY_FILES}: unreadable ({e}); the state dir was altered") from None
     pinned = pinned_all.get(key)
     if not isinstance(pinned, dict):
         return [], None

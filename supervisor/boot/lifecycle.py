@@ -87,7 +87,7 @@ def _start_locked(prep, state: StateDir, mode: str, machine: Machine, stderr, de
     except ColdrunError as e:
         platform.restore()     # undo whatever was applied before the failure
         platform.release_machine()
-        raise ColdrunError(f"{e} (nothing was started; settings restored)", e.exit_code)
+        raise ColdrunError(f"{e} (nothing was started; settings restored)", e.exit_code) from None
     prep.kind.on_start(state.path, log, prep.seed)
     Schedule.create(state.schedule_path, render_new(
         prep.jobs, experiment_sha256=experiment_sha256(prep.text), mode=mode, order=exp.order, seed=prep.seed,
@@ -182,7 +182,7 @@ def abort(state_dir: str, *, machine: Machine | None = None, stderr=sys.stderr, 
             except AlreadyRunning:
                 if time.monotonic() > deadline:
                     raise ColdrunError(f"{state.path}: supervisor pid {holder} did not stop within "
-                                       f"{wait_seconds:.0f}s; stop it and run coldrun abort again")
+                                       f"{wait_seconds:.0f}s; stop it and run coldrun abort again") from None
                 time.sleep(0.1)
     try:
         return _abort_locked(state, machine, stderr)

@@ -253,7 +253,7 @@ def run_one(run: JobRun, job: JobLine) -> int | None:
             write_record(state.path, record)
         except OSError as e:   # e.g. a full disk: the boot stops the experiment, settling the claimed job
             raise ColdrunError(f"{state.path}: cannot write the execution record ({e.strerror}); free space or "
-                               f"fix permissions, then coldrun resume --continue {state.path}")
+                               f"fix permissions, then coldrun resume --continue {state.path}") from None
     pause_point("after-record", schedule.boots)
     record = ex.records[0]
     schedule.set_job(job, outcome.flag)

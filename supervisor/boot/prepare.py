@@ -74,7 +74,8 @@ def prepare(experiment_file: str, *, random_seed: int | None = None,
                              as_benchmark_user=as_benchmark_user and exp.platform.benchmark_user)
     problems += failing.values()
     ready = [k for k in ready if k not in blocked and Key.parse(k).vm not in failing]
-    return PreparedExperiment(experiment_file, exp, kind, text, exp_dir, seed, jobs, run_keys, unreachable, problems, ready)
+    return PreparedExperiment(experiment_file, exp, kind, text, exp_dir, seed, jobs, run_keys, unreachable, problems,
+                              ready)
 
 
 def refuse_problems(prep: PreparedExperiment, *, as_benchmark_user: bool) -> None:

@@ -7,7 +7,8 @@ environment and limits, as the benchmark user's stand-in, no reboot, no platform
 home.  Its mean time per iteration gives the real experiment's ETA: for every planned job, the
 rehearsal's process time beyond its iterations (start-up, load, exit) plus the job's iterations at that
 mean, plus the waits per execution (boot settle + sync); reboots are not included, a pair job counts its
-slower side, and a key that failed its rehearsal is left out (the line says how many executions count).  The times are a rehearsal's: the machine is not in its experiment state, and the
+slower side, and a key that failed its rehearsal is left out (the line says how many executions count).
+The times are a rehearsal's: the machine is not in its experiment state, and the
 first iterations of a JIT are rarely its steady ones.  A [duet] pair's sides are rehearsed one by one,
 unpaired (no barrier); a [screening] key runs with the experiment's own settings, not a treatment's.
 """

@@ -62,6 +62,7 @@ def run_trial(exp: Experiment, exp_dir: Path, exp_path: str, key: str, *, iterat
         except ProtocolError as e:
             outcome = errored("protocol_refusal", str(e))
     elif outcome is None:
+        assert iterations is not None      # iterations None (load only) took the branch above
         outcome = judge_document(res.results, exp.vms[vm_name], iterations, run, wall_seconds=res.duration)
     return Trial(key, outcome, run["wallclock_times"], res.duration)
 

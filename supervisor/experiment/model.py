@@ -19,8 +19,9 @@ import re
 import tomllib
 import types
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args, get_origin
 
+from pydantic_core import ErrorDetails
 from pydantic import (AfterValidator, BaseModel, BeforeValidator, Field, ValidationError,
                       ValidationInfo, WithJsonSchema, field_validator)
 
@@ -123,7 +124,11 @@ class ShellCommand(StrictTable):
 
 
 COMMAND_FORMS = 'a command is a list of strings like ["sync"] or a table like {shell = "echo hi"}'
-Command = one_of(Annotated[list[str], Field(min_length=1)], ShellCommand, forms=COMMAND_FORMS)
+# mypy cannot follow one_of's union built at run time: it checks the plain union (the same branches) instead.
+if TYPE_CHECKING:
+    Command = list[str] | ShellCommand
+else:
+    Command = one_of(Annotated[list[str], Field(min_length=1)], ShellCommand, forms=COMMAND_FORMS)
 
 
 def command_argv(cmd: Command) -> list[str]:
@@ -232,7 +237,8 @@ MAIL_ADDRESS = re.compile(r"[A-Za-z0-9._%+=~!#$&'*/?^`{|}][A-Za-z0-9._%+=~!#$&'*
 
 class Mail(StrictTable):
     to: list[str] = Field(default_factory=list, description="recipients: user@host, or a local user name")
-    quota: int = Field(default=5, ge=0, le=9999, strict=True, description="mails per experiment that are subject to the quota (Krun: 5)")
+    quota: int = Field(default=5, ge=0, le=9999, strict=True,
+                       description="mails per experiment that are subject to the quota (Krun: 5)")
 
     @field_validator("to")
     @classmethod
@@ -252,7 +258,8 @@ class Rerun(StrictTable):
     crashed: Literal["requeue", "mark"] = Field(
         default="requeue", description="a job claimed at a boot that never finished it: run again, or mark crashed")
     max_unexplained_boots: int = Field(
-        default=10, ge=0, strict=True, description="reboot-loop guard: boots that claimed no job before the experiment stops")
+        default=10, ge=0, strict=True,
+        description="reboot-loop guard: boots that claimed no job before the experiment stops")
 
 
 class Experiment(StrictTable):
@@ -271,7 +278,8 @@ class Experiment(StrictTable):
         default=None, description="run pairs of keys side by side, one pair execution per boot, synchronised "
                                   "before every iteration (duet benchmarking)")
     order: Literal["round-robin", "random"] = "round-robin"
-    seed: int | None = Field(default=None, ge=0, le=2 ** 63 - 1, strict=True, description="seed for order = random; chosen and recorded when absent")
+    seed: int | None = Field(default=None, ge=0, le=2 ** 63 - 1, strict=True,
+                             description="seed for order = random; chosen and recorded when absent")
     benchmarks_dir: str = Field(default="benchmarks", description="relative to the experiment file's directory")
     heap_limit: Annotated[Size, _at_least_size(MIN_HEAP_LIMIT, "a JVM needs 512MiB, CPython 8MiB plus the "
                                                "benchmark and its buffers")] = Field(
@@ -367,7 +375,10 @@ def _whole_experiment_problems(exp: Experiment) -> list[tuple[str, str]]:
 
 def _most_executions(exp: Experiment) -> int:
     """Process executions a key may get: the fixed count, or [stop]'s maximum (for the schedule's bound)."""
-    return exp.stop.max_executions if exp.stop is not None else exp.executions
+    if exp.stop is not None:
+        return exp.stop.max_executions
+    assert exp.executions is not None    # the caller returned early when both are missing
+    return exp.executions
 
 
 def _run_length_problems(data: dict) -> list[str]:
@@ -424,7 +435,7 @@ def _quoted(key: str) -> str:
     return '"' + key.encode("unicode_escape").decode("ascii").replace('"', '\\"') + '"'
 
 
-def _message(err: dict) -> str:
+def _message(err: ErrorDetails) -> str:
     msg = err["msg"]
     if msg.startswith("Value error, "):
         msg = msg[len("Value error, "):]
@@ -438,7 +449,7 @@ def _message(err: dict) -> str:
     return msg
 
 
-def _problem_text(err: dict) -> str:
+def _problem_text(err: ErrorDetails) -> str:
     """One problem's line.  The location drops what pydantic adds: a union form's tag, "[key]" for a key."""
     loc = tuple(part for part in err["loc"] if not is_tag(part) and part != "[key]")
     path = dotted(loc) or "(top level)"
@@ -483,17 +494,17 @@ def parse_experiment(text: bytes, path: str) -> Experiment:
     try:
         source = text.decode("utf-8")
     except UnicodeDecodeError:
-        raise ColdrunError(f"{path}: not UTF-8 text; save the experiment file as UTF-8")
+        raise ColdrunError(f"{path}: not UTF-8 text; save the experiment file as UTF-8") from None
     try:
         data = tomllib.loads(source)
     except tomllib.TOMLDecodeError as e:
-        raise ColdrunError(f"{path}: malformed TOML: {e}")
+        raise ColdrunError(f"{path}: malformed TOML: {e}") from None
     except RecursionError:   # tomllib recurses per array or inline table and gives up near 300 levels
         raise ColdrunError(f"{path}: arrays or tables nested too deeply; an experiment needs at most 3 levels: "
-                           f"check for unclosed or repeated [ or {{")
+                           f"check for unclosed or repeated [ or {{") from None
     except ValueError as e:  # tomllib lets int() refuse numbers of more than 4300 digits
         reason = str(e).split(";")[0]     # not Python's advice to raise its digit limit
-        raise ColdrunError(f"{path}: malformed TOML: {reason}")
+        raise ColdrunError(f"{path}: malformed TOML: {reason}") from None
     problems = [f"{field}: {msg}" for field, msg in _string_problems(data)] + _run_length_problems(data)
     try:
         exp = Experiment.model_validate(data)
@@ -511,11 +522,11 @@ def read_input_file(path: str | Path, kind: str, expected: str) -> bytes:
     try:
         return Path(path).read_bytes()
     except FileNotFoundError:
-        raise ColdrunError(f"{path}: {kind} not found")
+        raise ColdrunError(f"{path}: {kind} not found") from None
     except IsADirectoryError:
-        raise ColdrunError(f"{path}: is a directory, expected {expected}")
+        raise ColdrunError(f"{path}: is a directory, expected {expected}") from None
     except PermissionError:
-        raise ColdrunError(f"{path}: cannot read the {kind} (permission denied)")
+        raise ColdrunError(f"{path}: cannot read the {kind} (permission denied)") from None
 
 
 def load_experiment(path: str | Path) -> tuple[Experiment, bytes]:

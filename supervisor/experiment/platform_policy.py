@@ -10,7 +10,7 @@ never fail.  See docs/architecture.md, "Platform layer", for the table.
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -22,7 +22,17 @@ Ignore = Literal["ignore"]
 # x86_pkg_temp (Intel) and the device-tree CPU zones of ARM SoCs (cpu-thermal, cpu0-thermal,
 # cpu_thermal, soc_thermal; Documentation/devicetree/bindings/thermal).
 CPU_SENSORS = ("coretemp", "k10temp", "zenpower", "x86_pkg_temp", "cpu*thermal*", "soc*thermal*")
-IntOrIgnore = one_of(int, Ignore)
+# mypy cannot follow one_of's union built at run time: it checks the plain union (the same branches) instead.
+if TYPE_CHECKING:
+    IntOrIgnore = int | Ignore
+    TurboForm = bool | Literal["off", "on", "ignore"]
+    BoolOrIgnore = bool | Ignore
+    OvercommitForm = int | Literal["report", "ignore"]
+else:
+    IntOrIgnore = one_of(int, Ignore)
+    TurboForm = one_of(bool, Literal["off", "on", "ignore"])
+    BoolOrIgnore = one_of(bool, Ignore)
+    OvercommitForm = one_of(int, Literal["report", "ignore"])
 
 
 # The kernel's own names (Documentation/admin-guide/pm/cpufreq.rst, intel_pstate.rst): a value outside them
@@ -46,7 +56,7 @@ class PlatformPolicy(BaseModel):
     governor: str = Field(
         default="performance",
         description='cpufreq scaling governor on every core; "ignore" leaves it alone')
-    turbo: one_of(bool, Literal["off", "on", "ignore"]) = Field(
+    turbo: TurboForm = Field(
         default="off",
         description='"off" (paper), "on", or "ignore"; false/true mean off/on')
     energy_performance_preference: str = Field(
@@ -77,11 +87,11 @@ class PlatformPolicy(BaseModel):
     perf_cpu_time_max_percent: IntOrIgnore = Field(
         default="ignore",
         description="kernel.perf_cpu_time_max_percent; 0 stops the kernel changing the sample rate itself")
-    aslr: one_of(bool, Ignore) = Field(
+    aslr: BoolOrIgnore = Field(
         default=True, description="address space randomisation (paper: on, randomize_va_space=2)")
     smt: Literal["report", "require_off", "ignore"] = Field(
         default="report", description="simultaneous multithreading: report, or require it off")
-    overcommit_memory: one_of(int, Literal["report", "ignore"]) = Field(
+    overcommit_memory: OvercommitForm = Field(
         default="report", description="vm.overcommit_memory: report, or a mode 0/1/2 to set")
     swap: Literal["report", "require_off", "ignore"] = Field(
         default="report", description="swap devices: report, or require none active")
@@ -208,7 +218,7 @@ class PlatformPolicy(BaseModel):
             try:
                 re.compile(rx)
             except re.error as e:
-                raise ValueError(f"kernel_log_allow regex {rx!r} does not compile: {e}")
+                raise ValueError(f"kernel_log_allow regex {rx!r} does not compile: {e}") from None
         return v
 
     @field_validator("benchmark_cpus")

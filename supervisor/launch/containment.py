@@ -139,7 +139,7 @@ class CgroupContainment:
 
     def __init__(self, path: str):
         os.mkdir(path)
-        self.cgroup: str | None = path
+        self.cgroup: str = path
         try:
             outrank(path)
             self._procs = os.open(os.path.join(path, "cgroup.procs"), os.O_WRONLY | os.O_CLOEXEC)
@@ -296,7 +296,9 @@ def open_containment(parent: str | None = None) -> tuple[CgroupContainment | Pro
     mount = cgroup2_mount()
     if mount is None and parent is None:
         return ProcessGroupContainment(), "no cgroup v2 is mounted"
-    path = os.path.join(parent or mount, f"coldrun.exec-{os.getpid()}-{secrets.token_hex(4)}")
+    base = parent or mount
+    assert base is not None     # neither: returned above
+    path = os.path.join(base, f"coldrun.exec-{os.getpid()}-{secrets.token_hex(4)}")
     try:
         return CgroupContainment(path), f"cgroup {path}"
     except OSError as e:

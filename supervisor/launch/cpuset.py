@@ -165,7 +165,7 @@ def pin(cgroup: str, cpu: int, files: CgroupFiles = REAL) -> Placement:
     try:
         files.write(cpus_file, str(cpu))
     except OSError as e:
-        raise PlacementError(f"cannot set {cpus_file} to {cpu}: {e.strerror or e}")
+        raise PlacementError(f"cannot set {cpus_file} to {cpu}: {e.strerror or e}") from None
     text = files.read(os.path.join(cgroup, "cpuset.cpus.effective"))
     effective = effective_cpus(cgroup, files) or []
     if effective != [cpu]:

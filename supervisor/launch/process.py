@@ -182,7 +182,7 @@ class _ExitWatcher:
     def __init__(self, pid: int):
         self.pid = pid
         self._old_handler = None
-        self._old_wakeup = None
+        self._old_wakeup: int | None = None
         try:
             self.fd = os.pidfd_open(pid)
             self._pipe = None
@@ -203,6 +203,7 @@ class _ExitWatcher:
 
     def close(self) -> None:
         if self._pipe:
+            assert self._old_wakeup is not None     # set with the pipe
             signal.set_wakeup_fd(self._old_wakeup)
             signal.signal(signal.SIGCHLD, self._old_handler)
             os.close(self._pipe[0])
@@ -240,7 +241,9 @@ class _Pump:
             else:
                 self.results += data
         else:
-            self.streams[fd].add(data)
+            tail = self.streams[fd]
+            assert tail is not None     # only res_r's entry is None, and it is read above
+            tail.add(data)
 
     def _spill(self, data: bytes) -> None:
         """Over the limit: what was measured goes to the spill file, whole, rather than being dropped."""
@@ -354,8 +357,9 @@ def run_process(argv: list[str], env: dict[str, str], *, cwd: str, heap_limit: i
     sel = selectors.DefaultSelector()
     pump = _Pump(sel, result, out_r, err_r, res_r, results_limit, results_spill)
     watcher = None
-    status = None
-    wants_end = placement is not None and placement.on_ended is not None
+    status: tuple[int, resource.struct_rusage | None] | None = None
+    on_ended = placement.on_ended if placement is not None else None
+    wants_end = on_ended is not None
     at_end = None
     try:
         exec_error = b""
@@ -400,8 +404,8 @@ def run_process(argv: list[str], env: dict[str, str], *, cwd: str, heap_limit: i
         try:
             if wants_end and at_end is None and status is None:    # timed out or interrupted: it is alive
                 at_end = box.placement_at_end(pid)
-            if at_end is not None:
-                placement.on_ended(at_end)
+            if at_end is not None and on_ended is not None:     # at_end is only read when wanted
+                on_ended(at_end)
             result.leftover_processes = box.kill_all(pid)
             result.memory = memory.reading()      # before the cgroup goes
             if status is None:
@@ -421,7 +425,8 @@ def run_process(argv: list[str], env: dict[str, str], *, cwd: str, heap_limit: i
             sel.close()
             result.containment_problem = "; ".join(p for p in (box.close(), memory.close()) if p) or None
             signal.pthread_sigmask(signal.SIG_SETMASK, masked)
-    st, ru = status
+    assert status is not None     # the runner was reaped above, in the loop or after killing it
+    st, usage = status
     if not result.duration:    # interrupted before the runner ended
         result.duration = time.monotonic() - t0
         result.ended_at = time.time()
@@ -429,9 +434,9 @@ def run_process(argv: list[str], env: dict[str, str], *, cwd: str, heap_limit: i
         result.signal = os.WTERMSIG(st)
     elif os.WIFEXITED(st):
         result.exit_code = os.WEXITSTATUS(st)
-    if ru is not None:
-        result.rusage = {"user_seconds": ru.ru_utime, "system_seconds": ru.ru_stime,
-                         "max_rss_kib": ru.ru_maxrss}
+    if usage is not None:
+        result.rusage = {"user_seconds": usage.ru_utime, "system_seconds": usage.ru_stime,
+                         "max_rss_kib": usage.ru_maxrss}
     result.results = bytes(pump.results)
     return result
 

@@ -190,7 +190,7 @@ def runner_launch(exp: Experiment, exp_dir: Path, exp_path: str, bench: str, vm_
                 vm.runner, executable, list(vm.args), bench_file, iterations, param, debug,
                 instrument=vm.instrument, startup=vm.mode == "startup", log_dir=home)
         except (ValueError, FileNotFoundError) as e:   # bad arguments, or the runner is not built
-            raise ColdrunError(f"{exp_path}: vms.{vm_name}.runner: {e}")
+            raise ColdrunError(f"{exp_path}: vms.{vm_name}.runner: {e}") from None
         argv = list(argv)
     env = {"PATH": FIXED_PATH, "HOME": home, "LANG": "C"}
     env = merge_env(env, dict(vm.env))

@@ -34,7 +34,7 @@ def read_marker(root: SystemRoot) -> Path | None:
         return None
     except OSError as e:
         raise ColdrunError(f"{root.path(MARKER)}: cannot read the active-experiment marker ({e.strerror}); "
-                           f"fix its permissions or remove it")
+                           f"fix its permissions or remove it") from None
     return Path(text) if text else None
 
 
@@ -45,7 +45,7 @@ def write_marker(root: SystemRoot, state_dir: Path) -> None:
         write_atomic(path, f"{Path(state_dir).absolute()}\n".encode())
     except OSError as e:
         raise ColdrunError(f"{path}: cannot write the active-experiment marker ({e.strerror}); coldrun needs "
-                           f"it to restore settings after a crash: make {path.parent} writable")
+                           f"it to restore settings after a crash: make {path.parent} writable") from None
 
 
 def clear_marker(root: SystemRoot, state_dir: Path, log: Any) -> None:

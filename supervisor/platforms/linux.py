@@ -88,7 +88,7 @@ class LinuxPlatform(UnixPlatform):
     def benchmark_cpus(self) -> set[int]:
         return topology.benchmark_cpus(self.root, self.policy.benchmark_cpus)
 
-    def is_virtual(self) -> tuple[bool, str]:
+    def is_virtual(self) -> tuple[bool | None, str]:
         v = facts.detect_virtualisation(self.root)
         return v.virtual, v.evidence
 

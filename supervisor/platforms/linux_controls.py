@@ -833,7 +833,8 @@ class CounterAccessControl(Control):
 
     def _missing_fix(self, a: CounterAccess) -> str:
         if self.virtual and not a.facts.cycles_pmus:
-            hint = "this virtual machine has no PMU: enable the guest PMU (e.g. qemu -cpu host,pmu=on) or run on bare metal"
+            hint = ("this virtual machine has no PMU: enable the guest PMU (e.g. qemu -cpu host,pmu=on) "
+                    "or run on bare metal")
         elif any("CAP_SYS_RAWIO" in m for m in a.missing):
             hint = ("boot a kernel whose msr perf PMU has aperf and mperf events "
                     f"({EVENT_SOURCES}/msr/events), or set benchmark_user = false so benchmarks run as root "

@@ -85,8 +85,8 @@ class PerfPolicyControl(Control):
     def apply(self, undo: UndoLog) -> None:
         policy = _sysctl(self.commands, "hw.perfpolicy") or "auto"
         if policy == "manual":   # replayed newest first: the policy, then the level it allows to be written
-            undo.record(self.name, "hw.setperf", {"action": "run",
-                                                  "argv": ["sysctl", f"hw.setperf={_sysctl(self.commands, 'hw.setperf')}"]})
+            setperf = _sysctl(self.commands, "hw.setperf")
+            undo.record(self.name, "hw.setperf", {"action": "run", "argv": ["sysctl", f"hw.setperf={setperf}"]})
         undo.record(self.name, "hw.perfpolicy", {"action": "run", "argv": ["sysctl", f"hw.perfpolicy={policy}"]})
         _set(self.commands, self.name, "hw.perfpolicy", "high")
 

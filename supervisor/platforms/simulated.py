@@ -34,7 +34,9 @@ class SimulatedPlatform(Platform):
         # Same keywords as make_platform(); a simulated platform needs the log and the state dir, and as
         # root the commands (the benchmark user).  ``euid``: tests pretend to be root or not.
         self.policy = policy
-        self.state_dir = Path(state_dir) if state_dir is not None else None
+        # None only for a platform built without a state dir (tests of checks that never touch it); the
+        # Platform methods that use state_dir are not called on one.
+        self.state_dir = Path(state_dir) if state_dir is not None else None  # type: ignore[assignment]
         self.log = log
         euid = os.geteuid() if euid is None else euid
         self.user = None

@@ -62,10 +62,10 @@ def linux_sensor_paths(root: SystemRoot) -> dict[str, str]:
         except OSError:
             ztype = "unknown"
         zones.setdefault(ztype, []).append(zone)
-    for ztype, members in sorted(zones.items()):
-        members.sort(key=lambda z: int(re.sub(r"\D", "", z.rsplit("/", 1)[1]) or 0))
-        for i, zone in enumerate(members):
-            label = ztype if len(members) == 1 else f"{ztype}[{i}]"
+    for ztype, zone_members in sorted(zones.items()):
+        zone_members.sort(key=lambda z: int(re.sub(r"\D", "", z.rsplit("/", 1)[1]) or 0))
+        for i, zone in enumerate(zone_members):
+            label = ztype if len(zone_members) == 1 else f"{ztype}[{i}]"
             sensors[f"thermal/{label}"] = zone + "/temp"
     return sensors
 

@@ -68,7 +68,8 @@ def _tmpfiles_lines(root: SystemRoot) -> list[tuple[str, str]]:
             text = root.read_text(chosen[name])
         except OSError:
             continue
-        out += [(chosen[name], ln.strip()) for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+        out += [(chosen[name], ln.strip()) for ln in text.splitlines()
+                if ln.strip() and not ln.lstrip().startswith("#")]
     return out
 
 

@@ -49,12 +49,12 @@ def read_record(path: Path) -> ExecutionRecord:
     try:
         data = path.read_bytes()
     except OSError as e:
-        raise ColdrunError(f"{path}: execution record unreadable ({e.strerror})")
+        raise ColdrunError(f"{path}: execution record unreadable ({e.strerror})") from None
     try:
         return ExecutionRecord.model_validate_json(data)
     except ValidationError as e:
         raise ColdrunError(f"{path}: not a valid execution record: {problem(e)}; the file was written "
-                           f"atomically, so it was changed after coldrun wrote it")
+                           f"atomically, so it was changed after coldrun wrote it") from None
 
 
 def list_records(state_dir: Path) -> dict[tuple, Path]:

@@ -43,7 +43,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Literal, cast
 
 from contracts import state_view
 from contracts.state_dir import MAGIC   # the first line; it also tells a state dir from any directory
@@ -68,10 +68,14 @@ WITH_RECORD = {flag for flag, name in STATE_NAMES.items() if name in state_view.
 
 STATUS_VALUES = ("running", "finished", "aborted", "stopped")
 MODE_VALUES = ("simulated", "hardware")
+Status = Literal["running", "finished", "aborted", "stopped"]
+Mode = Literal["simulated", "hardware"]
 ORDER_VALUES = ("round-robin", "random")
 
 _JOB_LINE = re.compile(rb"([ORCETXS]) (\d{3}) (\d{6}) (\d{6}) ([+-]\d{10}) "
-                       rb"([A-Za-z0-9_.+-]+:[A-Za-z0-9_.+-]+:[A-Za-z0-9_.+-]+(?:/[A-Za-z0-9_.+-]+:[A-Za-z0-9_.+-]+:[A-Za-z0-9_.+-]+)?)\n")  # key, or a pair job's A/B
+                       # key, or a pair job's A/B
+                       rb"([A-Za-z0-9_.+-]+:[A-Za-z0-9_.+-]+:[A-Za-z0-9_.+-]+"
+                       rb"(?:/[A-Za-z0-9_.+-]+:[A-Za-z0-9_.+-]+:[A-Za-z0-9_.+-]+)?)\n")
 _JOB_LINE_RUN = re.compile(b"(?:" + _JOB_LINE.pattern + b")*")
 
 
@@ -241,9 +245,9 @@ class Schedule:
             data = p.read_bytes()
         except FileNotFoundError:
             raise ColdrunError(f"{p.parent}: not a coldrun state dir (no schedule file); "
-                               f"start one with coldrun start EXPERIMENT.toml")
+                               f"start one with coldrun start EXPERIMENT.toml") from None
         except PermissionError:
-            raise ColdrunError(f"{p}: cannot read the schedule (permission denied)")
+            raise ColdrunError(f"{p}: cannot read the schedule (permission denied)") from None
         return cls(p, data)
 
     @staticmethod
@@ -361,8 +365,8 @@ class Schedule:
         return self.fields["experiment_sha256"]
 
     @property
-    def mode(self) -> str:
-        return self.fields["mode"].rstrip("_")
+    def mode(self) -> Mode:
+        return cast(Mode, self.fields["mode"].rstrip("_"))     # the header's pattern allows only these
 
     @property
     def order(self) -> str:
@@ -373,8 +377,8 @@ class Schedule:
         return int(self.fields["seed"])
 
     @property
-    def status(self) -> str:
-        return self.fields["status"].rstrip("_")
+    def status(self) -> Status:
+        return cast(Status, self.fields["status"].rstrip("_"))     # the header's pattern allows only these
 
     def set_status(self, status: str) -> None:
         assert status in STATUS_VALUES

@@ -33,8 +33,8 @@ MIN_FREE_BYTES = 16 * 1024 * 1024   # log, schedule, undo log and a margin, what
 
 # What a state dir may hold, and of which type.  Anything coldrun reads must be a
 # plain file or directory coldrun made: never a symlink, never the other type.
-FILES = (layout.SCHEDULE, layout.EXPERIMENT, layout.META, layout.AUDIT, layout.KEY_FILES, layout.UNDO, layout.LOCK, layout.LOG,
-         layout.RUNNER, layout.STOP_REASON, layout.BENCHMARK_USER, layout.RUN_LENGTH, layout.SCREENING,
+FILES = (layout.SCHEDULE, layout.EXPERIMENT, layout.META, layout.AUDIT, layout.KEY_FILES, layout.UNDO, layout.LOCK,
+         layout.LOG, layout.RUNNER, layout.STOP_REASON, layout.BENCHMARK_USER, layout.RUN_LENGTH, layout.SCREENING,
          layout.SCREENING_SWITCH, layout.BOOT_BASELINES)
 DIRS = (layout.EXECUTIONS, layout.HOME, layout.EMPTY_SKEL)
 
@@ -250,7 +250,7 @@ class StateDir:
             self._make_dirs()
         except OSError as e:
             raise ColdrunError(f"{self.path}: cannot create the state dir ({e.strerror}); choose a writable "
-                               f"--state-dir")
+                               f"--state-dir") from None
         self.check_location()    # the dirs just made, and a path that changed under us
         # Files of a start that failed before its schedule existed hold no results: reuse the dir.
         ours = set(FILES) | set(DIRS)
@@ -274,7 +274,7 @@ class StateDir:
                 os.chmod(d, mode)
             fsync_dir(self.path)
         except OSError as e:
-            raise ColdrunError(f"{self.path}: cannot write in the state dir ({e.strerror})")
+            raise ColdrunError(f"{self.path}: cannot write in the state dir ({e.strerror})") from None
 
     def _make_dirs(self) -> None:
         """The state dir 0700 and missing parents 0755, whatever the umask."""
@@ -304,7 +304,7 @@ class StateDir:
             except FileNotFoundError:
                 continue
             except OSError as e:
-                raise ColdrunError(f"{p}: cannot inspect ({e.strerror}); this state dir is damaged")
+                raise ColdrunError(f"{p}: cannot inspect ({e.strerror}); this state dir is damaged") from None
             if stat.S_ISLNK(st.st_mode):
                 raise ColdrunError(f"{p}: is a symlink; coldrun never makes one there, so the state dir was "
                                    f"altered: remove it (and restore the file from a backup)")
@@ -370,7 +370,7 @@ class StateDir:
             meta = json.loads(self.meta_path.read_text())
         except (OSError, ValueError) as e:
             raise ColdrunError(f"{self.meta_path}: unreadable ({getattr(e, 'strerror', None) or e}); this state "
-                               f"dir is damaged")
+                               f"dir is damaged") from None
         if not isinstance(meta, dict) or not all(isinstance(meta.get(k), str)
                                                  for k in ("experiment_file", "experiment_dir")):
             raise ColdrunError(f"{self.meta_path}: not the JSON object coldrun wrote (experiment_file, "
@@ -386,7 +386,7 @@ class StateDir:
             return self.experiment_path.read_bytes()
         except OSError as e:
             raise ColdrunError(f"{self.experiment_path}: cannot read the experiment copy ({e.strerror}); this "
-                               f"state dir is damaged: restore the file from the experiment's source")
+                               f"state dir is damaged: restore the file from the experiment's source") from None
 
     def experiment(self, schedule: Schedule, *, check_source: bool = True) -> tuple[Experiment, bytes]:
         """The experiment this state dir runs; refuses a copy or source that changed."""
@@ -429,7 +429,7 @@ class StateDir:
             fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
         except OSError as e:
             raise ColdrunError(f"{self.lock_path}: cannot open the lock file ({e.strerror}); if it is a symlink "
-                               f"or directory, the state dir was altered: remove it")
+                               f"or directory, the state dir was altered: remove it") from None
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             os.close(fd)
             raise ColdrunError(f"{self.lock_path}: the lock file is not a plain file; the state dir was altered: "
@@ -439,7 +439,7 @@ class StateDir:
         except BlockingIOError:
             holder = self.lock_holder()
             os.close(fd)
-            raise AlreadyRunning(f"{self.path}: already running (pid {holder if holder else 'unknown'})")
+            raise AlreadyRunning(f"{self.path}: already running (pid {holder if holder else 'unknown'})") from None
         try:
             os.ftruncate(fd, 0)
             os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)

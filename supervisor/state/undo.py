@@ -46,7 +46,7 @@ class UndoLog:
             assert isinstance(entries, list)
         except (ValueError, KeyError, AssertionError, TypeError):
             raise PlatformError(
-                f"{self.path}: undo log is corrupt; restore the settings it names by hand, then delete it")
+                f"{self.path}: undo log is corrupt; restore the settings it names by hand, then delete it") from None
         return entries
 
     def _save(self, entries: list[dict[str, Any]]) -> None:

@@ -109,7 +109,8 @@ def native_bundle(state: StateDir) -> dict[str, Any]:
               "audit": _audit(state), "seed": schedule.seed, "order": schedule.order,
               "status": schedule.status, "boots": schedule.boots,
               "error_flag": state_view.error_flag(_slot(*slot) for slot in slots),
-              "jobs": jobs, "executions": [_native_slot(job, side, rec, planned.get(job.index, {})) for job, side, rec in slots],
+              "jobs": jobs,
+              "executions": [_native_slot(job, side, rec, planned.get(job.index, {})) for job, side, rec in slots],
               "rerun_attempts": reruns, **kind_parts}
     return bundle
 
@@ -142,7 +143,7 @@ def write_export(state_dir: str, fmt: str, output: str) -> tuple[int, Path]:
     try:
         write_atomic(out.absolute(), payload, 0o644)
     except OSError as e:
-        raise ColdrunError(f"{output}: cannot write the export ({e.strerror})")
+        raise ColdrunError(f"{output}: cannot write the export ({e.strerror})") from None
     states = ([e["state"] for e in data["executions"]] if fmt == "native"
               else [s for row in data[state_view.STATES_KEY].values() for s in row])
     return sum(s != state_view.SKIPPED for s in states), out     # process executions: skipped slots are none

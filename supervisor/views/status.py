@@ -7,6 +7,7 @@ import os
 import socket
 from collections import Counter, defaultdict
 from pathlib import Path
+from typing import Literal, cast
 
 import psutil
 
@@ -103,8 +104,10 @@ def _read_records(state_path: Path, schedule: Schedule) -> tuple[dict[str, list[
         if "files_changed" in rec.flags:
             files_changed.append(f"{rec.key} #{rec.pexec} attempt {attempt}")
         if rec.outcome in ("E", "T"):
-            last_error = LastError(key=rec.key, pexec=rec.pexec, attempt=attempt, state=rec.state, reason=rec.reason)
-            failed.append((rec.job_index, Failure(key=rec.key, pexec=rec.pexec, attempt=attempt, state=rec.state,
+            # outcome E or T: the record's state is errored or timed_out (STATE_OF_OUTCOME)
+            failed_state = cast(Literal["errored", "timed_out"], rec.state)
+            last_error = LastError(key=rec.key, pexec=rec.pexec, attempt=attempt, state=failed_state, reason=rec.reason)
+            failed.append((rec.job_index, Failure(key=rec.key, pexec=rec.pexec, attempt=attempt, state=failed_state,
                                                   reason=rec.reason)))
         if (rec.pair and rec.pair.partner_failed and rec.pair.own_outcome == "C" and rec.job_index < len(schedule.jobs)
                 and schedule.jobs[rec.job_index].attempts == attempt):

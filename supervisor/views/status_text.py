@@ -70,7 +70,8 @@ def _eta_line(report: StatusReport) -> str:
 def _batch_text(b: BatchProgress) -> str:
     """"batch 1 (os=b): 2/4 treatments done (9/12 runs)"."""
     name = "boot check" if b.boot_check else f"batch {b.batch}"
-    levels = f" ({' '.join(f'{k}={v}' for k, v in b.levels.items())})" if b.levels else ""   # the boot check's are empty
+    # the boot check's levels are empty
+    levels = f" ({' '.join(f'{k}={v}' for k, v in b.levels.items())})" if b.levels else ""
     return f"{name}{levels}: {b.treatments_done}/{b.treatments} treatments done ({b.runs_done}/{b.runs} runs)"
 
 

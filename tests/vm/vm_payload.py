@@ -33,8 +33,8 @@ GUEST_FILES = Path(__file__).parent / "guest"
 STATE_DIR = "/var/lib/coldrun/vmtest"
 # What pip must not copy from the working tree into the wheel build.
 _IGNORE = shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info", "__pycache__",
-                                 "cache", "*-state", "demo-results", ".pytest_cache", "*.so",
-                                 "iterations_runner")
+                                 "cache", "*-state", "demo-results", ".pytest_cache", ".mypy_cache", ".ruff_cache",
+                                 "*.so", "iterations_runner")
 
 
 def dependency_wheels(analysis: bool = True) -> Path:

@@ -74,6 +74,7 @@ class Plain:
 
     def first_executions(self) -> int:
         """Jobs each key starts with."""
+        assert self.exp.executions is not None   # required without [stop] (parse_experiment), and [stop] has its kind
         return self.exp.executions
 
     def growth(self) -> int:

@@ -63,7 +63,8 @@ class _StandInFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
         if fullname in self.modules:
-            return importlib.util.spec_from_loader(fullname, self, is_package=hasattr(self.modules[fullname], "__path__"))
+            return importlib.util.spec_from_loader(fullname, self,
+                                                   is_package=hasattr(self.modules[fullname], "__path__"))
         if fullname.startswith("krun."):
             raise ImportError(f"coldrun stands in for krun, krun.vm_defs, krun.util, krun.env and krun.platform's "
                               f"classes only; "
@@ -156,7 +157,7 @@ def _decoded(source: bytes) -> str:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
         return source.decode(encoding)
     except (SyntaxError, LookupError, UnicodeDecodeError) as e:
-        raise ValueError(f"cannot decode it: {e}")
+        raise ValueError(f"cannot decode it: {e}") from None
 
 
 def _compiled(source: bytes, filename: str, notes: list[str]) -> Any:
@@ -233,9 +234,9 @@ def run_config(path: Path, hostname: str | None = None) -> ConfigRun:
     try:
         code = _compiled(source, str(path), notes)
     except SyntaxError as e:
-        raise ColdrunError(_syntax_problem(path, e))
+        raise ColdrunError(_syntax_problem(path, e)) from None
     except ValueError as e:      # e.g. NUL bytes in the source
-        raise ColdrunError(f"{path}: not Python source ({e})")
+        raise ColdrunError(f"{path}: not Python source ({e})") from None
     host = HostName(hostname or socket.gethostname(), hostname is not None)
     lookups = Lookups()
     namespace: dict[str, Any] = {"__name__": "__krun_config__", "__file__": str(path.resolve())}
@@ -245,14 +246,14 @@ def run_config(path: Path, hostname: str | None = None) -> ConfigRun:
         with stand_ins_importable(stand_in_modules(lookups)), working_directory(path.parent), host_named(host):
             exec(code, namespace)
     except SyntaxError as e:     # in a file the config exec'd or imported
-        raise ColdrunError(_syntax_problem(path, e))
+        raise ColdrunError(_syntax_problem(path, e)) from None
     except SystemExit as e:
-        raise ColdrunError(f"{path}: the config called sys.exit({e.code!r}) while being imported")
+        raise ColdrunError(f"{path}: the config called sys.exit({e.code!r}) while being imported") from None
     except KrunConfigFatal as e:
-        raise ColdrunError(_error_line(path, e))
+        raise ColdrunError(_error_line(path, e)) from None
     except RecursionError:
-        raise ColdrunError(f"{path}: running the config raised RecursionError")
+        raise ColdrunError(f"{path}: running the config raised RecursionError") from None
     except Exception as e:       # the config is arbitrary code: any failure is one line, not a traceback
-        raise ColdrunError(_error_line(path, e, host, namespace))
+        raise ColdrunError(_error_line(path, e, host, namespace)) from None
     namespace.pop("__builtins__", None)
     return ConfigRun(namespace, lookups, host, notes, bool(_PLATFORM_TEST.search("\n".join(sources))))

@@ -23,7 +23,7 @@ import subprocess
 import sys
 import types
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, NoReturn
 
 from supervisor.experiment.model import PLACEHOLDER_DIR
 
@@ -33,7 +33,7 @@ class KrunConfigFatal(Exception):
     """The config called ``krun.util.fatal(msg)`` (or a stand-in hit one of Krun's own fatal checks)."""
 
 
-def fatal(msg: str) -> None:
+def fatal(msg: str) -> NoReturn:
     raise KrunConfigFatal(str(msg))
 
 
@@ -89,7 +89,8 @@ class EntryPoint:
 # --- krun.env ---------------------------------------------------------------------------------------
 
 class EnvChange:
-    def __init__(self, var: str, val: str):
+    # val: what the config gave, unchecked as Krun does (TruffleRubyVMDef passes its graal_home, None or not)
+    def __init__(self, var: str, val: Any):
         self.var, self.val = var, val
 
     @staticmethod
@@ -127,6 +128,8 @@ class BaseVMDef:
     """What a config gave one Krun VM definition.  ``call`` keeps the constructor call as written (for
     the TOML comment); ``vm_path``, ``extra_vm_args``, ``common_env_changes`` and ``instrument`` are
     Krun's attributes, which a config may also change after construction."""
+
+    call: tuple[str, tuple[Any, ...], dict[str, Any]]
 
     def __new__(cls, *args: Any, **kwargs: Any) -> "BaseVMDef":
         obj = super().__new__(cls)
@@ -381,7 +384,7 @@ def stand_in_modules(lookups: Lookups) -> dict[str, types.ModuleType]:
     """Fresh module objects for one config run (a config may set attributes on them); what its look-ups
     answered goes to ``lookups``."""
     jvmci_home, jvmci_bin = jvmci_helpers(lookups)
-    vm_defs = {c.__name__: c for c in VM_DEF_CLASSES}
+    vm_defs: dict[str, Any] = {c.__name__: c for c in VM_DEF_CLASSES}
     vm_defs.update(find_internal_jvmci_java_home=jvmci_home, find_internal_jvmci_java_bin=jvmci_bin,
                    EntryPoint=EntryPoint, BENCHMARK_USER="krun", EnvChangeAppend=EnvChangeAppend,
                    EnvChangeSet=EnvChangeSet)

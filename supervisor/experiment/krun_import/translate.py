@@ -171,9 +171,9 @@ class _Translator:
         if out and self.all_skipped(patterns):
             # Krun ran such a config (its manifest all S); coldrun refuses an experiment that runs nothing.
             self.top.notes.append(f"skip = {toml_text.value(out)}   # SKIP: commented out, it skips every key")
-            self.warnings.append(f"SKIP skips every key, so Krun ran nothing; coldrun refuses an experiment that "
-                                 f"runs nothing, so the skip list is written commented out: uncomment the "
-                                 f"patterns you want to keep")
+            self.warnings.append("SKIP skips every key, so Krun ran nothing; coldrun refuses an experiment that "
+                                 "runs nothing, so the skip list is written commented out: uncomment the "
+                                 "patterns you want to keep")
         elif out:
             self.top.add("skip", out, "SKIP")
 
@@ -490,5 +490,5 @@ def translate(run: ConfigRun, config: Path, output: Path) -> Translation:
     try:
         parse_experiment(text.encode(), str(output))
     except ColdrunError as e:
-        raise _refused(config, output, e)
+        raise _refused(config, output, e) from None
     return Translation(text, tr.notes, n_vms, n_keys, [p.strip() for p in placeholders], tr.warnings, run.python2)

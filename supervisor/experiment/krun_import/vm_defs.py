@@ -33,7 +33,8 @@ RUNNER_OF_CLASS: dict[type, str] = {
 }
 # A bare GenericScriptingVMDef: the runner file it was given says the language.
 RUNNER_OF_SCRIPT = {"iterations_runner.py": "python", "iterations_runner.lua": "lua",
-                    "iterations_runner.php": "php", "iterations_runner.rb": "ruby", "iterations_runner.js": "javascript"}
+                    "iterations_runner.php": "php", "iterations_runner.rb": "ruby",
+                    "iterations_runner.js": "javascript"}
 INSTRUMENTABLE = ("pypy", "java")
 # Attributes the stand-ins set themselves; anything else a config set on a VM definition is a note.
 KNOWN_ATTRIBUTES = frozenset({"call", "iterations_runner", "common_env_changes", "platform", "config", "dry_run",
@@ -193,7 +194,8 @@ def translate_vm(name: str, vm_def: k.BaseVMDef, paths: Paths, problems: list[st
         else:
             tr.notes.append(f"{where}: instrument=True: coldrun instruments pypy and java only, not {runner}")
     if base is k.V8VMDef and "node" not in os.path.basename(str(exe)):
-        tr.notes.append(f"{where}: V8VMDef ran d8 ({tr.fields['executable']}); coldrun's javascript runner needs Node.js (it loads "
+        tr.notes.append(f"{where}: V8VMDef ran d8 ({tr.fields['executable']}); "
+                        f"coldrun's javascript runner needs Node.js (it loads "
                         f"libkruntime as a Node addon): set executable to node")
     if base is k.GraalVMDef:
         tr.notes.append(f"{where}: GraalVMDef's check that the JVMCI compiler is really enabled has no coldrun "

@@ -44,7 +44,7 @@ def pair_barrier(owner: str | None) -> Iterator[str]:
             shutil.chown(os.path.join(SHM_DIR, name.lstrip("/")), user=owner)
     except (OSError, LookupError) as e:
         libkruntime.krun_duet_remove(name)
-        raise ColdrunError(f"cannot make the duet barrier {name}: {e}")
+        raise ColdrunError(f"cannot make the duet barrier {name}: {e}") from None
     try:
         yield name
     finally:

@@ -19,7 +19,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Literal
 
 from contracts.execution_record import MEASUREMENT_KEYS, PairSide
 from supervisor.boot.context import Boot
@@ -28,8 +28,8 @@ from supervisor.boot.execution import (Executed, JobRun, PairSideRun, build_laun
                                        rerun_verdict, run_and_judge, warn_instrumented)
 from supervisor.boot.execution_outcome import ExecutionOutcome, errored, worst
 from supervisor.errors import ColdrunError
-from contracts.keys import Key, SIDES, pair_sides
-from supervisor.kinds.duet.table import OneCpu, pair_cpus, side_cpus, start_order
+from contracts.keys import Key, SIDES, Side, pair_sides
+from supervisor.kinds.duet.table import OneCpu, StartOrder, pair_cpus, side_cpus, start_order
 from supervisor.launch import cpuset
 from supervisor.launch.containment import cgroup2_mount
 from supervisor.launch.cpuset import Placement, PlacementAtEnd, PlacementRequest
@@ -43,7 +43,7 @@ PLACEMENT_WIDENED = "placement_widened"   # a side could run beyond its CPU at i
 
 @dataclass
 class _Side:
-    side: str
+    side: Side
     key: str
     cpu: int
     run: dict[str, Any] = field(default_factory=empty_run)
@@ -68,7 +68,7 @@ def execute_pair(ctx: Boot, platform: Platform, job: JobLine, attempt: int, befo
     try:
         cpus = side_cpus(pair_cpus(ctx.exp.duet, ctx.cpus()), ctx.schedule.seed, job.index, attempt)
     except OneCpu as e:       # the machine lost a CPU since start
-        raise ColdrunError(f"{job.key}: {e}")
+        raise ColdrunError(f"{job.key}: {e}") from None
     sides = [_Side(s, k, c) for s, k, c in zip(SIDES, sides_keys, cpus)]
     barrier_name: str | None = "" if ctx.exp.duet.barrier else None   # "": wanted, not made (pair not started)
     prefix = platform.launch_prefix(job.key)
@@ -121,12 +121,13 @@ def _maybe_barrier(wanted: bool, owner: str | None) -> Iterator[str | None]:
         yield name
 
 
-def _run_sides(ctx: Boot, job: JobLine, sides: list[_Side], order: str, prefix: LaunchPrefix,
+def _run_sides(ctx: Boot, job: JobLine, sides: list[_Side], order: StartOrder, prefix: LaunchPrefix,
                barrier: str | None) -> None:
     """Start both runners, first side first, and wait for both."""
     noted: list[dict] = []
     lock = threading.Lock()
     duet = ctx.exp.duet
+    assert duet is not None     # a pair job runs only in a [duet] experiment (execute_pair asserts it too)
     env = barrier_env(barrier, duet.barrier_timeout, duet.spin_us) if barrier else {}
     ctx.state.note_runners([], barrier)     # a cut from here on leaves nothing behind (reconcile removes it)
     ctx.log.info("pair execution", key=job.key, start_order=order, barrier=barrier,
@@ -145,6 +146,7 @@ def _run_sides(ctx: Boot, job: JobLine, sides: list[_Side], order: str, prefix: 
             if both:
                 pause_point("during-run", ctx.schedule.boots)
 
+        assert s.launch is not None     # execute_pair runs the sides only when both have their launch
         launch = Launch(s.launch.argv, {**s.launch.env, **env})
         placement = PlacementRequest(s.cpu, on_placed=lambda p: setattr(s, "placement", p),
                                      on_ended=lambda e: setattr(s, "at_end", e))
@@ -186,8 +188,10 @@ def side_prefix(prefix: LaunchPrefix, cpu: int) -> LaunchPrefix:
 
 
 def _judge_pair(ctx: Boot, platform: Platform, job: JobLine, attempt: int, before: dict[str, Any],
-                sides: list[_Side], order: str, barrier: str | None, prefix_cgroup: str | None) -> Executed:
+                sides: list[_Side], order: StartOrder, barrier: str | None, prefix_cgroup: str | None) -> Executed:
     """The pair's outcome from its sides', post-checks per side, and the two records."""
+    duet = ctx.exp.duet
+    assert duet is not None     # a pair job runs only in a [duet] experiment (execute_pair asserts it too)
     own = [s.outcome or errored("launch_failure", "not started") for s in sides]
     failed = [(s, o) for s, o in zip(sides, own) if not o.completed]
     outcome = worst(own)
@@ -202,7 +206,8 @@ def _judge_pair(ctx: Boot, platform: Platform, job: JobLine, attempt: int, befor
     verdict = rerun_verdict(ctx, attempt, outcome, sorted({f for p in posts for f in p.flags}),
                             any(p.rerun for p in posts))
     records = []
-    placement = "sched_setaffinity" if prefix_cgroup is None else "sched_setaffinity+taskset"
+    placement: Literal["sched_setaffinity", "sched_setaffinity+taskset"] = (
+        "sched_setaffinity" if prefix_cgroup is None else "sched_setaffinity+taskset")
     for s, mine, post, theirs, partner in zip(sides, own, posts, own[::-1], sides[::-1]):
         partner_only = not verdict.outcome.completed and mine.completed
         placed = s.placement or Placement("affinity", note="the runner was not started")
@@ -212,7 +217,7 @@ def _judge_pair(ctx: Boot, platform: Platform, job: JobLine, attempt: int, befor
                         effective_cpus=placed.effective_cpus, placement_note=placed.note,
                         cpus_at_end=s.at_end.affinity_cpus if s.at_end else None,
                         effective_cpus_at_end=s.at_end.effective_cpus if s.at_end else None, barrier=barrier,
-                        spin_us=ctx.exp.duet.spin_us if barrier is not None else None, own_outcome=mine.flag,
+                        spin_us=duet.spin_us if barrier is not None else None, own_outcome=mine.flag,
                         own_reason=mine.reason, own_cause=mine.cause, partner_failed=not theirs.completed)
         widened = s.at_end is not None and s.at_end.widened(s.cpu)
         records.append(build_record(ctx, job, attempt, s.key, s.run, before, post.details, verdict,

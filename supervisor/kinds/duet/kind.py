@@ -15,7 +15,7 @@ from supervisor.kinds.duet.execution import PairRun
 from supervisor.errors import ColdrunError
 from supervisor.kinds.duet.barrier import remove_barrier
 from contracts.keys import pair_key, pair_sides
-from supervisor.kinds.duet.table import OneCpu, pair_cpus
+from supervisor.kinds.duet.table import Duet, OneCpu, pair_cpus
 from supervisor.platforms.factory import HARDWARE, SIMULATED
 from supervisor.state.outcome import FAILED_STATES
 from supervisor.state.schedule import JobLine, Schedule
@@ -25,15 +25,21 @@ class DuetKind(Plain):
     name = "duet"
     cpus: tuple[int, int] | None = None     # the two CPUs the sides run on (found by get_ready)
 
+    @property
+    def duet(self) -> Duet:
+        """The experiment's [duet] table: this kind is registered for experiments that have one."""
+        assert self.exp.duet is not None
+        return self.exp.duet
+
     def draws_seed(self) -> bool:
         return True     # each pair execution's start order (AB/BA) and CPU assignment are drawn from the seed
 
     def get_ready(self, ready: Readying) -> None:
         mode = SIMULATED if ready.simulate else HARDWARE
         try:
-            self.cpus = pair_cpus(self.exp.duet, ready.machine.cpus(mode, self.exp.platform))
+            self.cpus = pair_cpus(self.duet, ready.machine.cpus(mode, self.exp.platform))
         except OneCpu as e:
-            raise ColdrunError(f"{ready.experiment_file}: {e}")
+            raise ColdrunError(f"{ready.experiment_file}: {e}") from None
 
     def remove_cut_leftovers(self, state: Any) -> list[str]:
         barrier = state.barrier_in_flight()
@@ -43,10 +49,10 @@ class DuetKind(Plain):
                 else f"could not remove the duet barrier {barrier} left by the previous boot"]
 
     def keys(self) -> list[str]:
-        return [pair_key(p.a, p.b) for p in self.exp.duet.pairs]
+        return [pair_key(p.a, p.b) for p in self.duet.pairs]
 
     def setup_lines(self) -> list[str]:
-        d = self.exp.duet
+        d = self.duet
         sync = (f"a barrier before every iteration (spin {d.spin_us} us, timeout {d.barrier_timeout:g} s)"
                 if d.barrier else "no barrier (iterations paired by overlap)")
         cpus = f"CPUs {self.cpus[0]} and {self.cpus[1]}" if self.cpus else "two CPUs"
@@ -63,7 +69,9 @@ class DuetKind(Plain):
             by_pair.setdefault(job.key, Counter())[job.state_name] += 1
         pairs = []
         for key, n in by_pair.items():
-            a, b = pair_sides(key)
+            sides = pair_sides(key)
+            assert sides is not None     # a [duet] schedule holds pair jobs only
+            a, b = sides
             pairs.append(PairProgress(pair=key, a=a, b=b, completed=n["completed"],
                                       failed=sum(n[s] for s in FAILED_STATES),
                                       remaining=n["outstanding"] + n["running"], kept_sides=kept_sides[key]))

@@ -34,7 +34,7 @@ from supervisor.boot.execution import Executed, JobRun, clear_measurements, exec
 from supervisor.boot.execution_outcome import ExecutionOutcome, errored
 from supervisor.errors import PlatformError
 from supervisor.experiment.model import Experiment
-from supervisor.kinds.screening.table import Factor
+from supervisor.kinds.screening.table import Factor, Screening
 from supervisor.kinds.screening.plan import Run
 from supervisor.platforms.controls import ControlReport
 from supervisor.platforms.factory import Machine
@@ -111,21 +111,33 @@ def treatment(exp: Experiment, factors: dict[str, Factor], run: Run) -> tuple[Ex
     for name, f in factors.items():
         level = run.levels[name]
         if f.kind == "env":
-            env[f.variable] = f.env_value(level)
+            env[_named(f.variable)] = f.env_value(level)
         elif f.kind == "argument":
             args += f.arguments(level)
         elif f.kind == "control":
-            overrides[f.control] = f.levels[f.texts().index(level)]
+            overrides[_named(f.control)] = f.levels[f.texts().index(level)]
     if any(f.needs_reboot for f in factors.values()):
         overrides["audit_allow_changes"] = [*exp.platform.audit_allow_changes, "kernel_cmdline"]
     vms = {**exp.vms, vm_name: vm.model_copy(update={"env": env, "args": args})}
     return exp.model_copy(update={"vms": vms}), overrides
 
 
+def _screening(ctx: Boot) -> Screening:
+    """The experiment's [screening] table: levels are only set for a screening experiment's jobs."""
+    assert ctx.exp.screening is not None
+    return ctx.exp.screening
+
+
+def _named(value: str | None) -> str:
+    """A factor's control or variable, which its kind requires (Factor's validator refuses it missing)."""
+    assert value is not None
+    return value
+
+
 def levels_for_job(ctx: Boot, machine: Machine, job: JobLine) -> JobLevels:
     """The job's levels before step 4: reboot factors read back (or switched: reboot first), and the
     boot's experiment and platform with the job's levels (applied later, once, by ``apply_levels``)."""
-    state, factors = ctx.state, ctx.exp.screening.factors
+    state, factors = ctx.state, _screening(ctx).factors
     run = plan_for(state.path, ctx.schedule).runs[job.index]
     levels = JobLevels(ctx, run, factors)
     problems = _reboot_levels(factors, run, machine, levels)
@@ -148,7 +160,7 @@ def switch_ahead(ctx: Boot, machine: Machine) -> None:
     one boot more per change of level).  A switch command that fails here is logged and forgotten; the next
     boot switches and reports as usual."""
     job = ctx.schedule.next_outstanding()
-    factors = ctx.exp.screening.factors
+    factors = _screening(ctx).factors
     if job is None or not any(f.needs_reboot for f in factors.values()):
         return
     run = plan_for(ctx.state.path, ctx.schedule).runs[job.index]
@@ -192,7 +204,8 @@ def _refuse(levels: JobLevels, problems: list[str]) -> None:
     ctx = levels.ctx
     levels.refusal = "screening: " + "; ".join(problems)
     controls = [f for f in levels.factors.values() if f.kind == "control"]
-    levels.ctx = dataclasses.replace(ctx, platform=ctx.platform.for_job({f.control: "ignore" for f in controls}))
+    ignored = {_named(f.control): "ignore" for f in controls}
+    levels.ctx = dataclasses.replace(ctx, platform=ctx.platform.for_job(ignored))
     for name, f in levels.factors.items():
         if f.kind == "control":
             levels.found.setdefault(name, NotInForce("not set"))
@@ -201,7 +214,7 @@ def _refuse(levels: JobLevels, problems: list[str]) -> None:
 
 
 def _control_level(factor: Factor, wanted: str, reports: dict[str, ControlReport]) -> LevelReading:
-    report = reports.get(factor.control)
+    report = reports.get(_named(factor.control))
     if report is None:
         return NotInForce("this platform has no such control")
     if report.ok and report.found is not None and report.found == report.wanted:
@@ -249,7 +262,7 @@ def reported_level(factor: Factor, machine: Machine) -> tuple[str | None, str]:
 def _switch(ctx: Boot, machine: Machine, job: JobLine, run: Run, problems: list[str]) -> str | None:
     """Run the switch command of every reboot factor not in force; None when done (reboot next), else why not."""
     note_switch(ctx.state.path, job.index, job.attempts)
-    for name, f in ctx.exp.screening.factors.items():
+    for name, f in _screening(ctx).factors.items():
         if not f.needs_reboot:
             continue
         level = run.levels[name]

@@ -29,7 +29,8 @@ def load_plan(state_dir: Path) -> ScreeningPlan:
     try:
         return ScreeningPlan.from_json(json.loads(path.read_text()))
     except (OSError, ValueError, KeyError, TypeError) as e:
-        raise ColdrunError(f"{path}: the screening plan is missing or unreadable ({e}); the state dir was altered")
+        raise ColdrunError(f"{path}: the screening plan is missing or unreadable ({e}); "
+                           f"the state dir was altered") from None
 
 
 def plan_for(state_dir: Path, schedule: Schedule) -> ScreeningPlan:

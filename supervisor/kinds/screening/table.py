@@ -26,7 +26,7 @@ screening_design.py and screening_plan.py.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field, ValidationError, model_validator
 
@@ -45,7 +45,13 @@ NOT_A_LEVEL = ("ignore", "report")
 REBOOT_KINDS = ("kernel_cmdline", "boot_setting")
 DESIGNS = ("full", "fractional", "plackett-burman")
 
-Level = one_of(bool, int, str)
+# mypy cannot follow one_of's union built at run time: it checks the plain union (the same branches) instead.
+if TYPE_CHECKING:
+    Level = bool | int | str
+    LevelValues = list[str] | str | dict[str, str]
+else:
+    Level = one_of(bool, int, str)
+    LevelValues = one_of(list[str], str, dict[str, str])
 
 
 def level_text(value: Level) -> str:
@@ -66,7 +72,7 @@ class Factor(StrictTable):
     variable: str | None = Field(default=None, description='kind = "env": the variable\'s name')
     parameter: str | None = Field(default=None, description='kind = "kernel_cmdline": the parameter, e.g. '
                                                             '"mitigations"')
-    values: dict[str, one_of(list[str], str, dict[str, str])] = Field(
+    values: dict[str, LevelValues] = Field(
         default_factory=dict,
         description='kind = "argument": level -> list of arguments (default: the level as one argument); '
                     'kind = "kernel_cmdline": level -> the /proc/cmdline token ("" = parameter absent; '

@@ -29,8 +29,8 @@ def check_lines(exp: Experiment, plan: ScreeningPlan, *, show_all: bool, seed_ch
     lines.append(f"design order ({len(plan.runs)} executions):")
     shown = plan.runs if show_all or len(plan.runs) <= SHOWN_JOBS else plan.runs[:SHOWN_JOBS - 4]
     for i, r in enumerate(shown):
-        levels = " ".join(f"{n}={r.levels[n]}" for n in names)
-        lines.append(f"  {i:5d} batch {r.batch} rep {r.replicate} treatment {r.treatment:3d}  {r.key}  {levels}")
+        run_levels = " ".join(f"{n}={r.levels[n]}" for n in names)
+        lines.append(f"  {i:5d} batch {r.batch} rep {r.replicate} treatment {r.treatment:3d}  {r.key}  {run_levels}")
     if len(shown) < len(plan.runs):
         lines.append(f"  ... {len(plan.runs) - len(shown)} more (--all shows every execution)")
     boots = plan.boots()
@@ -38,7 +38,8 @@ def check_lines(exp: Experiment, plan: ScreeningPlan, *, show_all: bool, seed_ch
     lines.append(f"boots: up to {boots} ({len(plan.runs)} executions, {plan.switches()} level switches, 1 to "
                  f"finish)" + (f"; max_boots {exp.screening.max_boots}" if exp.screening and
                                exp.screening.max_boots else ""))
-    lines.append(f"ETA: at least {format_duration(waits)} of waits ({len(plan.runs)} x boot settle + sync), plus reboots "
+    lines.append(f"ETA: at least {format_duration(waits)} of waits ({len(plan.runs)} x boot settle + sync), "
+                 f"plus reboots "
                  f"and benchmark run time")
     return lines
 

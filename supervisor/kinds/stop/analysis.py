@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import math
+from types import ModuleType
 from typing import Any, Sequence
 
 from supervisor.errors import ColdrunError
@@ -79,13 +80,14 @@ class RunLengthAnalysis:
         if getattr(self, f"_{which}") is None:
             try:
                 # The supervisor's only imports of the analysis (.importlinter names them), on first use.
+                module: ModuleType
                 if which == "stopping":
                     from analysis.pilot import stopping as module
                 else:
                     from analysis.pilot import wps as module
             except ImportError as e:
                 raise ColdrunError(f"[stop] needs coldrun's analysis extra, but analysis.pilot.{which} cannot be "
-                                   f"imported ({e}); {INSTALL_HINT}")
+                                   f"imported ({e}); {INSTALL_HINT}") from None
             setattr(self, f"_{which}", module)
         return getattr(self, f"_{which}")
 

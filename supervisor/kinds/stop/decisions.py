@@ -33,6 +33,7 @@ from supervisor.experiment.plan import JobSpec
 from supervisor.state.records import read_record, record_path
 from supervisor.kinds.stop.analysis import run_length_analysis
 from supervisor.kinds.stop.state import load_decisions, save_decisions
+from supervisor.kinds.stop.table import Stop
 from supervisor.state.schedule import COMPLETED, OUTSTANDING, RUNNING, SKIPPED, JobLine
 
 PER_ITERATION = "seconds per iteration"
@@ -80,10 +81,16 @@ def _log_decision(ctx: Boot, key: str, d: dict[str, Any]) -> None:
         ctx.log.warning("run length: key stopped at max_executions without reaching its target", key=key, **fields)
 
 
+def _stop(ctx: Boot) -> Stop:
+    """The experiment's [stop] table: decisions are made only for a [stop] experiment (StopKind.settle)."""
+    assert ctx.exp.stop is not None
+    return ctx.exp.stop
+
+
 def _decide(ctx: Boot, key: str, jobs: list[JobLine], previous: dict[str, Any] | None) -> dict[str, Any]:
-    decide = _decide_wps if ctx.exp.stop.wps is not None else _decide_pilot
+    decide = _decide_wps if _stop(ctx).wps is not None else _decide_pilot
     decision = decide(ctx, jobs, previous or {})
-    stop = ctx.exp.stop
+    stop = _stop(ctx)
     if not decision["done"] and len(jobs) >= stop.max_executions:    # the supervisor's bound, whatever the analysis
         decision.update(done=True, converged=False, more_executions=0, next=None,
                         reason=f"max_executions ({stop.max_executions}) reached: {decision['reason']}")
@@ -102,7 +109,7 @@ def _seconds(ctx: Boot, job: JobLine) -> list[float]:
 
 def _decide_pilot(ctx: Boot, jobs: list[JobLine], previous: dict[str, Any]) -> dict[str, Any]:
     """Pilot's stopping rule over the executions' steady-state means (analysis.pilot.stopping)."""
-    stop, analysis = ctx.exp.stop, run_length_analysis(ctx.seams)
+    stop, analysis = _stop(ctx), run_length_analysis(ctx.seams)
     target = analysis.target(stop)
     known = previous.get("estimates", {})
     estimates = {str(j.index): known.get(str(j.index)) or analysis.execution_estimate(_seconds(ctx, j), target)
@@ -123,8 +130,9 @@ def _decide_pilot(ctx: Boot, jobs: list[JobLine], previous: dict[str, Any]) -> d
 def _decide_wps(ctx: Boot, jobs: list[JobLine], previous: dict[str, Any]) -> dict[str, Any]:
     """WPS: fit t = alpha + param / v over the completed executions (mean seconds per iteration against param),
     stop when v's CI is narrow enough, else choose the next param with Pilot's slice schedule."""
-    stop, analysis = ctx.exp.stop, run_length_analysis(ctx.seams)
+    stop, analysis = _stop(ctx), run_length_analysis(ctx.seams)
     wps = stop.wps
+    assert wps is not None     # _decide chose WPS because [stop.wps] is there
     points = []
     for job in jobs:
         times = _seconds(ctx, job)

@@ -42,7 +42,7 @@ def load_decisions(state_dir: Path) -> dict[str, dict[str, Any]]:
         return {}
     except (OSError, ValueError) as e:
         raise ColdrunError(f"{path}: unreadable ({getattr(e, 'strerror', None) or e}); it is written atomically, "
-                           f"so the state dir was altered: restore it from a backup", 4)
+                           f"so the state dir was altered: restore it from a backup", 4) from None
     if not isinstance(data, dict) or not all(isinstance(v, dict) and isinstance(v.get("executions"), int)
                                              for v in data.values()):
         raise ColdrunError(f"{path}: not the decisions coldrun wrote (key -> object with executions); the state "
@@ -96,7 +96,8 @@ def finished_jobs(jobs: list[JobLine]) -> int:
     return sum(1 for j in jobs if j.state not in (OUTSTANDING, RUNNING, SKIPPED))
 
 
-def run_length_progress(state_path: Path, schedule: Schedule, decisions: dict[str, dict[str, Any]], stop: Any) -> RunLength:
+def run_length_progress(state_path: Path, schedule: Schedule, decisions: dict[str, dict[str, Any]],
+                        stop: Any) -> RunLength:
     """status's [stop] part: each key's executions and latest decision."""
     keys = []
     for key, jobs in jobs_by_key(schedule).items():
@@ -110,6 +111,7 @@ def run_length_progress(state_path: Path, schedule: Schedule, decisions: dict[st
         except ValidationError as e:
             err = e.errors()[0]
             raise ColdrunError(f"{state_path / layout.RUN_LENGTH}: {key}: {err['loc'][0]}: {err['msg']}; coldrun "
-                               f"did not write that, so the state dir was altered: restore it from a backup", 4)
+                               f"did not write that, so the state dir was altered: restore it from a backup",
+                               4) from None
     return RunLength(target=target_text(stop), wps=stop.wps is not None, min_executions=stop.min_executions,
                      max_executions=stop.max_executions, keys=keys)
