@@ -39,7 +39,7 @@ from typing import Sequence
 
 from analysis import classify
 from analysis.key_results import AnnotatedResults, ExecutionAnnotation
-from analysis.last_iterations import tail_mean
+from analysis.last_iterations import figure_ranges
 from contracts.state_view import COMPLETED
 
 DEFAULT_CONFIDENCE = 0.99   # as the table's bootstrap (warmup_stats)
@@ -115,15 +115,11 @@ class KeyComparison:
                 "notes": self.notes}
 
 
-def execution_value(series: Sequence[float], e: ExecutionAnnotation, delta: str) -> float | None:
-    """The mean of one classified execution's steady-state iterations, outliers left out (None: none left)."""
-    assert e.classification is not None     # the caller skips unclassified executions
-    st = classify.steady_state(series, e.outliers, e.changepoints, e.means, e.variances, e.classification, delta)
-    return _mean_of(classify.bootstrap_segments(series, e.outliers, st.bootstrap_ranges))
-
-
-def _mean_of(segments: list[list[float]]) -> float | None:
-    values = [v for seg in segments for v in seg]
+def execution_value(series: Sequence[float], e: ExecutionAnnotation, delta: str, steady: int) -> float | None:
+    """The mean of one classified execution's steady-state iterations (with no steady state: its last
+    ``steady``), outliers left out (None: none left)."""
+    values = [v for seg in classify.bootstrap_segments(series, e.outliers, figure_ranges(series, e, delta, steady))
+              for v in seg]
     return math.fsum(values) / len(values) if values else None
 
 
@@ -149,10 +145,8 @@ def side_of(results: AnnotatedResults, key: str, unsteady: str = "exclude") -> S
             no_steady += 1
             if unsteady != "tail":
                 continue
-            value = tail_mean(series, e.outliers, steady)
-            tails += value is not None
-        else:
-            value = execution_value(series, e, delta)
+        value = execution_value(series, e, delta, steady)
+        tails += value is not None and e.classification == classify.NO_STEADY_STATE
         if value is None:
             unclassified += 1
         else:

@@ -19,7 +19,19 @@ from decimal import Decimal
 from typing import Sequence
 
 from analysis import classify
-from analysis.key_results import KeyAnnotation, LastIterations
+from analysis.key_results import ExecutionAnnotation, KeyAnnotation, LastIterations
+
+
+def figure_ranges(series: Sequence[float], e: ExecutionAnnotation, delta: str,
+                  steady: int) -> list[tuple[int, int]]:
+    """The iterations one classified execution's figure stands on, in order: its steady segments (warmup_stats'
+    bootstrap ranges, as steady perf), or, with no steady state, its last ``steady`` (``compare``'s and
+    ``plan``'s one rule; take them with ``classify.bootstrap_segments``, which leaves outliers out)."""
+    assert e.classification is not None     # callers skip unclassified executions
+    if e.classification == classify.NO_STEADY_STATE:
+        return [(max(0, len(series) - steady), len(series))]
+    return sorted(classify.steady_state(series, e.outliers, e.changepoints, e.means, e.variances,
+                                        e.classification, delta).bootstrap_ranges)
 
 
 def tail_mean(series: Sequence[float], outliers: Sequence[int], steady: int) -> float | None:

@@ -165,10 +165,17 @@ def t2_median(c: Components) -> float:
 
 
 def _mean_variance_bound(c: Components, quantile: float) -> float:
-    from scipy.stats import chi2
+    from scipy.special import gammaincinv   # chi2's quantile (as scipy.stats computes it), without its import time
 
     df = c.executions - 1
-    return df * c.s2_sq / float(chi2.ppf(quantile, df))
+    return df * c.s2_sq / (2.0 * float(gammaincinv(df / 2.0, quantile)))
+
+
+def t_quantile(confidence: float, dof: int) -> float:
+    """t(1 - alpha/2, dof): the two-sided interval's quantile at ``confidence``."""
+    from scipy.special import stdtrit   # t's quantile function, without scipy.stats' import time
+
+    return float(stdtrit(dof, 1 - (1 - confidence) / 2))
 
 
 def cheapest_iterations(c1: float, c2: float, t1_sq: float, t2_sq: float) -> int:
@@ -182,21 +189,19 @@ def cheapest_iterations(c1: float, c2: float, t1_sq: float, t2_sq: float) -> int
 
 def half_width(t1_sq: float, t2_sq: float, n1: int, n2: int, confidence: float) -> float:
     """t(1 - alpha/2, n2 - 1) sqrt(T2^2/n2 + T1^2/(n1 n2))."""
-    from scipy.stats import t
-
-    return float(t.ppf(1 - (1 - confidence) / 2, n2 - 1)) * math.sqrt((max(t2_sq, 0.0) + t1_sq / n1) / n2)
+    return t_quantile(confidence, n2 - 1) * math.sqrt((max(t2_sq, 0.0) + t1_sq / n1) / n2)
 
 
 def executions_needed(t1_sq: float, t2_sq: float, n1: int, target: float, confidence: float) -> int | None:
     """The smallest n2 >= 2 whose half-width is at most ``target`` (None: more than MAX_EXECUTIONS)."""
-    from scipy.stats import norm
+    from scipy.special import ndtri   # the normal quantile
 
     per_execution = max(t2_sq, 0.0) + t1_sq / n1
     if per_execution <= 0:
         return 2
     if target <= 0:
         return None
-    z = float(norm.ppf(1 - (1 - confidence) / 2))
+    z = float(ndtri(1 - (1 - confidence) / 2))
     low = max(2, math.ceil(z * z * per_execution / target ** 2))   # t > z: never fewer than this
 
     def enough(n2: int) -> bool:
@@ -226,11 +231,9 @@ class Allocation:
 
 def fewest_iterations(t1_sq: float, t2_sq: float, n2: int, target: float, confidence: float) -> int | None:
     """The fewest steady iterations per execution meeting ``target`` with ``n2`` executions (None: none do)."""
-    from scipy.stats import t
-
     if t1_sq <= 0:
         return 1 if half_width(0.0, t2_sq, 1, n2, confidence) <= target else None
-    room = (target / float(t.ppf(1 - (1 - confidence) / 2, n2 - 1))) ** 2 * n2 - max(t2_sq, 0.0)
+    room = (target / t_quantile(confidence, n2 - 1)) ** 2 * n2 - max(t2_sq, 0.0)
     if room <= 0 or t1_sq / room > MAX_ITERATIONS:
         return None
     fewest = max(1, math.ceil(t1_sq / room))

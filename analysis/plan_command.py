@@ -75,6 +75,7 @@ def key_inputs(annotated: dict, typed=None) -> dict[str, KeyInput]:
     """Each key's steady iterations, warm-ups and process overheads (module doc); ``typed``: the
     annotations as analysed already (``prepare.PreparedInput.typed``), else read from ``annotated``."""
     from analysis import annotated_results, classify, execution_states
+    from analysis.last_iterations import figure_ranges
 
     if typed is None:
         typed = annotated_results.read_annotations(annotated, annotated[execution_states.STATES_KEY])
@@ -92,12 +93,8 @@ def key_inputs(annotated: dict, typed=None) -> dict[str, KeyInput]:
             if e.classification is None or not times:
                 got.left_out += 1
                 continue
-            if e.classification == classify.NO_STEADY_STATE:
-                ranges = [(max(0, len(times) - steady), len(times))]
-                got.no_steady_state += 1
-            else:
-                ranges = sorted(classify.steady_state(times, e.outliers, e.changepoints, e.means, e.variances,
-                                                      e.classification, delta).bootstrap_ranges)
+            got.no_steady_state += e.classification == classify.NO_STEADY_STATE
+            ranges = figure_ranges(times, e, delta, steady)
             values = [v for seg in classify.bootstrap_segments(times, e.outliers, ranges) for v in seg]
             if len(values) < 2:
                 got.left_out += 1

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from contracts.keys import pair_sides
+from supervisor.boot.check_defaults import REHEARSAL_ITERATIONS
 from supervisor.boot.prepare import PreparedExperiment
 from supervisor.boot.trial_run import Trial, run_trial, shown_file
-from contracts.keys import pair_sides
 from supervisor.experiment.quantities import format_duration
 
-from supervisor.boot.check_defaults import REHEARSAL_ITERATIONS
 REHEARSAL_TIMEOUT = 600.0    # seconds one rehearsal execution may take when the experiment sets no timeout
 # The paper's (warmup_stats') equivalence delta and the share of an iteration it can resolve: copies of
 # analysis.classify.PAPER_DELTA and RESOLVABLE_SHARE (the supervisor does not import analysis).

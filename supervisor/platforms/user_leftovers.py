@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from supervisor.system import Commands
@@ -53,7 +53,7 @@ def remove_files_of(uid: int, dirs: tuple[str, ...] = SHARED_DIRS) -> tuple[list
             fd = os.open(top, _DIR_FLAGS)
         except OSError:
             continue
-        _sweep(_Dir(fd, top, "", owned=False), uid, os.fstat(fd).st_dev, removed, left)
+        _sweep(_Dir(fd, top, "", owned=False, names=iter(_list(fd))), uid, os.fstat(fd).st_dev, removed, left)
     return removed, left
 
 
@@ -68,12 +68,11 @@ class _Dir:
     path: str        # for the report alone; never used to reach anything
     name: str        # its entry in the directory below it on the stack
     owned: bool      # the uid's own directory: everything in it goes, with it
-    names: Iterator[str] = field(default_factory=lambda: iter(()))
+    names: Iterator[str]   # its entries, listed when it was opened
 
 
 def _sweep(top: _Dir, uid: int, device: int, removed: list[str], left: list[str]) -> None:
     """Walk ``top`` depth first, one descriptor per level held, removing what ``uid`` owns."""
-    top.names = iter(_list(top.fd))
     stack = [top]
     while stack:
         here = stack[-1]
@@ -108,9 +107,7 @@ def _sweep(top: _Dir, uid: int, device: int, removed: list[str], left: list[str]
         if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino) or (mine and not here.owned and now.st_uid != uid):
             os.close(fd)    # not the directory judged a moment ago
             continue
-        child = _Dir(fd, path, name, owned=mine)
-        child.names = iter(_list(fd))
-        stack.append(child)
+        stack.append(_Dir(fd, path, name, owned=mine, names=iter(_list(fd))))
 
 
 def _list(fd: int) -> list[str]:
